@@ -1,0 +1,29 @@
+"""The ``medlink`` command. Subcommands import their heavy dependencies inside their bodies, so ``--help`` is
+instant. Errors medlink understands are printed as one line without a traceback."""
+
+from __future__ import annotations
+
+import click
+
+from medlink import __version__
+from medlink.cli.link_command import link
+from medlink.cli.terminology_commands import terminology
+from medlink.terminology.diagnostics import MedlinkError
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except MedlinkError as error:
+            raise click.ClickException(str(error)) from None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="medlink")
+def main() -> None:
+    """Link free-text medical terms to terminology concepts (MeSH, MEDIC, HPO, ICD, UMLS, …)."""
+
+
+main.add_command(link)
+main.add_command(terminology)

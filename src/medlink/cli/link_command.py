@@ -1,0 +1,63 @@
+"""``medlink link``: link mentions given as arguments or streamed from a file."""
+
+from __future__ import annotations
+
+import sys
+from itertools import islice
+from pathlib import Path
+
+import click
+
+_BATCH = 4096
+
+
+@click.command()
+@click.argument("texts", nargs=-1)
+@click.option("--terminology", "terminology_dir", type=click.Path(path_type=Path),
+              help="Compiled terminology folder (default: the embedded MeSH descriptors).")
+@click.option("--input", "input_path", type=click.Path(path_type=Path, dir_okay=False),
+              help="Mentions file: .jsonl (mention, document…), .tsv (first column) or one mention per line.")
+@click.option("--output", "output_path", type=click.Path(path_type=Path, dir_okay=False),
+              help="Results file: .jsonl for JSON lines, anything else for TSV (default: standard output).")
+@click.option("--format", "output_format", type=click.Choice(["tsv", "json"]), default=None,
+              help="Output format on standard output or when --output has no telling extension.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on standard error (default: if a terminal).")
+def link(
+    texts: tuple[str, ...],
+    terminology_dir: Path | None,
+    input_path: Path | None,
+    output_path: Path | None,
+    output_format: str | None,
+    progress: bool | None,
+) -> None:
+    """Link TEXTS (or the mentions in --input) to concepts.
+
+    \b
+    Examples:
+      medlink link "heart attack" "Crohn's disease"
+      medlink link --format json "myocardial infarction"
+      medlink link --input mentions.tsv --output results.jsonl
+    """
+    from medlink.linking import Linker, Mention
+    from medlink.linking.mention_files import ResultWriter, read_mentions
+
+    if not texts and input_path is None:
+        raise click.UsageError("give mentions as arguments or with --input FILE")
+    linker = Linker.from_path(terminology_dir) if terminology_dir else Linker.default()
+    mentions = iter([Mention(text) for text in texts]) if texts else read_mentions(input_path)  # type: ignore[arg-type]
+    as_json = output_format == "json" or (output_format is None and output_path is not None
+                                          and output_path.suffix.lower() in (".jsonl", ".json"))
+    stream = open(output_path, "w", encoding="utf-8") if output_path else sys.stdout  # noqa: SIM115
+    try:
+        writer = ResultWriter(stream, as_json)
+        show = progress if progress is not None else (input_path is not None and sys.stderr.isatty())
+        from tqdm import tqdm
+
+        with tqdm(desc="linking", unit=" mentions", disable=not show, file=sys.stderr) as bar:
+            while batch := list(islice(mentions, _BATCH)):
+                for result in linker.link_many(batch):
+                    writer.write(result)
+                bar.update(len(batch))
+    finally:
+        if output_path:
+            stream.close()

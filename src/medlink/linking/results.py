@@ -1,0 +1,73 @@
+"""What goes into a linker and what comes out: mentions, candidates and self-explaining results."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import Enum
+from typing import Any
+
+
+class Stage(str, Enum):
+    """Which step decided a result. Later pipelines add dense and sparse sieves after ``exact``."""
+
+    EXACT = "exact"
+    EMPTY = "empty"  # the mention had no text to link
+    NIL = "nil"  # no stage found a concept
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A mention to link, optionally with the document it occurs in (used to expand abbreviations)."""
+
+    text: str
+    document: str | None = None
+    start: int | None = None
+    end: int | None = None
+    entity_type: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f"a mention must be text, got {type(self.text).__name__}: {self.text!r}")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A concept a stage considered, with the name that matched and its score."""
+
+    concept_id: str
+    name: str
+    score: float
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    """The decision for one mention.
+
+    ``concepts`` lists the linked ids, best first; when several concepts share the matched name they are all
+    listed (ambiguity is reported, not broken at random) and ``ambiguous`` is true. ``candidates`` holds what the
+    deciding stage considered; ``reason`` says in words why this result, including why a mention is nil.
+    """
+
+    mention: str
+    concepts: tuple[str, ...]
+    stage: Stage
+    score: float | None = None
+    matched_name: str | None = None
+    preferred_names: tuple[str, ...] = ()
+    candidates: tuple[Candidate, ...] = ()
+    reason: str = ""
+
+    @property
+    def concept_id(self) -> str | None:
+        """The best concept, or ``None`` for nil and empty mentions."""
+        return self.concepts[0] if self.concepts else None
+
+    @property
+    def ambiguous(self) -> bool:
+        return len(self.concepts) > 1
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["stage"] = self.stage.value
+        data["ambiguous"] = self.ambiguous
+        return data

@@ -1,0 +1,14 @@
+"""Terminologies: one schema every source converts into, readers for published formats, a compiled store."""
+
+from medlink.terminology.builder import TerminologyBuilder
+from medlink.terminology.compile import SourceSpec, compile_terminology
+from medlink.terminology.diagnostics import MedlinkError, ReadReport, SourceError
+from medlink.terminology.records import Concept, Name, NameKind, Relation
+from medlink.terminology.store import TerminologyFormatError, load_terminology, read_manifest, save_terminology
+from medlink.terminology.terminology import NameMatch, SourceInfo, Terminology
+
+__all__ = [
+    "Concept", "MedlinkError", "Name", "NameKind", "NameMatch", "ReadReport", "Relation", "SourceError",
+    "SourceInfo", "SourceSpec", "Terminology", "TerminologyBuilder", "TerminologyFormatError", "compile_terminology",
+    "load_terminology", "read_manifest", "save_terminology",
+]

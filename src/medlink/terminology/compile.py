@@ -1,0 +1,54 @@
+"""From source files to one :class:`Terminology`: ``medlink terminology compile`` in Python."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medlink.terminology.builder import TerminologyBuilder
+from medlink.terminology.diagnostics import MedlinkError, ReadReport
+from medlink.terminology.readers import READERS, detect_format, read_source
+from medlink.terminology.store import sha256_of
+from medlink.terminology.terminology import SourceInfo, Terminology
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """A source file and its format; written ``FORMAT:PATH`` on the command line, or just ``PATH``."""
+
+    path: Path
+    format: str
+
+    @classmethod
+    def parse(cls, text: str, default_format: str | None = None) -> SourceSpec:
+        prefix, sep, rest = text.partition(":")
+        if sep and prefix in READERS:
+            return cls(Path(rest), prefix)
+        path = Path(text)
+        if not path.exists():
+            raise MedlinkError(f"{path}: file not found")
+        return cls(path, default_format or detect_format(path))
+
+
+def _checksum(path: Path) -> tuple[str, int]:
+    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    if len(files) == 1:
+        return sha256_of(files[0]), files[0].stat().st_size
+    import hashlib
+
+    digest = hashlib.sha256("".join(f"{p.name}:{sha256_of(p)}\n" for p in files).encode())
+    return digest.hexdigest(), sum(p.stat().st_size for p in files)
+
+
+def compile_terminology(
+    sources: Iterable[SourceSpec], report: ReadReport | None = None, **options: Any
+) -> Terminology:
+    """Read every source and merge them. ``options`` go to the readers that take them (``namespace``…)."""
+    builder = TerminologyBuilder(report or ReadReport())
+    for spec in sources:
+        sha256, size = _checksum(spec.path) if spec.path.exists() else ("", 0)
+        info = SourceInfo(path=spec.path.name, format=spec.format, sha256=sha256, size=size, concepts=0)
+        builder.add_source(read_source(spec.path, spec.format, builder.report, **options), info)
+    return builder.build()

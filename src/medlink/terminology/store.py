@@ -1,0 +1,181 @@
+"""The compiled on-disk form of a terminology: a folder of Parquet tables and a JSON manifest.
+
+``DIR/manifest.json``   format, schema version, medlink version, normalizer, counts, sources with checksums, and
+                        the checksum of each table file
+``DIR/concepts.parquet`` one row per concept (the :data:`CONCEPT_FIELDS`)
+``DIR/names.parquet``    one row per name: concept row, text, kind, normalized key (grouped by concept)
+``DIR/relations.parquet`` typed relation triples
+
+A folder is written next to its destination and renamed into place, so an interrupted compile never leaves a half
+terminology where a good one was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from medlink import __version__
+from medlink.terminology.diagnostics import MedlinkError
+from medlink.terminology.terminology import (
+    CONCEPT_FIELDS,
+    NAME_FIELDS,
+    RELATION_FIELDS,
+    Columns,
+    SourceInfo,
+    Terminology,
+)
+from medlink.text import Normalizer
+
+FORMAT_NAME = "medlink-terminology"
+SCHEMA_VERSION = 1
+MANIFEST = "manifest.json"
+TABLE_FILES = {"concepts": "concepts.parquet", "names": "names.parquet", "relations": "relations.parquet"}
+_LIST_FIELDS = ("semantic_types", "parents", "alt_ids", "xrefs", "tree_numbers")
+
+
+class TerminologyFormatError(MedlinkError):
+    """A compiled terminology that cannot be used as it is (other schema, corrupt file)."""
+
+
+def sha256_of(path: Path, chunk_size: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(chunk_size):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def save_terminology(terminology: Terminology, directory: Path | str) -> Path:
+    """Write ``terminology`` to ``directory`` atomically (temporary folder, then rename)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    directory = Path(directory)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    try:
+        staging.chmod(0o777 & ~_umask())
+        concept_schema = pa.schema(
+            [(name, pa.list_(pa.string()) if name in _LIST_FIELDS else pa.string()) for name in CONCEPT_FIELDS]
+        )
+        tables = {
+            "concepts": pa.table({name: terminology.concepts[name] for name in CONCEPT_FIELDS}, schema=concept_schema),
+            "names": pa.table(
+                {
+                    "concept": pa.array(terminology.names["concept"], pa.int32()),
+                    "text": pa.array(terminology.names["text"], pa.string()),
+                    "kind": pa.array(terminology.names["kind"], pa.string()).dictionary_encode(),
+                    "norm": pa.array(terminology.names["norm"], pa.string()),
+                }
+            ),
+            "relations": pa.table(
+                {name: pa.array(terminology.relations_table[name], pa.string()) for name in RELATION_FIELDS}
+            ),
+        }
+        checksums = {}
+        for table_name, table in tables.items():
+            path = staging / TABLE_FILES[table_name]
+            pq.write_table(table, path, compression="zstd")
+            checksums[path.name] = sha256_of(path)
+        manifest = {
+            "format": FORMAT_NAME,
+            "schema_version": SCHEMA_VERSION,
+            "medlink_version": __version__,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "normalizer": terminology.normalizer.fingerprint,
+            "counts": {"concepts": len(terminology), "names": terminology.name_count,
+                       "relations": len(terminology.relations_table)},
+            "sources": [vars(source) for source in terminology.sources],
+            "files": checksums,
+        }
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        _replace_folder(staging, directory)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return directory
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _replace_folder(staging: Path, directory: Path) -> None:
+    """Swap ``staging`` into ``directory``; the old folder is removed only after the new one is in place."""
+    if directory.exists():
+        if not (directory / MANIFEST).exists() and any(directory.iterdir()):
+            raise MedlinkError(f"{directory} exists and is not a compiled terminology; refusing to overwrite it")
+        old = directory.with_name(f".{directory.name}.old-{os.getpid()}")
+        os.replace(directory, old)
+        os.replace(staging, directory)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(staging, directory)
+
+
+def read_manifest(directory: Path | str) -> dict[str, Any]:
+    """The manifest of a compiled terminology, checked for format and schema version."""
+    directory = Path(directory)
+    path = directory / MANIFEST
+    if not path.exists():
+        raise TerminologyFormatError(
+            f"{directory} is not a compiled terminology (no {MANIFEST}); "
+            "make one with `medlink terminology compile SOURCE... -o DIR`"
+        )
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise TerminologyFormatError(f"{path}: unreadable manifest ({error})") from None
+    if manifest.get("format") != FORMAT_NAME:
+        raise TerminologyFormatError(f"{path}: not a medlink terminology manifest")
+    version = manifest.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise TerminologyFormatError(
+            f"{directory} was compiled with terminology schema version {version}; this medlink ({__version__}) reads "
+            f"version {SCHEMA_VERSION}. Rebuild it from its sources with `medlink terminology compile` "
+            f"(its sources: {', '.join(source['path'] for source in manifest.get('sources', [])) or 'unknown'})"
+        )
+    return manifest
+
+
+def load_terminology(directory: Path | str, verify: bool = True, normalizer: Normalizer | None = None) -> Terminology:
+    """Load a compiled terminology. Columns convert to Python lazily; lookup tables build on first use."""
+    import pyarrow.parquet as pq
+
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    tables = {}
+    for table_name, file_name in TABLE_FILES.items():
+        path = directory / file_name
+        if not path.exists():
+            raise TerminologyFormatError(f"{path} is missing; the compiled terminology is incomplete, rebuild it")
+        if verify and sha256_of(path) != manifest["files"].get(file_name):
+            raise TerminologyFormatError(f"{path} does not match the checksum in its manifest; rebuild it")
+        tables[table_name] = pq.read_table(path)
+    normalizer = normalizer or Normalizer()
+    names = {name: tables["names"].column(name) for name in NAME_FIELDS}
+    if manifest.get("normalizer") != normalizer.fingerprint:
+        # Keys were made by another normalizer: recompute them rather than silently missing matches.
+        names["norm"] = [normalizer(text) for text in names["text"].to_pylist()]
+    return Terminology(
+        concepts=Columns({name: tables["concepts"].column(name) for name in CONCEPT_FIELDS}, _to_list),
+        names=Columns(names, _to_list),
+        relations_table=Columns({name: tables["relations"].column(name) for name in RELATION_FIELDS}, _to_list),
+        sources=tuple(SourceInfo(**source) for source in manifest.get("sources", [])),
+        normalizer=normalizer,
+    )
+
+
+def _to_list(column: Any) -> list:
+    if hasattr(column, "type") and str(column.type).startswith("dictionary"):
+        column = column.cast(column.type.value_type)
+    return column.to_pylist()

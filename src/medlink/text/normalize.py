@@ -1,0 +1,153 @@
+"""Text normalization shared by indexing and linking.
+
+The same function must see both sides: a terminology name is normalized when it is compiled and a mention when it
+is linked. Two strings that normalize to the same key are treated as the same name by the exact sieve, and encoded
+once by the dense stages, so the rules below trade a little precision for many fewer distinct strings.
+
+Steps, in order (each can be switched off in :class:`NormalizerConfig`):
+
+1. Unicode NFKC (full-width forms, ligatures, superscripts) and case folding.
+2. Greek letters spelled out (``α`` → ``alpha``), as MeSH and most vocabularies write them.
+3. MeSH-style inverted names un-inverted: ``"Infarction, Myocardial"`` → ``"myocardial infarction"``.
+4. Possessives dropped (``Crohn's disease`` → ``crohn disease``), then every run of punctuation, hyphens of any
+   kind and whitespace becomes one space, and letters and digits are split apart (``beta1`` ≡ ``beta-1``).
+5. Roman numerals turned into digits (``type II`` → ``type 2``).
+6. Simple English plurals reduced (``cysts`` → ``cyst``, ``allergies`` → ``allergy``); acronyms written in capitals
+   (``AIDS``) are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# Bump when a rule changes: compiled terminologies store normalized keys and recompute them on a mismatch.
+NORMALIZER_VERSION = 1
+
+_GREEK = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
+    "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi", "ο": "omicron",
+    "π": "pi", "ρ": "rho", "σ": "sigma", "ς": "sigma", "τ": "tau", "υ": "upsilon", "φ": "phi", "ϕ": "phi",
+    "χ": "chi", "ψ": "psi", "ω": "omega",
+}
+_GREEK_RE = re.compile("|".join(_GREEK))
+
+# Words that start a qualifying clause rather than a modifier: "Cholera, due to ..." is not an inverted name.
+_NOT_INVERTED_AFTER_COMMA = frozenset(
+    "with without due and or in of not except including includes other nos unspecified by for from to as "
+    "at on see".split()
+)
+_INVERSION_MAX_WORDS = 4
+
+_ACRONYM_RE = re.compile(r"\b[A-Z]{2,}S\b")
+_POSSESSIVE_RE = re.compile(r"(?<=\w)['’`]s\b")
+_NON_WORD_RE = re.compile(r"[\W_]+", re.UNICODE)
+_LETTER_DIGIT_RE = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
+# Singular nouns that end in -s; reducing them would only make the keys harder to read.
+_SINGULAR_WITH_S = frozenset(
+    "diabetes herpes rabies scabies measles mumps series species ascites caries rickets tetanus".split()
+)
+
+_ROMAN_RE = re.compile(r"^(x{0,3})(ix|iv|v?i{0,3})$")
+_ROMAN_VALUES = {"i": 1, "v": 5, "x": 10}
+# A lone "i" is a numeral only after these words ("type i", "factor i"); elsewhere it is a letter.
+_ROMAN_I_AFTER = frozenset("type class grade stage phase factor complex collagen group level form".split())
+
+
+def _roman_to_int(token: str) -> int:
+    total, previous = 0, 0
+    for char in reversed(token):
+        value = _ROMAN_VALUES[char]
+        total += -value if value < previous else value
+        previous = max(previous, value)
+    return total
+
+
+def _is_roman(token: str) -> bool:
+    return bool(token) and _ROMAN_RE.match(token) is not None
+
+
+def _singular(token: str) -> str:
+    if len(token) <= 3 or not token.isalpha() or not token.endswith("s") or token in _SINGULAR_WITH_S:
+        return token
+    if token.endswith("ies") and len(token) > 4:
+        return token[:-3] + "y"
+    if token.endswith(("sses", "xes", "ches", "shes")):
+        return token[:-2]
+    if token.endswith(("ss", "us", "is", "ous")):
+        return token
+    return token[:-1]
+
+
+@dataclass(frozen=True)
+class NormalizerConfig:
+    """Which normalization steps run. The defaults are what compiled terminologies use."""
+
+    greek: bool = True
+    uninvert: bool = True
+    roman_numerals: bool = True
+    plurals: bool = True
+
+    def fingerprint(self) -> str:
+        flags = "".join("1" if flag else "0" for flag in (self.greek, self.uninvert, self.roman_numerals, self.plurals))
+        return f"v{NORMALIZER_VERSION}-{flags}"
+
+
+class Normalizer:
+    """Turns a term into its normalized key. Stateless apart from its configuration; safe to share and pickle."""
+
+    def __init__(self, config: NormalizerConfig | None = None) -> None:
+        self.config = config or NormalizerConfig()
+
+    @property
+    def fingerprint(self) -> str:
+        return self.config.fingerprint()
+
+    def __call__(self, text: str) -> str:
+        return self.normalize(text)
+
+    def normalize(self, text: str) -> str:
+        # The cheap membership tests skip regular expressions that cannot match; this runs once per name.
+        ascii_only = text.isascii()
+        if not ascii_only:
+            text = unicodedata.normalize("NFKC", text)
+        # Capitalized acronyms keep their plural-looking "s" (AIDS is not the plural of aid).
+        acronyms = _ACRONYM_RE.findall(text) if self.config.plurals and "S" in text else ()
+        acronyms = {word.casefold() for word in acronyms}
+        text = text.casefold()
+        if self.config.greek and not ascii_only:
+            text = _GREEK_RE.sub(lambda match: f" {_GREEK[match.group()]} ", text)
+        if self.config.uninvert and ", " in text:
+            text = _uninvert(text)
+        if "'" in text or "’" in text or "`" in text:
+            text = _POSSESSIVE_RE.sub("", text)
+        tokens = _LETTER_DIGIT_RE.sub(" ", _NON_WORD_RE.sub(" ", text)).split()
+        out: list[str] = []
+        for token in tokens:
+            if self.config.roman_numerals and _is_roman(token) and (token != "i" or (out and out[-1] in _ROMAN_I_AFTER)):
+                token = str(_roman_to_int(token))
+            elif self.config.plurals and token not in acronyms:
+                token = _singular(token)
+            out.append(token)
+        return " ".join(out)
+
+
+def _uninvert(text: str) -> str:
+    """``"infarction, myocardial"`` → ``"myocardial infarction"`` when the name has one comma followed by a short
+    modifier; chemical locants such as ``"2,4-dienoyl"`` have no space after the comma and are left alone."""
+    head, sep, tail = text.partition(", ")
+    if not sep or "," in tail or "," in head:
+        return text
+    words = tail.split()
+    if not words or len(words) > _INVERSION_MAX_WORDS or words[0] in _NOT_INVERTED_AFTER_COMMA:
+        return text
+    return f"{tail} {head}"
+
+
+_DEFAULT = Normalizer()
+
+
+def normalize(text: str) -> str:
+    """Normalize with the default configuration."""
+    return _DEFAULT.normalize(text)
