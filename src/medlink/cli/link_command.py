@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from itertools import islice
 from pathlib import Path
@@ -13,14 +14,31 @@ _BATCH = 4096
 
 @click.command()
 @click.argument("texts", nargs=-1)
-@click.option("--terminology", "terminology_dir", type=click.Path(path_type=Path),
-              help="Compiled terminology folder (default: the embedded MeSH descriptors).")
-@click.option("--input", "input_path", type=click.Path(path_type=Path, dir_okay=False),
-              help="Mentions file: .jsonl (mention, document…), .tsv (first column) or one mention per line.")
-@click.option("--output", "output_path", type=click.Path(path_type=Path, dir_okay=False),
-              help="Results file: .jsonl for JSON lines, anything else for TSV (default: standard output).")
-@click.option("--format", "output_format", type=click.Choice(["tsv", "json"]), default=None,
-              help="Output format on standard output or when --output has no telling extension.")
+@click.option(
+    "--terminology",
+    "terminology_dir",
+    type=click.Path(path_type=Path),
+    help="Compiled terminology folder (default: the embedded MeSH descriptors).",
+)
+@click.option(
+    "--input",
+    "input_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Mentions file: .jsonl (mention, document…), .tsv (first column) or one mention per line.",
+)
+@click.option(
+    "--output",
+    "output_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Results file: .jsonl for JSON lines, anything else for TSV (default: standard output).",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["tsv", "json"]),
+    default=None,
+    help="Output format on standard output or when --output has no telling extension.",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bar on standard error (default: if a terminal).")
 def link(
     texts: tuple[str, ...],
@@ -45,9 +63,12 @@ def link(
         raise click.UsageError("give mentions as arguments or with --input FILE")
     linker = Linker.from_path(terminology_dir) if terminology_dir else Linker.default()
     mentions = iter([Mention(text) for text in texts]) if texts else read_mentions(input_path)  # type: ignore[arg-type]
-    as_json = output_format == "json" or (output_format is None and output_path is not None
-                                          and output_path.suffix.lower() in (".jsonl", ".json"))
-    stream = open(output_path, "w", encoding="utf-8") if output_path else sys.stdout  # noqa: SIM115
+    as_json = output_format == "json" or (
+        output_format is None and output_path is not None and output_path.suffix.lower() in (".jsonl", ".json")
+    )
+    # Results go to a temporary file renamed at the end, so a failed run never leaves a truncated output behind.
+    partial = output_path.with_name(f".{output_path.name}.partial") if output_path else None
+    stream = open(partial, "w", encoding="utf-8") if partial else sys.stdout  # noqa: SIM115
     try:
         writer = ResultWriter(stream, as_json)
         show = progress if progress is not None else (input_path is not None and sys.stderr.isatty())
@@ -58,6 +79,11 @@ def link(
                 for result in linker.link_many(batch):
                     writer.write(result)
                 bar.update(len(batch))
-    finally:
-        if output_path:
+    except BaseException:
+        if partial:
             stream.close()
+            partial.unlink(missing_ok=True)
+        raise
+    if partial and output_path:
+        stream.close()
+        os.replace(partial, output_path)

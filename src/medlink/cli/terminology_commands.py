@@ -17,14 +17,26 @@ def terminology() -> None:
 
 @terminology.command()
 @click.argument("sources", nargs=-1, required=True)
-@click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path), required=True,
-              help="Folder to write the compiled terminology to (replaced atomically).")
-@click.option("--format", "source_format", type=click.Choice(sorted(READERS)), default=None,
-              help="Format of SOURCES without a FORMAT: prefix (default: guessed from each file name).")
+@click.option(
+    "-o",
+    "--output",
+    "output_dir",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Folder to write the compiled terminology to (replaced atomically).",
+)
+@click.option(
+    "--format",
+    "source_format",
+    type=click.Choice(sorted(READERS)),
+    default=None,
+    help="Format of SOURCES without a FORMAT: prefix (default: guessed from each file name).",
+)
 @click.option("--namespace", default=None, help="Namespace for bare ids in tsv, code-table, jsonl and biosyn sources.")
 @click.option("--strict", is_flag=True, help="Stop at the first malformed line instead of skipping and counting it.")
-def compile(sources: tuple[str, ...], output_dir: Path, source_format: str | None, namespace: str | None,
-            strict: bool) -> None:
+def compile(
+    sources: tuple[str, ...], output_dir: Path, source_format: str | None, namespace: str | None, strict: bool
+) -> None:
     """Compile SOURCES (files, or FORMAT:PATH) into one terminology folder.
 
     \b
@@ -40,9 +52,11 @@ def compile(sources: tuple[str, ...], output_dir: Path, source_format: str | Non
     report = ReadReport(strict=strict)
     compiled = compile_terminology(specs, report, namespace=namespace)
     save_terminology(compiled, output_dir)
-    click.echo(f"compiled {len(compiled):,} concepts, {compiled.name_count:,} names, "
-               f"{len(compiled.relations_table):,} relations from {len(specs)} source(s) into {output_dir} "
-               f"in {time.perf_counter() - started:.1f}s")
+    click.echo(
+        f"compiled {len(compiled):,} concepts, {compiled.name_count:,} names, "
+        f"{len(compiled.relations_table):,} relations from {len(specs)} source(s) into {output_dir} "
+        f"in {time.perf_counter() - started:.1f}s"
+    )
     for line in report.lines():
         click.echo(f"  {line}", err=True)
 
@@ -55,10 +69,13 @@ def info(directory: Path) -> None:
 
     manifest = read_manifest(directory)
     loaded = load_terminology(directory)
-    click.echo(f"{directory}: {len(loaded):,} concepts, {loaded.name_count:,} names, "
-               f"{len(loaded.relations_table):,} relations")
-    click.echo(f"schema {manifest['schema_version']}, compiled {manifest['created']} by medlink "
-               f"{manifest['medlink_version']}, normalizer {manifest['normalizer']}")
+    click.echo(
+        f"{directory}: {len(loaded):,} concepts, {loaded.name_count:,} names, {len(loaded.relations_table):,} relations"
+    )
+    click.echo(
+        f"schema {manifest['schema_version']}, compiled {manifest['created']} by medlink "
+        f"{manifest['medlink_version']}, normalizer {manifest['normalizer']}"
+    )
     click.echo("sources:")
     for source in loaded.sources:
         click.echo(f"  {source.path} ({source.format}): {source.concepts:,} concepts, sha256 {source.sha256[:12]}…")

@@ -50,8 +50,13 @@ def _json_mention(path: Path, number: int, line: str) -> Mention:
     if not isinstance(text, str):
         raise SourceError(path, "expected a 'mention' (or 'text') string field", number)
     document = record.get("document")
-    return Mention(text, document if isinstance(document, str) else None, record.get("start"), record.get("end"),
-                   record.get("entity_type"))
+    return Mention(
+        text,
+        document if isinstance(document, str) else None,
+        record.get("start"),
+        record.get("end"),
+        record.get("entity_type"),
+    )
 
 
 def result_json(result: LinkResult) -> str:
@@ -60,8 +65,14 @@ def result_json(result: LinkResult) -> str:
 
 def result_tsv(result: LinkResult) -> str:
     score = "" if result.score is None else f"{result.score:.4f}"
-    cells = (result.mention, "|".join(result.concepts), "|".join(result.preferred_names), score, result.stage.value,
-             result.matched_name or "")
+    cells = (
+        result.mention,
+        "|".join(result.concepts),
+        "|".join(result.preferred_names),
+        score,
+        result.stage.value,
+        result.matched_name or "",
+    )
     return "\t".join(cell.replace("\t", " ").replace("\n", " ") for cell in cells)
 
 

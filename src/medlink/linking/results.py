@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class Stage(str, Enum):
+class Stage(StrEnum):
     """Which step decided a result. Later pipelines add dense and sparse sieves after ``exact``."""
 
     EXACT = "exact"
@@ -67,7 +67,15 @@ class LinkResult:
         return len(self.concepts) > 1
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["stage"] = self.stage.value
-        data["ambiguous"] = self.ambiguous
-        return data
+        """JSON-ready, in the order a reader wants: the decision first, then its explanation."""
+        return {
+            "mention": self.mention,
+            "concepts": list(self.concepts),
+            "score": self.score,
+            "stage": self.stage.value,
+            "matched_name": self.matched_name,
+            "preferred_names": list(self.preferred_names),
+            "ambiguous": self.ambiguous,
+            "reason": self.reason,
+            "candidates": [asdict(candidate) for candidate in self.candidates],
+        }

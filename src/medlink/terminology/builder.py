@@ -73,7 +73,9 @@ class TerminologyBuilder:
                     self.report.note("parents not in the terminology dropped", f"{concept.id} is_a {parent}")
                 elif target != concept.id and target not in parents:
                     parents.append(target)
-            fixed[concept.id] = replace(concept, parents=tuple(parents)) if tuple(parents) != concept.parents else concept
+            fixed[concept.id] = (
+                replace(concept, parents=tuple(parents)) if tuple(parents) != concept.parents else concept
+            )
         return list(self._break_cycles(fixed).values())
 
     def _break_cycles(self, concepts: dict[str, Concept]) -> dict[str, Concept]:
@@ -98,7 +100,7 @@ class TerminologyBuilder:
                 stack[-1] = (node, index + 1)
                 parent = parents[index]
                 if parent in on_stack:
-                    cycle = " is_a ".join(path[path.index(parent):] + [parent])
+                    cycle = " is_a ".join([*path[path.index(parent) :], parent])
                     if self.report.strict:
                         raise MedlinkError(f"is_a cycle: {cycle}")
                     self.report.note("is_a cycles broken", cycle)

@@ -42,9 +42,7 @@ def _checksum(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), sum(p.stat().st_size for p in files)
 
 
-def compile_terminology(
-    sources: Iterable[SourceSpec], report: ReadReport | None = None, **options: Any
-) -> Terminology:
+def compile_terminology(sources: Iterable[SourceSpec], report: ReadReport | None = None, **options: Any) -> Terminology:
     """Read every source and merge them. ``options`` go to the readers that take them (``namespace``…)."""
     builder = TerminologyBuilder(report or ReadReport())
     for spec in sources:

@@ -7,12 +7,11 @@ them (the way Gilda's ``Term`` refuses empty text).
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 
-class NameKind(str, Enum):
+class NameKind(StrEnum):
     """How a name relates to its concept. Every kind is linked to; training and ranking may weigh them."""
 
     PREFERRED = "preferred"

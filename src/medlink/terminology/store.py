@@ -90,8 +90,11 @@ def save_terminology(terminology: Terminology, directory: Path | str) -> Path:
             "medlink_version": __version__,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "normalizer": terminology.normalizer.fingerprint,
-            "counts": {"concepts": len(terminology), "names": terminology.name_count,
-                       "relations": len(terminology.relations_table)},
+            "counts": {
+                "concepts": len(terminology),
+                "names": terminology.name_count,
+                "relations": len(terminology.relations_table),
+            },
             "sources": [vars(source) for source in terminology.sources],
             "files": checksums,
         }

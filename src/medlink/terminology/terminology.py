@@ -17,15 +17,28 @@ from medlink.terminology.records import IS_A, Concept, Name, NameKind, Relation
 from medlink.text import Normalizer
 
 CONCEPT_FIELDS = (
-    "id", "preferred_name", "semantic_types", "parents", "alt_ids", "xrefs", "tree_numbers", "definition", "source",
+    "id",
+    "preferred_name",
+    "semantic_types",
+    "parents",
+    "alt_ids",
+    "xrefs",
+    "tree_numbers",
+    "definition",
+    "source",
 )
 NAME_FIELDS = ("concept", "text", "kind", "norm")
 RELATION_FIELDS = ("head", "relation", "tail")
 
 # Which name explains an exact match best when several concepts share a normalized name.
 _KIND_RANK = {
-    NameKind.PREFERRED: 0, NameKind.EXACT: 1, NameKind.ENTRY_TERM: 2, NameKind.ABBREVIATION: 3,
-    NameKind.RELATED: 4, NameKind.NARROW: 5, NameKind.BROAD: 6,
+    NameKind.PREFERRED: 0,
+    NameKind.EXACT: 1,
+    NameKind.ENTRY_TERM: 2,
+    NameKind.ABBREVIATION: 3,
+    NameKind.RELATED: 4,
+    NameKind.NARROW: 5,
+    NameKind.BROAD: 6,
 }
 
 

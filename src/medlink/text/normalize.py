@@ -26,17 +26,61 @@ from dataclasses import dataclass
 NORMALIZER_VERSION = 1
 
 _GREEK = {
-    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
-    "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi", "ο": "omicron",
-    "π": "pi", "ρ": "rho", "σ": "sigma", "ς": "sigma", "τ": "tau", "υ": "upsilon", "φ": "phi", "ϕ": "phi",
-    "χ": "chi", "ψ": "psi", "ω": "omega",
+    "α": "alpha",
+    "β": "beta",
+    "γ": "gamma",
+    "δ": "delta",
+    "ε": "epsilon",
+    "ζ": "zeta",
+    "η": "eta",
+    "θ": "theta",
+    "ι": "iota",
+    "κ": "kappa",
+    "λ": "lambda",
+    "μ": "mu",
+    "ν": "nu",
+    "ξ": "xi",
+    "ο": "omicron",
+    "π": "pi",
+    "ρ": "rho",
+    "σ": "sigma",
+    "ς": "sigma",
+    "τ": "tau",
+    "υ": "upsilon",
+    "φ": "phi",
+    "ϕ": "phi",
+    "χ": "chi",
+    "ψ": "psi",
+    "ω": "omega",
 }
 _GREEK_RE = re.compile("|".join(_GREEK))
 
 # Words that start a qualifying clause rather than a modifier: "Cholera, due to ..." is not an inverted name.
 _NOT_INVERTED_AFTER_COMMA = frozenset(
-    "with without due and or in of not except including includes other nos unspecified by for from to as "
-    "at on see".split()
+    [
+        "with",
+        "without",
+        "due",
+        "and",
+        "or",
+        "in",
+        "of",
+        "not",
+        "except",
+        "including",
+        "includes",
+        "other",
+        "nos",
+        "unspecified",
+        "by",
+        "for",
+        "from",
+        "to",
+        "as",
+        "at",
+        "on",
+        "see",
+    ]
 )
 _INVERSION_MAX_WORDS = 4
 
@@ -46,13 +90,28 @@ _NON_WORD_RE = re.compile(r"[\W_]+", re.UNICODE)
 _LETTER_DIGIT_RE = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 # Singular nouns that end in -s; reducing them would only make the keys harder to read.
 _SINGULAR_WITH_S = frozenset(
-    "diabetes herpes rabies scabies measles mumps series species ascites caries rickets tetanus".split()
+    [
+        "diabetes",
+        "herpes",
+        "rabies",
+        "scabies",
+        "measles",
+        "mumps",
+        "series",
+        "species",
+        "ascites",
+        "caries",
+        "rickets",
+        "tetanus",
+    ]
 )
 
 _ROMAN_RE = re.compile(r"^(x{0,3})(ix|iv|v?i{0,3})$")
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10}
 # A lone "i" is a numeral only after these words ("type i", "factor i"); elsewhere it is a letter.
-_ROMAN_I_AFTER = frozenset("type class grade stage phase factor complex collagen group level form".split())
+_ROMAN_I_AFTER = frozenset(
+    ["type", "class", "grade", "stage", "phase", "factor", "complex", "collagen", "group", "level", "form"]
+)
 
 
 def _roman_to_int(token: str) -> int:
@@ -125,7 +184,11 @@ class Normalizer:
         tokens = _LETTER_DIGIT_RE.sub(" ", _NON_WORD_RE.sub(" ", text)).split()
         out: list[str] = []
         for token in tokens:
-            if self.config.roman_numerals and _is_roman(token) and (token != "i" or (out and out[-1] in _ROMAN_I_AFTER)):
+            if (
+                self.config.roman_numerals
+                and _is_roman(token)
+                and (token != "i" or (out and out[-1] in _ROMAN_I_AFTER))
+            ):
                 token = str(_roman_to_int(token))
             elif self.config.plurals and token not in acronyms:
                 token = _singular(token)

@@ -37,20 +37,41 @@ READERS: dict[str, ReaderSpec] = {
     for spec in (
         ReaderSpec("obo", "obo:read_obo", "OBO 1.4 ontology (hp.obo, doid.obo)", ("*.obo", "*.obo.gz")),
         ReaderSpec("ctd", "ctd:read_ctd", "CTD vocabulary TSV (CTD_diseases.tsv, CTD_chemicals.tsv)", ("ctd_*.tsv*",)),
-        ReaderSpec("biosyn", "biosyn_dictionary:read_biosyn_dictionary", "BioSyn dictionary 'id||name|synonym…'",
-                   ("medic_*.txt", "*dictionary*.txt")),
-        ReaderSpec("mesh-desc-tsv", "mesh_tsv:read_mesh_descriptors_tsv",
-                   "MeSH descriptors TSV: id, name, entry terms, tree numbers", ("mesh_desc*.tsv*",)),
-        ReaderSpec("mesh-supp-tsv", "mesh_tsv:read_mesh_supplementary_tsv",
-                   "MeSH supplementary concepts TSV: id, name, synonyms, mapped descriptors", ("mesh_supp*.tsv*",)),
-        ReaderSpec("mesh-xml", "mesh_xml:read_mesh_xml", "NLM MeSH XML (descYYYY.xml, suppYYYY.xml)",
-                   ("desc*.xml*", "supp*.xml*")),
+        ReaderSpec(
+            "biosyn",
+            "biosyn_dictionary:read_biosyn_dictionary",
+            "BioSyn dictionary 'id||name|synonym…'",
+            ("medic_*.txt", "*dictionary*.txt"),
+        ),
+        ReaderSpec(
+            "mesh-desc-tsv",
+            "mesh_tsv:read_mesh_descriptors_tsv",
+            "MeSH descriptors TSV: id, name, entry terms, tree numbers",
+            ("mesh_desc*.tsv*",),
+        ),
+        ReaderSpec(
+            "mesh-supp-tsv",
+            "mesh_tsv:read_mesh_supplementary_tsv",
+            "MeSH supplementary concepts TSV: id, name, synonyms, mapped descriptors",
+            ("mesh_supp*.tsv*",),
+        ),
+        ReaderSpec(
+            "mesh-xml",
+            "mesh_xml:read_mesh_xml",
+            "NLM MeSH XML (descYYYY.xml, suppYYYY.xml)",
+            ("desc*.xml*", "supp*.xml*"),
+        ),
         ReaderSpec("umls", "umls_rrf:read_umls_rrf", "UMLS RRF (META folder or MRCONSO.RRF)", ("mrconso.rrf*", "meta")),
-        ReaderSpec("drugbank", "drugbank:read_drugbank_vocabulary", "DrugBank open vocabulary CSV",
-                   ("drugbank*.csv*",)),
+        ReaderSpec(
+            "drugbank", "drugbank:read_drugbank_vocabulary", "DrugBank open vocabulary CSV", ("drugbank*.csv*",)
+        ),
         ReaderSpec("icd10cm", "icd10cm:read_icd10cm_tabular", "ICD-10-CM tabular list XML", ("icd10cm*tabular*.xml*",)),
-        ReaderSpec("code-table", "table:read_code_table", "code/name table (TSV or xlsx), hierarchy by code prefix",
-                   ("*.xlsx",)),
+        ReaderSpec(
+            "code-table",
+            "table:read_code_table",
+            "code/name table (TSV or xlsx), hierarchy by code prefix",
+            ("*.xlsx",),
+        ),
         ReaderSpec("tsv", "table:read_table", "generic 'id<TAB>name[<TAB>kind]' TSV", ("*.tsv", "*.tsv.gz", "*.txt")),
         ReaderSpec("jsonl", "jsonl:read_jsonl", "generic JSON Lines, one concept per line", ("*.jsonl", "*.jsonl.gz")),
     )
@@ -80,4 +101,6 @@ def read_source(path: Path, format_name: str | None, report: ReadReport, **optio
         raise MedlinkError(f"unknown terminology format {format_name!r} (known: {format_list()})")
     reader = spec.load()
     accepted = inspect.signature(reader).parameters
-    return reader(path, report, **{key: value for key, value in options.items() if key in accepted and value is not None})
+    return reader(
+        path, report, **{key: value for key, value in options.items() if key in accepted and value is not None}
+    )

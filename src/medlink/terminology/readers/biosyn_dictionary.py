@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from medlink.terminology.diagnostics import ReadReport
-from medlink.terminology.readers.concepts import build_concept, namespaced, split_field
+from medlink.terminology.readers.concepts import build_concept, namespaced, split_field, split_names
 from medlink.terminology.readers.source_files import iter_lines
 from medlink.terminology.records import Concept, NameKind
 
@@ -34,7 +34,7 @@ def read_biosyn_dictionary(
             report.problem(path, number, "expected 'id||name|synonym…' (no '||' separator)")
             continue
         ids = [full_id(identifier) for identifier in split_field(ids_part)]
-        names = split_field(names_part)
+        names = split_names(names_part)
         if not ids:
             report.problem(path, number, "no concept id before '||'")
             continue

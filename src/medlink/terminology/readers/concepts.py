@@ -22,6 +22,14 @@ def split_field(value: str | None, separator: str = "|") -> list[str]:
     return [part.strip() for part in value.split(separator) if part.strip()]
 
 
+def split_names(value: str | None, separator: str = "|") -> list[str]:
+    """Split a field of names, keeping blank entries between separators so :func:`build_concept` counts them as
+    dropped empty names (a trailing separator is not a name)."""
+    if not value or not value.strip():
+        return []
+    return value.strip().strip(separator).split(separator)
+
+
 def build_concept(
     report: ReadReport,
     path: Path,

@@ -12,13 +12,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from medlink.terminology.diagnostics import ReadReport
-from medlink.terminology.readers.concepts import build_concept, namespaced, split_field
+from medlink.terminology.readers.concepts import build_concept, namespaced, split_field, split_names
 from medlink.terminology.readers.source_files import iter_lines
 from medlink.terminology.records import Concept, NameKind
 
 _DISEASE_FIELDS = [
-    "DiseaseName", "DiseaseID", "AltDiseaseIDs", "Definition", "ParentIDs", "TreeNumbers", "ParentTreeNumbers",
-    "Synonyms", "SlimMappings",
+    "DiseaseName",
+    "DiseaseID",
+    "AltDiseaseIDs",
+    "Definition",
+    "ParentIDs",
+    "TreeNumbers",
+    "ParentTreeNumbers",
+    "Synonyms",
+    "SlimMappings",
 ]
 
 
@@ -48,7 +55,7 @@ def read_ctd(path: Path, report: ReadReport, source: str | None = None) -> Itera
             number,
             namespaced(row.get(f"{kind}ID", ""), "MESH"),
             row.get(f"{kind}Name"),
-            [(synonym, NameKind.EXACT) for synonym in split_field(row.get("Synonyms"))],
+            [(synonym, NameKind.EXACT) for synonym in split_names(row.get("Synonyms"))],
             alt_ids=tuple(split_field(row.get(f"Alt{kind}IDs"))),
             parents=tuple(namespaced(parent, "MESH") for parent in split_field(row.get("ParentIDs"))),
             tree_numbers=tuple(split_field(row.get("TreeNumbers"))),

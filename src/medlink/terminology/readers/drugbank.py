@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from medlink.terminology.diagnostics import ReadReport, SourceError
-from medlink.terminology.readers.concepts import build_concept, namespaced, split_field
+from medlink.terminology.readers.concepts import build_concept, namespaced, split_field, split_names
 from medlink.terminology.readers.source_files import open_text
 from medlink.terminology.records import Concept, NameKind
 
@@ -31,16 +31,18 @@ def read_drugbank_vocabulary(path: Path, report: ReadReport, source: str | None 
                 if None in row:
                     report.problem(path, number, "more columns than the header names")
                     continue
-                xrefs = [f"{key}:{row[column].strip()}" for key, column in
-                         (("CAS", "CAS"), ("UNII", "UNII"), ("InChIKey", "Standard InChI Key"))
-                         if (row.get(column) or "").strip()]
+                xrefs = [
+                    f"{key}:{row[column].strip()}"
+                    for key, column in (("CAS", "CAS"), ("UNII", "UNII"), ("InChIKey", "Standard InChI Key"))
+                    if (row.get(column) or "").strip()
+                ]
                 concept = build_concept(
                     report,
                     path,
                     number,
                     namespaced(row["DrugBank ID"] or "", "DRUGBANK"),
                     row["Common name"],
-                    [(synonym, NameKind.EXACT) for synonym in split_field(row.get("Synonyms"), " | ")],
+                    [(synonym, NameKind.EXACT) for synonym in split_names(row.get("Synonyms"), " | ")],
                     alt_ids=tuple(namespaced(a, "DRUGBANK") for a in split_field(row.get("Accession Numbers"), " | ")),
                     xrefs=tuple(xrefs),
                     semantic_types=("Drug",),
@@ -51,4 +53,6 @@ def read_drugbank_vocabulary(path: Path, report: ReadReport, source: str | None 
         except csv.Error as error:
             raise SourceError(path, f"malformed CSV ({error})", reader.line_num) from None
         except UnicodeDecodeError as error:
-            raise SourceError(path, f"not valid UTF-8 ({error.reason}); convert the file to UTF-8", reader.line_num) from None
+            raise SourceError(
+                path, f"not valid UTF-8 ({error.reason}); convert the file to UTF-8", reader.line_num
+            ) from None

@@ -56,13 +56,25 @@ def _diag(
 
 
 def _concept(
-    element: ET.Element, concept_id: str, parents: tuple[str, ...], chapter: str, label: str, path: Path,
+    element: ET.Element,
+    concept_id: str,
+    parents: tuple[str, ...],
+    chapter: str,
+    label: str,
+    path: Path,
     report: ReadReport,
 ) -> Iterator[Concept]:
     inclusion_terms = [(note.text or "", NameKind.ENTRY_TERM) for note in element.iterfind("inclusionTerm/note")]
     concept = build_concept(
-        report, path, None, concept_id, _desc(element), inclusion_terms,
-        parents=parents, semantic_types=(chapter,) if chapter else (), source=label,
+        report,
+        path,
+        None,
+        concept_id,
+        _desc(element),
+        inclusion_terms,
+        parents=parents,
+        semantic_types=(chapter,) if chapter else (),
+        source=label,
     )
     if concept is not None:
         yield concept

@@ -3,8 +3,9 @@
 Descriptors: ``id<TAB>preferred name<TAB>entry terms joined by |<TAB>tree numbers joined by |``. The hierarchy comes
 from tree numbers: ``C14.280.647`` is under ``C14.280``. Categories come from the tree branches (``C`` Diseases).
 
-Supplementary concepts: ``id<TAB>name<TAB>synonyms joined by |<TAB>mapped descriptor ids joined by ,``. The descriptors a
-supplementary concept is mapped to become its broader concepts (parents). Quotes are ordinary characters here.
+Supplementary concepts: ``id<TAB>name<TAB>synonyms joined by |<TAB>mapped descriptor ids joined by ,``. The
+descriptors a supplementary concept is mapped to become its broader concepts (parents). Quotes are ordinary
+characters here.
 """
 
 from __future__ import annotations
@@ -13,18 +14,28 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from medlink.terminology.diagnostics import ReadReport
-from medlink.terminology.readers.concepts import build_concept, namespaced, split_field
+from medlink.terminology.readers.concepts import build_concept, namespaced, split_field, split_names
 from medlink.terminology.readers.source_files import iter_lines
 from medlink.terminology.records import Concept, NameKind
 
 # The 16 top-level MeSH tree categories.
 MESH_CATEGORIES = {
-    "A": "Anatomy", "B": "Organisms", "C": "Diseases", "D": "Chemicals and Drugs",
-    "E": "Analytical, Diagnostic and Therapeutic Techniques, and Equipment", "F": "Psychiatry and Psychology",
-    "G": "Phenomena and Processes", "H": "Disciplines and Occupations",
-    "I": "Anthropology, Education, Sociology, and Social Phenomena", "J": "Technology, Industry, and Agriculture",
-    "K": "Humanities", "L": "Information Science", "M": "Named Groups", "N": "Health Care",
-    "V": "Publication Characteristics", "Z": "Geographicals",
+    "A": "Anatomy",
+    "B": "Organisms",
+    "C": "Diseases",
+    "D": "Chemicals and Drugs",
+    "E": "Analytical, Diagnostic and Therapeutic Techniques, and Equipment",
+    "F": "Psychiatry and Psychology",
+    "G": "Phenomena and Processes",
+    "H": "Disciplines and Occupations",
+    "I": "Anthropology, Education, Sociology, and Social Phenomena",
+    "J": "Technology, Industry, and Agriculture",
+    "K": "Humanities",
+    "L": "Information Science",
+    "M": "Named Groups",
+    "N": "Health Care",
+    "V": "Publication Characteristics",
+    "Z": "Geographicals",
 }
 
 
@@ -59,7 +70,7 @@ def read_mesh_descriptors_tsv(path: Path, report: ReadReport, source: str | None
             number,
             namespaced(values[0], "MESH"),
             values[1],
-            [(term, NameKind.ENTRY_TERM) for term in split_field(values[2] if len(values) > 2 else "")],
+            [(term, NameKind.ENTRY_TERM) for term in split_names(values[2] if len(values) > 2 else "")],
             tree_numbers=tree_numbers,
             semantic_types=categories_of(tree_numbers),
             source=source or "MeSH descriptors",
@@ -77,7 +88,9 @@ def read_mesh_supplementary_tsv(path: Path, report: ReadReport, source: str | No
             continue
         values = line.split("\t")
         if len(values) < 2:
-            report.problem(path, number, f"expected 'id, name, synonyms, mapped descriptors' columns, found {len(values)}")
+            report.problem(
+                path, number, f"expected 'id, name, synonyms, mapped descriptors' columns, found {len(values)}"
+            )
             continue
         mapped = split_field(values[3].replace(",", "|")) if len(values) > 3 else []
         concept = build_concept(
@@ -86,7 +99,7 @@ def read_mesh_supplementary_tsv(path: Path, report: ReadReport, source: str | No
             number,
             namespaced(values[0], "MESH"),
             values[1],
-            [(synonym, NameKind.EXACT) for synonym in split_field(values[2] if len(values) > 2 else "")],
+            [(synonym, NameKind.EXACT) for synonym in split_names(values[2] if len(values) > 2 else "")],
             parents=tuple(namespaced(descriptor.lstrip("*"), "MESH") for descriptor in mapped),
             source=source or "MeSH supplementary concepts",
         )

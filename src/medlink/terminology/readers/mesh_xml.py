@@ -51,7 +51,9 @@ def _records(path: Path) -> Iterator[tuple[str, ET.Element]]:
                     yield _RECORDS[element.tag], element
     except ET.ParseError as error:
         line, column = error.position
-        raise SourceError(path, f"malformed XML at column {column}: {error.msg if hasattr(error, 'msg') else error}", line) from None
+        raise SourceError(
+            path, f"malformed XML at column {column}: {error.msg if hasattr(error, 'msg') else error}", line
+        ) from None
 
 
 def _text(element: ET.Element | None, path: str) -> str:
@@ -59,7 +61,9 @@ def _text(element: ET.Element | None, path: str) -> str:
     return (found.text or "").strip() if found is not None and found.text else ""
 
 
-def _concept(record: ET.Element, record_type: str, path: Path, report: ReadReport, source: str | None) -> Concept | None:
+def _concept(
+    record: ET.Element, record_type: str, path: Path, report: ReadReport, source: str | None
+) -> Concept | None:
     identifier = _text(record, f"{record_type}UI")
     preferred = _text(record, f"{record_type}Name/String")
     names: list[tuple[str, NameKind]] = []
@@ -94,7 +98,9 @@ def _concept(record: ET.Element, record_type: str, path: Path, report: ReadRepor
         )
         default_source = "MeSH supplementary concepts (XML)"
     actions = tuple(
-        Relation(concept_id, "pharmacological_action", namespaced(_text(action, "DescriptorReferredTo/DescriptorUI"), "MESH"))
+        Relation(
+            concept_id, "pharmacological_action", namespaced(_text(action, "DescriptorReferredTo/DescriptorUI"), "MESH")
+        )
         for action in record.iterfind("PharmacologicalActionList/PharmacologicalAction")
     )
     names = [(text, kind) for text, kind in names if text != preferred]

@@ -76,7 +76,9 @@ def read_obo(path: Path, report: ReadReport, source: str | None = None) -> Itera
         yield from _term(stanza, header, path, report, source)
 
 
-def _term(stanza: _Stanza, header: dict[str, str], path: Path, report: ReadReport, source: str | None) -> Iterator[Concept]:
+def _term(
+    stanza: _Stanza, header: dict[str, str], path: Path, report: ReadReport, source: str | None
+) -> Iterator[Concept]:
     term_id = stanza.first("id")
     if term_id is None:
         report.problem(path, stanza.line, "[Term] stanza without an id")

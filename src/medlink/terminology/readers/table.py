@@ -84,8 +84,14 @@ def read_table(
     parents = _prefix_parents(drafts) if hierarchy == "prefix" else {}
     for concept_id, (line, names) in drafts.items():
         concept = build_concept(
-            report, path, line, concept_id, names[0].text, names[1:],
-            parents=parents.get(concept_id, ()), source=source or path.name,
+            report,
+            path,
+            line,
+            concept_id,
+            names[0].text,
+            names[1:],
+            parents=parents.get(concept_id, ()),
+            source=source or path.name,
         )
         if concept is not None:
             yield concept

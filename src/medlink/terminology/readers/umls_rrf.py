@@ -71,7 +71,15 @@ def read_umls_rrf(
     drafts: dict[str, _Draft] = {}
     for _number, row in _rows(mrconso, _MRCONSO_COLUMNS, report):
         cui, lat, ts, stt, ispref, sab, tty, text, suppress = (
-            row[0], row[1], row[2], row[4], row[6], row[11], row[12], row[14], row[16]
+            row[0],
+            row[1],
+            row[2],
+            row[4],
+            row[6],
+            row[11],
+            row[12],
+            row[14],
+            row[16],
         )
         if lat not in languages or not kept(sab, suppress):
             continue

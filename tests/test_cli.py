@@ -1,0 +1,109 @@
+"""The medlink command as a user runs it: a real subprocess, real files, the embedded default terminology."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+MEDLINK = [sys.executable, "-m", "medlink"]
+
+
+def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    completed = subprocess.run([*MEDLINK, *args], capture_output=True, text=True, timeout=120)
+    if check:
+        assert completed.returncode == 0, completed.stderr
+    return completed
+
+
+def test_link_on_the_embedded_default() -> None:
+    out = run("link", "myocardial infarction", "heart attack", "", "no such disease at all").stdout.splitlines()
+    assert out[0].split("\t") == ["mention", "concepts", "preferred_names", "score", "stage", "matched_name"]
+    rows = [line.split("\t") for line in out[1:]]
+    assert rows[0][:2] == ["myocardial infarction", "MESH:D009203"]
+    assert rows[1][1] == "MESH:D009203" and rows[1][5] == "Heart Attack"
+    assert rows[2][4] == "empty"
+    assert rows[3][4] == "nil"
+
+
+def test_link_json_prints_one_object_per_mention() -> None:
+    lines = run("link", "--format", "json", "Myocardial Infarction", "Crohn's disease").stdout.splitlines()
+    first, second = (json.loads(line) for line in lines)
+    assert first["mention"] == "Myocardial Infarction"
+    assert first["concepts"] == ["MESH:D009203"] and first["stage"] == "exact" and first["score"] == 1.0
+    assert second["concepts"] == ["MESH:D003424"]
+
+
+def test_link_streams_files(tmp_path: Path) -> None:
+    mentions = tmp_path / "mentions.jsonl"
+    mentions.write_text(
+        '{"mention": "heart attack", "document": "The patient had a heart attack."}\n{"text": "Crohn disease"}\n'
+    )
+    output = tmp_path / "results.jsonl"
+    run("link", "--input", str(mentions), "--output", str(output))
+    results = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [r["concepts"] for r in results] == [["MESH:D009203"], ["MESH:D003424"]]
+    tsv_in, tsv_out = tmp_path / "m.tsv", tmp_path / "r.tsv"
+    tsv_in.write_text("mention\tnote\nheart attack\tx\n")
+    run("link", "--input", str(tsv_in), "--output", str(tsv_out))
+    assert tsv_out.read_text().splitlines()[1].split("\t")[:2] == ["heart attack", "MESH:D009203"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.tsv", "mentions.jsonl", "r.tsv", "results.jsonl"]
+
+
+def test_bad_input_file_is_one_line_error_and_keeps_existing_output(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"mention": "heart attack"}\n{not json}\n')
+    output = tmp_path / "out.jsonl"
+    output.write_text("previous results\n")
+    completed = run("link", "--input", str(bad), "--output", str(output), check=False)
+    assert completed.returncode == 1
+    assert f"{bad}:2: invalid JSON" in completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert output.read_text() == "previous results\n"
+
+
+def test_link_without_mentions_is_a_usage_error() -> None:
+    completed = run("link", check=False)
+    assert completed.returncode == 2
+    assert "give mentions as arguments or with --input FILE" in completed.stderr
+
+
+def test_compile_info_and_link_with_a_compiled_terminology(tmp_path: Path, fixtures: Path) -> None:
+    target = tmp_path / "term"
+    compiled = run(
+        "terminology",
+        "compile",
+        f"mesh-desc-tsv:{fixtures / 'mesh_descriptors_tiny.tsv'}",
+        str(fixtures / "tiny.obo"),
+        "-o",
+        str(target),
+    )
+    assert "compiled 9 concepts" in compiled.stdout
+    assert "1 obsolete terms excluded" in compiled.stderr
+    info = run("terminology", "info", str(target)).stdout
+    assert "9 concepts" in info
+    assert "MESH" in info and "TP" in info and "entry" in info
+    linked = run("link", "--terminology", str(target), "--format", "json", "VSD").stdout
+    assert json.loads(linked)["concepts"] == ["TP:0000003"]
+
+
+def test_compile_strict_stops_at_the_malformed_line(tmp_path: Path) -> None:
+    source = tmp_path / "medic_bad.txt"
+    source.write_text("D1||one\nbroken line\n")
+    completed = run("terminology", "compile", "--strict", str(source), "-o", str(tmp_path / "t"), check=False)
+    assert completed.returncode == 1
+    assert f"Error: {source}:2: expected 'id||name|synonym…'" in completed.stderr
+    assert not (tmp_path / "t").exists()
+    lenient = run("terminology", "compile", str(source), "-o", str(tmp_path / "t"))
+    assert "1 malformed lines skipped" in lenient.stderr
+
+
+def test_unreadable_terminology_is_explained(tmp_path: Path) -> None:
+    completed = run("link", "--terminology", str(tmp_path), "x", check=False)
+    assert completed.returncode == 1
+    assert "is not a compiled terminology" in completed.stderr
+
+
+def test_help_is_fast_and_lists_commands() -> None:
+    out = run("--help").stdout
+    assert "link" in out and "terminology" in out
+    assert "obo" in run("terminology", "formats").stdout

@@ -1,0 +1,105 @@
+"""The exact-match Linker: self-explaining results, ambiguity, empty and nil mentions, deduplication."""
+
+import pytest
+
+from medlink.linking import Linker, LinkerConfig, Mention, Stage
+from medlink.terminology import Terminology
+from medlink.terminology.records import Name, NameKind, make_concept
+
+
+@pytest.fixture
+def terminology() -> Terminology:
+    return Terminology.from_concepts(
+        [
+            make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack", NameKind.ENTRY_TERM)]),
+            make_concept("MESH:D003080", "Cold Temperature", [Name("Cold", NameKind.ENTRY_TERM)]),
+            make_concept("MESH:D003139", "Common Cold", [Name("Cold", NameKind.EXACT)]),
+            make_concept("MESH:D000001", "Cold", [Name("Coryza", NameKind.RELATED)]),
+        ]
+    )
+
+
+def test_exact_match_explains_itself(terminology: Terminology) -> None:
+    result = Linker(terminology).link("Infarction, Myocardial")
+    assert result.concepts == ("MESH:D009203",)
+    assert result.stage is Stage.EXACT
+    assert result.score == 1.0
+    assert result.matched_name == "Myocardial Infarction"
+    assert result.preferred_names == ("Myocardial Infarction",)
+    assert not result.ambiguous
+    assert "preferred name 'Myocardial Infarction'" in result.reason
+
+
+def test_shared_name_returns_every_concept_in_a_stable_order(terminology: Terminology) -> None:
+    result = Linker(terminology).link("COLD")
+    # preferred-name match first, then exact synonyms, then entry terms; ties by id
+    assert result.concepts == ("MESH:D000001", "MESH:D003139", "MESH:D003080")
+    assert result.ambiguous
+    assert [c.concept_id for c in result.candidates] == list(result.concepts)
+    assert "shared by 3 concepts" in result.reason
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\t\n", "--"])
+def test_empty_mentions_are_a_result_not_an_exception(terminology: Terminology, text: str) -> None:
+    result = Linker(terminology).link(text)
+    assert result.stage is Stage.EMPTY
+    assert result.concepts == ()
+    assert result.concept_id is None
+
+
+def test_unknown_mention_is_nil_with_a_reason(terminology: Terminology) -> None:
+    result = Linker(terminology).link("ibuprofen 600 mg tab")
+    assert result.stage is Stage.NIL
+    assert result.concepts == ()
+    assert result.reason == "no concept found by: exact"
+
+
+def test_link_many_keeps_order_and_original_text(terminology: Terminology) -> None:
+    results = Linker(terminology).link_many(["heart attack", "Heart Attacks", "nothing", Mention("heart attack")])
+    assert [r.mention for r in results] == ["heart attack", "Heart Attacks", "nothing", "heart attack"]
+    assert [r.concept_id for r in results] == ["MESH:D009203", "MESH:D009203", None, "MESH:D009203"]
+
+
+def test_repeated_keys_are_decided_once(terminology: Terminology) -> None:
+    calls = []
+
+    class CountingSieve:
+        stage = Stage.EXACT
+
+        def link(self, mention: str, key: str):
+            calls.append(key)
+            return None
+
+    linker = Linker(terminology, sieves=[CountingSieve()])
+    linker.link_many(["heart attack", "Heart Attacks", "heart attack"])
+    linker.link("HEART ATTACK")
+    assert calls == ["heart attack"]
+    uncached = Linker(terminology, sieves=[CountingSieve()], config=LinkerConfig(cache_size=0))
+    uncached.link("a b")
+    uncached.link("a b")
+    assert calls == ["heart attack", "a b", "a b"]
+
+
+def test_non_text_is_rejected_with_a_message(terminology: Terminology) -> None:
+    with pytest.raises(TypeError, match="a mention must be text or a Mention, got int: 42"):
+        Linker(terminology).link(42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="a mention must be text"):
+        Mention(None)  # type: ignore[arg-type]
+
+
+def test_results_are_deterministic(terminology: Terminology) -> None:
+    mentions = ["cold", "heart attack", "x"]
+    assert Linker(terminology).link_many(mentions) == Linker(terminology).link_many(list(reversed(mentions)))[::-1]
+
+
+def test_to_dict_has_the_documented_fields(terminology: Terminology) -> None:
+    data = Linker(terminology).link("heart attack").to_dict()
+    assert {"mention", "concepts", "score", "stage", "matched_name", "candidates", "reason"} <= set(data)
+    assert data["stage"] == "exact" and data["concepts"] == ["MESH:D009203"]
+
+
+def test_embedded_default_links_myocardial_infarction() -> None:
+    linker = Linker.default()
+    assert linker.link("myocardial infarction").concepts == ("MESH:D009203",)
+    assert linker.link("heart attack").concepts == ("MESH:D009203",)
+    assert len(linker.terminology) == 30_764

@@ -1,0 +1,122 @@
+"""The compiled terminology folder: round trip, atomic replacement, refusal of other schemas and corrupt files."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from medlink.terminology import (
+    MedlinkError,
+    SourceSpec,
+    TerminologyFormatError,
+    compile_terminology,
+    load_terminology,
+    save_terminology,
+)
+from medlink.text import Normalizer, NormalizerConfig
+
+
+@pytest.fixture
+def compiled(fixtures: Path):
+    return compile_terminology(
+        [
+            SourceSpec(fixtures / "mesh_descriptors_tiny.tsv", "mesh-desc-tsv"),
+            SourceSpec(fixtures / "ctd_diseases_tiny.tsv", "ctd"),
+            SourceSpec(fixtures / "tiny.obo", "obo"),
+        ]
+    )
+
+
+def test_round_trip_keeps_every_field(compiled, tmp_path: Path) -> None:
+    save_terminology(compiled, tmp_path / "term")
+    loaded = load_terminology(tmp_path / "term")
+    assert len(loaded) == len(compiled) and loaded.name_count == compiled.name_count
+    for concept in compiled:
+        assert loaded.concept(concept.id) == concept
+        assert loaded.concept(concept.id).relations == concept.relations
+    assert loaded.resolve("OMIM:608446") == "MESH:D009203"
+    assert loaded.children("MESH:D006331") == ("MESH:D017202",)
+    assert loaded.sources == compiled.sources
+    assert [m.concept_id for m in loaded.lookup("heart attacks")] == ["MESH:D009203"]
+
+
+def test_manifest_records_sources_checksums_and_counts(compiled, tmp_path: Path, fixtures: Path) -> None:
+    save_terminology(compiled, tmp_path / "term")
+    manifest = json.loads((tmp_path / "term" / "manifest.json").read_text())
+    assert manifest["counts"] == {"concepts": len(compiled), "names": compiled.name_count, "relations": 1}
+    assert [s["path"] for s in manifest["sources"]] == [
+        "mesh_descriptors_tiny.tsv",
+        "ctd_diseases_tiny.tsv",
+        "tiny.obo",
+    ]
+    import hashlib
+
+    expected = hashlib.sha256((fixtures / "tiny.obo").read_bytes()).hexdigest()
+    assert manifest["sources"][2]["sha256"] == expected
+    assert set(manifest["files"]) == {"concepts.parquet", "names.parquet", "relations.parquet"}
+
+
+def test_other_schema_version_is_refused_with_how_to_rebuild(compiled, tmp_path: Path) -> None:
+    save_terminology(compiled, tmp_path / "term")
+    manifest_path = tmp_path / "term" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["schema_version"] = 999
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(TerminologyFormatError, match=r"schema version 999.*Rebuild it .*medlink terminology compile"):
+        load_terminology(tmp_path / "term")
+
+
+def test_corrupt_table_is_refused(compiled, tmp_path: Path) -> None:
+    save_terminology(compiled, tmp_path / "term")
+    with open(tmp_path / "term" / "names.parquet", "r+b") as handle:
+        handle.seek(100)
+        handle.write(b"garbage")
+    with pytest.raises(TerminologyFormatError, match=r"names\.parquet does not match the checksum"):
+        load_terminology(tmp_path / "term")
+
+
+def test_not_a_terminology_folder(tmp_path: Path) -> None:
+    with pytest.raises(TerminologyFormatError, match="not a compiled terminology"):
+        load_terminology(tmp_path)
+
+
+def test_save_replaces_an_old_terminology_atomically(compiled, tmp_path: Path, fixtures: Path) -> None:
+    target = tmp_path / "term"
+    save_terminology(compiled, target)
+    smaller = compile_terminology([SourceSpec(fixtures / "tiny.obo", "obo")])
+    save_terminology(smaller, target)
+    assert len(load_terminology(target)) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["term"]  # no staging or old folders left behind
+
+
+def test_save_refuses_to_overwrite_an_unrelated_folder(compiled, tmp_path: Path) -> None:
+    (tmp_path / "precious").mkdir()
+    (tmp_path / "precious" / "thesis.tex").write_text("do not delete")
+    with pytest.raises(MedlinkError, match="not a compiled terminology; refusing to overwrite"):
+        save_terminology(compiled, tmp_path / "precious")
+    assert (tmp_path / "precious" / "thesis.tex").read_text() == "do not delete"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["precious"]
+
+
+def test_failed_save_leaves_the_old_terminology(compiled, tmp_path: Path, monkeypatch) -> None:
+    target = tmp_path / "term"
+    save_terminology(compiled, target)
+    import pyarrow.parquet as pq
+
+    def broken_write(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pq, "write_table", broken_write)
+    with pytest.raises(OSError, match="disk full"):
+        save_terminology(compiled, target)
+    monkeypatch.undo()
+    assert len(load_terminology(target)) == len(compiled)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["term"]
+
+
+def test_keys_are_recomputed_for_another_normalizer(compiled, tmp_path: Path) -> None:
+    save_terminology(compiled, tmp_path / "term")
+    literal = Normalizer(NormalizerConfig(uninvert=False, plurals=False))
+    loaded = load_terminology(tmp_path / "term", normalizer=literal)
+    assert loaded.lookup("heart attacks") == []
+    assert [m.concept_id for m in loaded.lookup("heart attack")] == ["MESH:D009203"]
