@@ -54,23 +54,31 @@ def parents_from_tree_numbers(tree_numbers_of: dict[str, tuple[str, ...]]) -> di
     return parents
 
 
-def read_mesh_descriptors_tsv(path: Path, report: ReadReport, source: str | None = None) -> Iterator[Concept]:
-    concepts: list[Concept] = []
+def _rows(path: Path, report: ReadReport, columns: str) -> Iterator[tuple[int, list[str]]]:
+    """Non-blank rows padded to four columns; a row without at least an id and a name is a problem."""
     for number, line in iter_lines(path):
         if not line.strip():
             continue
         values = line.split("\t")
         if len(values) < 2:
-            report.problem(path, number, f"expected 'id, name, entry terms, tree numbers' columns, found {len(values)}")
+            report.problem(path, number, f"expected '{columns}' columns, found {len(values)}")
             continue
-        tree_numbers = tuple(split_field(values[3])) if len(values) > 3 else ()
+        yield number, [*values, "", ""][:4]
+
+
+def read_mesh_descriptors_tsv(path: Path, report: ReadReport, source: str | None = None) -> Iterator[Concept]:
+    concepts: list[Concept] = []
+    for number, (identifier, name, entry_terms, tree_field) in _rows(
+        path, report, "id, name, entry terms, tree numbers"
+    ):
+        tree_numbers = tuple(split_field(tree_field))
         concept = build_concept(
             report,
             path,
             number,
-            namespaced(values[0], "MESH"),
-            values[1],
-            [(term, NameKind.ENTRY_TERM) for term in split_names(values[2] if len(values) > 2 else "")],
+            namespaced(identifier, "MESH"),
+            name,
+            [(term, NameKind.ENTRY_TERM) for term in split_names(entry_terms)],
             tree_numbers=tree_numbers,
             semantic_types=categories_of(tree_numbers),
             source=source or "MeSH descriptors",
@@ -83,24 +91,15 @@ def read_mesh_descriptors_tsv(path: Path, report: ReadReport, source: str | None
 
 
 def read_mesh_supplementary_tsv(path: Path, report: ReadReport, source: str | None = None) -> Iterator[Concept]:
-    for number, line in iter_lines(path):
-        if not line.strip():
-            continue
-        values = line.split("\t")
-        if len(values) < 2:
-            report.problem(
-                path, number, f"expected 'id, name, synonyms, mapped descriptors' columns, found {len(values)}"
-            )
-            continue
-        mapped = split_field(values[3].replace(",", "|")) if len(values) > 3 else []
+    for number, (identifier, name, synonyms, mapped) in _rows(path, report, "id, name, synonyms, mapped descriptors"):
         concept = build_concept(
             report,
             path,
             number,
-            namespaced(values[0], "MESH"),
-            values[1],
-            [(synonym, NameKind.EXACT) for synonym in split_names(values[2] if len(values) > 2 else "")],
-            parents=tuple(namespaced(descriptor.lstrip("*"), "MESH") for descriptor in mapped),
+            namespaced(identifier, "MESH"),
+            name,
+            [(synonym, NameKind.EXACT) for synonym in split_names(synonyms)],
+            parents=tuple(namespaced(d.lstrip("*"), "MESH") for d in split_field(mapped.replace(",", "|"))),
             source=source or "MeSH supplementary concepts",
         )
         if concept is not None:

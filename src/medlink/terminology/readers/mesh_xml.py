@@ -50,10 +50,7 @@ def _records(path: Path) -> Iterator[tuple[str, ET.Element]]:
                 if element.tag in _RECORDS:
                     yield _RECORDS[element.tag], element
     except ET.ParseError as error:
-        line, column = error.position
-        raise SourceError(
-            path, f"malformed XML at column {column}: {error.msg if hasattr(error, 'msg') else error}", line
-        ) from None
+        raise SourceError(path, f"malformed XML ({error})", error.position[0]) from None
 
 
 def _text(element: ET.Element | None, path: str) -> str:
