@@ -69,8 +69,10 @@ def main() -> int:
     if args.markdown:
         print("| concepts | names | compile | on disk | load | load + name index | peak RSS |")
         print("|---:|---:|---:|---:|---:|---:|---:|")
-        print(f"| {summary['concepts']:,} | {summary['names']:,} | {summary['compile_s']} s | {summary['size_mb']} MB "
-              f"| {summary['load_s_median']} s | {summary['ready_s_median']} s | {summary['rss_mb_max']} MB |")
+        print(
+            f"| {summary['concepts']:,} | {summary['names']:,} | {summary['compile_s']} s | {summary['size_mb']} MB "
+            f"| {summary['load_s_median']} s | {summary['ready_s_median']} s | {summary['rss_mb_max']} MB |"
+        )
     else:
         print(json.dumps(summary, indent=2))
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from medlink import __version__
+from medlink.cli.eval_command import eval_command
 from medlink.cli.link_command import link
 from medlink.cli.terminology_commands import terminology
 from medlink.terminology.diagnostics import MedlinkError
@@ -27,3 +28,4 @@ def main() -> None:
 
 main.add_command(link)
 main.add_command(terminology)
+main.add_command(eval_command)

@@ -1,0 +1,62 @@
+"""``medlink eval``: score the linker on an annotated corpus with the strict scorer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+
+@click.command(name="eval")
+@click.option("--corpus", "corpus_spec", required=True, help="FORMAT:PATH, e.g. pubtator:NCBItestset_corpus.txt")
+@click.option(
+    "--terminology",
+    "terminology_dir",
+    type=click.Path(path_type=Path),
+    help="Compiled terminology to link to (default: the embedded MeSH descriptors).",
+)
+@click.option("--entity-type", default=None, help="Only mentions of this type (e.g. Disease, Chemical).")
+@click.option("--namespace", default=None, help="Namespace for bare gold ids (default: the format's own).")
+@click.option("--train", "train_spec", default=None, help="Training corpus FORMAT:PATH (for --refined).")
+@click.option("--refined", is_flag=True, help="Refined test set: drop mentions seen in --train, then duplicates.")
+@click.option("--lenient", is_flag=True, help="SapBERT's any-overlap rule instead of the strict one.")
+@click.option("-k", "ks", multiple=True, type=int, default=(1, 5), show_default=True, help="Report Acc@k.")
+@click.option(
+    "--errors",
+    "errors_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the mentions wrong at rank 1 to this TSV.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+def eval_command(corpus_spec: str, terminology_dir: Path | None, entity_type: str | None, namespace: str | None,
+                 train_spec: str | None, refined: bool, lenient: bool, ks: tuple[int, ...], errors_path: Path | None,
+                 as_json: bool) -> None:  # fmt: skip
+    """Link every mention of a corpus and report strict Acc@k, MRR and nil precision/recall."""
+    from medlink.evaluation.corpus_formats import load_corpus
+    from medlink.evaluation.runner import evaluate, write_errors
+    from medlink.linking import Linker
+
+    corpus = load_corpus(corpus_spec, entity_type, namespace)
+    train = load_corpus(train_spec, entity_type, namespace) if train_spec else None
+    if refined and train is None:
+        raise click.UsageError("--refined needs --train FORMAT:PATH")
+    linker = Linker.from_path(terminology_dir) if terminology_dir else Linker.default()
+    evaluation = evaluate(linker, corpus, ks, "lenient" if lenient else "strict", train, refined)
+    result = evaluation.as_dict()
+    result["setup"]["entity_type"] = entity_type  # type: ignore[index]
+    result["setup"]["terminology"] = str(terminology_dir or "embedded MeSH descriptors")  # type: ignore[index]
+    if errors_path:
+        result["errors_written"] = write_errors(evaluation, errors_path)
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False))
+        return
+    click.echo(f"{evaluation.corpus}: {result['n']} mentions ({result['mode']})")
+    for k in sorted(evaluation.scores.accuracy):
+        click.echo(f"  Acc@{k:<3} {evaluation.scores.accuracy[k]:.4f}")
+    click.echo(f"  MRR     {evaluation.scores.mrr:.4f}")
+    nil = evaluation.scores.nil
+    click.echo(f"  nil     gold {nil.gold_nil}, predicted {nil.predicted_nil}, "
+               f"precision {nil.precision:.3f}, recall {nil.recall:.3f}")  # fmt: skip
+    for note in corpus.notes:
+        click.echo(f"  note: {note}")

@@ -1,0 +1,1 @@
+"""Evaluation: corpus readers, the strict scorer, evaluation setups and significance tests."""

@@ -1,0 +1,83 @@
+"""Run a linker over a corpus and score it: what ``medlink eval`` does.
+
+Gold ids are first resolved through the terminology (an ``OMIM:`` gold id that MEDIC lists as an alternative id of
+``MESH:C537806`` becomes that id), so a system is not penalized for answering with the concept's own id. Ids the
+terminology does not know are kept as they are and can never be matched.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from medlink.evaluation.corpus import Corpus, Gold
+from medlink.evaluation.scoring import Mode, Prediction, Scores, rank_of_gold, score
+from medlink.evaluation.setups import refine
+from medlink.linking import Linker, LinkResult, Mention
+from medlink.terminology import Terminology
+
+
+def prediction_of(result: LinkResult) -> Prediction:
+    """A linker result as the scorer sees it: the best concept is the claim, every candidate is ranked."""
+    ranked = tuple(dict.fromkeys([*result.concepts, *(c.concept_id for c in result.candidates)]))
+    return Prediction(concepts=result.concepts[:1], ranked=ranked, stage=result.stage.value,
+                      matched_name=result.matched_name or "")  # fmt: skip
+
+
+def resolve_gold(gold: Gold, terminology: Terminology) -> Gold:
+    return Gold.of([[terminology.resolve(i) or i for i in part] for part in gold.parts])
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    corpus: str
+    setup: dict[str, object]
+    scores: Scores
+    golds: tuple[Gold, ...]
+    predictions: tuple[Prediction, ...]
+    mentions: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, object]:
+        return {"corpus": self.corpus, "setup": self.setup, **self.scores.as_dict()}
+
+
+def evaluate(
+    linker: Linker,
+    corpus: Corpus,
+    ks: Sequence[int] = (1, 5),
+    mode: Mode = "strict",
+    train: Corpus | None = None,
+    refined: bool = False,
+) -> Evaluation:
+    if refined:
+        if train is None:
+            raise ValueError("the refined setup needs the training corpus (--train)")
+        corpus = refine(corpus, train, linker.terminology.normalizer)
+    mentions = [Mention(m.text, m.document, m.start, m.end, m.entity_type) for m in corpus]
+    predictions = tuple(prediction_of(result) for result in linker.link_many(mentions))
+    golds = tuple(resolve_gold(m.gold, linker.terminology) for m in corpus)
+    setup: dict[str, object] = {"mode": mode, "refined": refined, "train": train.name if train else None,
+                                "notes": list(corpus.notes)}  # fmt: skip
+    return Evaluation(corpus.name, setup, score(golds, predictions, ks, mode), golds, predictions,
+                      tuple(m.text for m in corpus))  # fmt: skip
+
+
+ERROR_COLUMNS = ("mention", "gold", "prediction", "rank_of_gold", "stage", "matched_name")
+
+
+def write_errors(evaluation: Evaluation, path: Path) -> int:
+    """Write every mention the system got wrong at rank 1, as TSV; returns how many."""
+    rows = []
+    for text, gold, prediction, correct in zip(evaluation.mentions, evaluation.golds, evaluation.predictions,
+                                                evaluation.scores.correct_at_1, strict=True):  # fmt: skip
+        if not correct:
+            rank = rank_of_gold(gold, prediction, evaluation.scores.mode)
+            rows.append((text, str(gold), "|".join(prediction.concepts) or "NIL", rank or "", prediction.stage,
+                         prediction.matched_name))  # fmt: skip
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        writer.writerow(ERROR_COLUMNS)
+        writer.writerows(rows)
+    return len(rows)
