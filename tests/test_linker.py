@@ -65,10 +65,11 @@ def test_repeated_keys_are_decided_once(terminology: Terminology) -> None:
 
     class CountingSieve:
         stage = Stage.EXACT
+        name = "counting"
 
-        def link(self, mention: str, key: str):
-            calls.append(key)
-            return None
+        def link_batch(self, items):
+            calls.extend(key for _text, key in items)
+            return [None] * len(items)
 
     linker = Linker(terminology, sieves=[CountingSieve()])
     linker.link_many(["heart attack", "Heart Attacks", "heart attack"])

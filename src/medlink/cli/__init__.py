@@ -7,6 +7,7 @@ import click
 
 from medlink import __version__
 from medlink.cli.eval_command import eval_command
+from medlink.cli.index_commands import index
 from medlink.cli.link_command import link
 from medlink.cli.terminology_commands import terminology
 from medlink.terminology.diagnostics import MedlinkError
@@ -29,3 +30,4 @@ def main() -> None:
 main.add_command(link)
 main.add_command(terminology)
 main.add_command(eval_command)
+main.add_command(index)

@@ -7,15 +7,12 @@ from pathlib import Path
 
 import click
 
+from medlink.cli.linker_options import linker_options, make_linker
+
 
 @click.command(name="eval")
 @click.option("--corpus", "corpus_spec", required=True, help="FORMAT:PATH, e.g. pubtator:NCBItestset_corpus.txt")
-@click.option(
-    "--terminology",
-    "terminology_dir",
-    type=click.Path(path_type=Path),
-    help="Compiled terminology to link to (default: the embedded MeSH descriptors).",
-)
+@linker_options
 @click.option("--entity-type", default=None, help="Only mentions of this type (e.g. Disease, Chemical).")
 @click.option("--namespace", default=None, help="Namespace for bare gold ids (default: the format's own).")
 @click.option("--train", "train_spec", default=None, help="Training corpus FORMAT:PATH (for --refined).")
@@ -29,23 +26,26 @@ import click
     help="Write the mentions wrong at rank 1 to this TSV.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
-def eval_command(corpus_spec: str, terminology_dir: Path | None, entity_type: str | None, namespace: str | None,
+def eval_command(corpus_spec: str, terminology_dir: Path | None, index_dir: Path | None, sieves: str | None,
+                 exact_only: bool, entity_type: str | None, namespace: str | None,
                  train_spec: str | None, refined: bool, lenient: bool, ks: tuple[int, ...], errors_path: Path | None,
                  as_json: bool) -> None:  # fmt: skip
     """Link every mention of a corpus and report strict Acc@k, MRR and nil precision/recall."""
     from medlink.evaluation.corpus_formats import load_corpus
     from medlink.evaluation.runner import evaluate, write_errors
-    from medlink.linking import Linker
 
     corpus = load_corpus(corpus_spec, entity_type, namespace)
     train = load_corpus(train_spec, entity_type, namespace) if train_spec else None
     if refined and train is None:
         raise click.UsageError("--refined needs --train FORMAT:PATH")
-    linker = Linker.from_path(terminology_dir) if terminology_dir else Linker.default()
+    linker = make_linker(terminology_dir, index_dir, sieves, exact_only, progress=False)
     evaluation = evaluate(linker, corpus, ks, "lenient" if lenient else "strict", train, refined)
     result = evaluation.as_dict()
     result["setup"]["entity_type"] = entity_type  # type: ignore[index]
-    result["setup"]["terminology"] = str(terminology_dir or "embedded MeSH descriptors")  # type: ignore[index]
+    sources = ", ".join(source.path for source in linker.terminology.sources)
+    result["setup"]["terminology"] = sources or "in memory"  # type: ignore[index]
+    result["setup"]["index"] = str(index_dir) if index_dir else ("none" if exact_only else "embedded")  # type: ignore[index]
+    result["setup"]["sieves"] = ",".join(getattr(s, "name", "?") for s in linker.sieves)  # type: ignore[index]
     if errors_path:
         result["errors_written"] = write_errors(evaluation, errors_path)
     if as_json:

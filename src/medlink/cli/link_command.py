@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from medlink.cli.linker_options import make_linker
+
 _BATCH = 4096
 
 
@@ -43,6 +45,9 @@ _BATCH = 4096
 def link(
     texts: tuple[str, ...],
     terminology_dir: Path | None,
+    index_dir: Path | None,
+    sieves: str | None,
+    exact_only: bool,
     input_path: Path | None,
     output_path: Path | None,
     output_format: str | None,
@@ -55,13 +60,17 @@ def link(
       medlink link "heart attack" "Crohn's disease"
       medlink link --format json "myocardial infarction"
       medlink link --input mentions.tsv --output results.jsonl
+      medlink link --index my-index/ --sieves exact,O-T "heart atack"
+
+    The embedded default runs exact match, then dense retrieval with the packaged MiniLM over the MeSH
+    descriptors; the first run builds that index (about a minute and a half) and caches it.
     """
-    from medlink.linking import Linker, Mention
+    from medlink.linking import Mention
     from medlink.linking.mention_files import ResultWriter, read_mentions
 
     if not texts and input_path is None:
         raise click.UsageError("give mentions as arguments or with --input FILE")
-    linker = Linker.from_path(terminology_dir) if terminology_dir else Linker.default()
+    linker = make_linker(terminology_dir, index_dir, sieves, exact_only)
     mentions = iter([Mention(text) for text in texts]) if texts else read_mentions(input_path)  # type: ignore[arg-type]
     as_json = output_format == "json" or (
         output_format is None and output_path is not None and output_path.suffix.lower() in (".jsonl", ".json")

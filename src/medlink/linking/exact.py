@@ -6,6 +6,9 @@ concepts sharing the name are returned, ordered by :meth:`Terminology.lookup_nor
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
+from medlink.index.entries import IndexEntry
 from medlink.linking.results import Candidate, LinkResult, Stage
 from medlink.terminology import Terminology
 
@@ -13,14 +16,32 @@ EXACT_SCORE = 1.0
 
 
 class ExactSieve:
-    """Links normalized keys to the concepts that have a name with the same key."""
+    """Links normalized keys to the concepts that have a name with the same key.
+
+    With ``mentions`` (the ``D`` entries of an index), an annotated training mention with the same normalized
+    text decides first: the annotators' choice for that exact string is the most precise evidence there is.
+    """
 
     stage = Stage.EXACT
+    name = "exact"
 
-    def __init__(self, terminology: Terminology) -> None:
+    def __init__(self, terminology: Terminology, mentions: Iterable[IndexEntry] = ()) -> None:
         self.terminology = terminology
+        self.mentions = {entry.key: entry for entry in mentions}
+
+    def link_batch(self, items: Sequence[tuple[str, str]]) -> list[LinkResult | None]:
+        return [self.link(text, key) for text, key in items]
 
     def link(self, mention: str, key: str) -> LinkResult | None:
+        annotated = self.mentions.get(key)
+        if annotated is not None:
+            return LinkResult(
+                mention=mention, concepts=annotated.concepts, stage=self.stage, score=EXACT_SCORE,
+                matched_name=annotated.text,
+                preferred_names=tuple(self.terminology.concept_preferred_name(c) for c in annotated.concepts),
+                candidates=tuple(Candidate(c, annotated.text, EXACT_SCORE) for c in annotated.concepts),
+                strategy="D", reason=f"normalized text equals the annotated training mention {annotated.text!r}",
+            )  # fmt: skip
         matches = self.terminology.lookup_normalized(key)
         if not matches:
             return None
@@ -34,5 +55,6 @@ class ExactSieve:
             matched_name=matches[0].name,
             preferred_names=tuple(self.terminology.concept_preferred_name(cid) for cid in concepts),
             candidates=tuple(Candidate(match.concept_id, match.name, EXACT_SCORE) for match in matches),
+            strategy="O",
             reason=f"normalized text equals the {matches[0].kind.value} name {matches[0].name!r}{shared}",
         )

@@ -1,8 +1,11 @@
 """The :class:`Linker`: mentions in, :class:`LinkResult` out, through an ordered list of sieves.
 
 Mentions are normalized once, repeats are linked once (``link_many`` deduplicates and a bounded cache remembers
-earlier keys), and the first sieve that finds a concept decides. A mention that no sieve links is ``nil`` with the
-reason; an empty mention is ``empty``. Nothing is random, so the same input always gives the same output.
+earlier keys), and each sieve gets the whole batch of mentions still undecided, so dense sieves encode in batches.
+The first sieve that decides wins. Afterwards: a decided score below the nil threshold becomes ``nil`` (with the
+candidates kept, so the reason can be inspected), and with ``several_within`` set, every candidate scoring within
+that margin of the best is claimed too (mentions that map to several concepts, Liang et al.). An empty mention is
+``empty``. Nothing is random: the same input always gives the same output.
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ from medlink.terminology import Terminology
 
 
 class Sieve(Protocol):
-    """One linking stage: returns a result for a normalized key, or ``None`` to pass to the next stage."""
+    """One linking stage: for each ``(text, normalized key)`` a result, or ``None`` to pass it on."""
 
     stage: Stage
+    name: str
 
-    def link(self, mention: str, key: str) -> LinkResult | None: ...
+    def link_batch(self, items: Sequence[tuple[str, str]]) -> list[LinkResult | None]: ...
 
 
 @dataclass(frozen=True)
@@ -31,9 +35,17 @@ class LinkerConfig:
 
     cache_size: how many normalized keys keep their result; mention streams repeat a lot, so the cache is where
         most of the throughput comes from. 0 disables it.
+    nil_threshold: a dense or sparse decision scoring below it becomes nil (``medlink calibrate`` chooses it from
+        labelled data); ``None`` never declares nil once a candidate exists.
+    several_within: claim every candidate whose score is within this margin of the best (a mention naming several
+        concepts); ``None`` claims one concept (or all that share the matched name).
+    batch_size: mentions handed to the sieves at a time.
     """
 
     cache_size: int = 200_000
+    nil_threshold: float | None = None
+    several_within: float | None = None
+    batch_size: int = 1024
 
 
 class Linker:
@@ -58,7 +70,7 @@ class Linker:
 
     @classmethod
     def default(cls, config: LinkerConfig | None = None) -> Linker:
-        """The embedded default: MeSH descriptors shipped with medlink."""
+        """The embedded default: MeSH descriptors shipped with medlink, exact match only."""
         from medlink.resources import load_default_terminology
 
         return cls(load_default_terminology(), config=config)
@@ -70,26 +82,61 @@ class Linker:
         """Link a batch; each distinct normalized key is decided once."""
         texts = [_text_of(mention) for mention in mentions]
         keys = [self.terminology.normalizer(text) for text in texts]
-        decided: dict[str, LinkResult] = {}
+        undecided: dict[str, str] = {}
+        for text, key in zip(texts, keys, strict=True):
+            if key not in self._cache and key not in undecided:
+                undecided[key] = text
+        decided = self._decide_all(undecided)
         results = []
         for text, key in zip(texts, keys, strict=True):
-            result = decided.get(key) or self._cache.get(key)
-            if result is None:
-                result = self._decide(text, key)
-                self._remember(key, result)
-            decided[key] = result
+            result = decided.get(key) or self._cache[key]
             results.append(result if result.mention == text else replace(result, mention=text))
         return results
 
-    def _decide(self, text: str, key: str) -> LinkResult:
-        if not key:
-            return LinkResult(mention=text, concepts=(), stage=Stage.EMPTY, reason="the mention has no text to link")
-        for sieve in self.sieves:
-            result = sieve.link(text, key)
-            if result is not None:
-                return result
-        tried = ", ".join(sieve.stage.value for sieve in self.sieves)
-        return LinkResult(mention=text, concepts=(), stage=Stage.NIL, reason=f"no concept found by: {tried}")
+    def _decide_all(self, undecided: dict[str, str]) -> dict[str, LinkResult]:
+        decided: dict[str, LinkResult] = {}
+        pending = list(undecided.items())
+        for key, text in pending:
+            if not key:
+                decided[key] = LinkResult(text, (), Stage.EMPTY, reason="the mention has no text to link")
+        pending = [(key, text) for key, text in pending if key]
+        step = max(1, self.config.batch_size)
+        for start in range(0, len(pending), step):
+            batch = pending[start : start + step]
+            for sieve in self.sieves:
+                if not batch:
+                    break
+                outcomes = sieve.link_batch([(text, key) for key, text in batch])
+                remaining = []
+                for (key, text), outcome in zip(batch, outcomes, strict=True):
+                    if outcome is None:
+                        remaining.append((key, text))
+                    else:
+                        decided[key] = self._finish(outcome)
+                batch = remaining
+            tried = ", ".join(getattr(sieve, "name", sieve.stage.value) for sieve in self.sieves)
+            for key, text in batch:
+                decided[key] = LinkResult(text, (), Stage.NIL, reason=f"no concept found by: {tried}")
+        for key, result in decided.items():
+            self._remember(key, result)
+        return decided
+
+    def _finish(self, result: LinkResult) -> LinkResult:
+        threshold = self.config.nil_threshold
+        if threshold is not None and result.stage is not Stage.EXACT and (result.score or 0.0) < threshold:
+            return replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False,
+                           reason=f"best candidate {result.matched_name!r} scored {result.score:.3f}, below the "
+                                  f"nil threshold {threshold:.3f}")  # fmt: skip
+        margin = self.config.several_within
+        if margin is not None and result.candidates and result.score is not None:
+            claimed = tuple(dict.fromkeys(
+                [*result.concepts, *(c.concept_id for c in result.candidates if c.score >= result.score - margin)]
+            ))  # fmt: skip
+            if len(claimed) > len(result.concepts):
+                names = tuple(self.terminology.concept_preferred_name(c) for c in claimed)
+                reason = f"{result.reason}; {len(claimed)} concepts within {margin} of the best"
+                return replace(result, concepts=claimed, preferred_names=names, several=True, reason=reason)
+        return result
 
     def _remember(self, key: str, result: LinkResult) -> None:
         if self.config.cache_size <= 0:

@@ -11,8 +11,10 @@ class Stage(StrEnum):
     """Which step decided a result. Later pipelines add dense and sparse sieves after ``exact``."""
 
     EXACT = "exact"
+    DENSE = "dense"
+    SPARSE = "sparse"
     EMPTY = "empty"  # the mention had no text to link
-    NIL = "nil"  # no stage found a concept
+    NIL = "nil"  # no stage found a concept, or the best score was below the nil threshold
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ class LinkResult:
     preferred_names: tuple[str, ...] = ()
     candidates: tuple[Candidate, ...] = ()
     reason: str = ""
+    strategy: str = ""  # which sieve of a stage decided, e.g. "D-T" or "OD-T"
+    several: bool = False  # the concepts are all claimed (a multi-concept mention), not alternatives
 
     @property
     def concept_id(self) -> str | None:
@@ -64,7 +68,8 @@ class LinkResult:
 
     @property
     def ambiguous(self) -> bool:
-        return len(self.concepts) > 1
+        """Several concepts share the matched name and nothing tells them apart."""
+        return len(self.concepts) > 1 and not self.several
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, in the order a reader wants: the decision first, then its explanation."""
@@ -73,9 +78,11 @@ class LinkResult:
             "concepts": list(self.concepts),
             "score": self.score,
             "stage": self.stage.value,
+            "strategy": self.strategy,
             "matched_name": self.matched_name,
             "preferred_names": list(self.preferred_names),
             "ambiguous": self.ambiguous,
+            "several": self.several,
             "reason": self.reason,
             "candidates": [asdict(candidate) for candidate in self.candidates],
         }

@@ -307,6 +307,23 @@ class Terminology:
 
     # --- summaries ----------------------------------------------------------------------------------------
 
+    def fingerprint(self) -> str:
+        """Identifies this terminology's content for indexes built from it: the checksums of its source files
+        when it was compiled from files, else a hash of its ids and names; the normalizer is part of it."""
+        import hashlib
+
+        digest = hashlib.sha256(self.normalizer.fingerprint.encode())
+        if self.sources and all(source.sha256 for source in self.sources):
+            for source in self.sources:
+                digest.update(f"{source.format}:{source.sha256}\n".encode())
+        else:
+            for concept_id in self.concepts["id"]:
+                digest.update(concept_id.encode() + b"\n")
+            for text in self.names["text"]:
+                digest.update(text.encode() + b"\n")
+        digest.update(f"{len(self)}:{self.name_count}".encode())
+        return digest.hexdigest()[:16]
+
     def name_counts_by_kind(self) -> Counter[str]:
         return Counter(self.names["kind"])
 

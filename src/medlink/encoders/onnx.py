@@ -1,0 +1,134 @@
+"""ONNX Runtime encoders, exported once from any transformer encoder and cached as a self-contained folder.
+
+The cached folder (``model.onnx``, ``tokenizer.json``, ``encoder.json``) needs only ``onnxruntime`` and
+``tokenizers`` to run: no torch import, which keeps ``medlink link`` start-up short.
+
+Measured on this project's 2-core machine, all-MiniLM-L6-v2, 3,000 MeSH descriptor names (docs/performance.md):
+
+| variant | names/s | cosine to PyTorch fp32 (mean / min) | nearest-name agreement |
+|---|---:|---|---:|
+| PyTorch fp32 | 483 | 1 / 1 | 1 |
+| ONNX fp32 | 1,264 | ≈1 | ≈1 |
+| ONNX int8, per-channel, MatMul only | 2,403 | 0.992 / 0.980 | 0.887 |
+
+fp32 ONNX is the default: it already clears the 650 names/s target without the drift of int8, which stays an option
+(``quantize="int8"``) for users who want the last factor of two.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import numpy as np
+
+from medlink.encoders.base import EncoderIdentity, l2_normalize, length_sorted_batches, prepare_text
+from medlink.encoders.transformer import pool
+
+ONNX_OPSET = 17
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def cache_root() -> Path:
+    """Where exported encoders and default indexes are kept: ``$MEDLINK_CACHE`` or ``~/.cache/medlink``."""
+    return Path(os.environ.get("MEDLINK_CACHE") or Path.home() / ".cache" / "medlink")
+
+
+def export_onnx(source: str | Path, target: Path, quantize: str = "none", pooling: str | None = None,
+                max_length: int | None = None) -> Path:  # fmt: skip
+    """Export a transformer encoder to ``target`` (written to a temporary folder, then renamed)."""
+    import torch
+
+    from medlink.encoders.transformer import DEFAULT_MAX_LENGTH, TransformerEncoder
+
+    encoder = TransformerEncoder(source, pooling=pooling, max_length=max_length or DEFAULT_MAX_LENGTH)
+
+    class _LastHiddenState(torch.nn.Module):
+        def __init__(self, model: torch.nn.Module) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        sample = encoder.tokenizer(["heart attack", "myocardial infarction"], padding=True, return_tensors="pt")
+        if "token_type_ids" not in sample:
+            sample["token_type_ids"] = torch.zeros_like(sample["input_ids"])
+        axes = {name: {0: "batch", 1: "tokens"} for name in (*_INPUTS, "last_hidden_state")}
+        fp32 = staging / "model.fp32.onnx"
+        torch.onnx.export(_LastHiddenState(encoder.model), tuple(sample[name] for name in _INPUTS), str(fp32),
+                          input_names=list(_INPUTS), output_names=["last_hidden_state"], dynamic_axes=axes,
+                          opset_version=ONNX_OPSET, dynamo=False)  # fmt: skip
+        if quantize == "int8":
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            quantize_dynamic(str(fp32), str(staging / "model.onnx"), per_channel=True,
+                             op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)  # fmt: skip
+            fp32.unlink()
+        elif quantize == "none":
+            fp32.rename(staging / "model.onnx")
+        else:
+            raise ValueError(f"quantize must be 'none' or 'int8', not {quantize!r}")
+        encoder.tokenizer.save_pretrained(staging / "tokenizer")
+        shutil.copy(staging / "tokenizer" / "tokenizer.json", staging / "tokenizer.json")
+        shutil.rmtree(staging / "tokenizer")
+        identity = replace(encoder.identity, kind="onnx", quantization=quantize)
+        (staging / "encoder.json").write_text(json.dumps(asdict(identity), indent=2) + "\n")
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+class OnnxEncoder:
+    """Runs an exported encoder folder with ONNX Runtime on the CPU."""
+
+    def __init__(self, folder: Path, threads: int | None = None) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.folder = Path(folder)
+        self._identity = EncoderIdentity(**json.loads((self.folder / "encoder.json").read_text()))
+        options = onnxruntime.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self.session = onnxruntime.InferenceSession(str(self.folder / "model.onnx"), options,
+                                                    providers=["CPUExecutionProvider"])  # fmt: skip
+        self.input_names = [i.name for i in self.session.get_inputs()]
+        self.tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+        self.tokenizer.enable_truncation(self._identity.max_length)
+        self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id("[PAD]") or 0)
+
+    @property
+    def identity(self) -> EncoderIdentity:
+        return self._identity
+
+    @property
+    def dimension(self) -> int:
+        return self._identity.dimension
+
+    def encode(self, texts: Sequence[str], batch_size: int = 128, progress: bool = False) -> np.ndarray:
+        from tqdm import tqdm
+
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for batch in tqdm(length_sorted_batches(texts, batch_size), desc="encoding", unit=" batches",
+                          disable=not progress):  # fmt: skip
+            encodings = self.tokenizer.encode_batch([prepare_text(texts[i]) for i in batch])
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = self.session.run(None, {name: feeds[name] for name in self.input_names})[0]
+            out[batch] = pool(hidden, mask, self._identity.pooling)
+        return l2_normalize(out)

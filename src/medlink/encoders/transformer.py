@@ -1,0 +1,108 @@
+"""Hugging Face transformer encoders: a local folder or any hub name (SapBERT, PubMedBERT, our trained models).
+
+Loading from the hub needs internet; everything medlink tests and ships runs from local folders. Pooling is read
+from a sentence-transformers ``1_Pooling/config.json`` when the folder has one (mean for all-MiniLM, [CLS] for
+SapBERT-style models), or given explicitly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from medlink.encoders.base import EncoderIdentity, l2_normalize, length_sorted_batches, prepare_text
+
+DEFAULT_MAX_LENGTH = 32  # tokens; biomedical names and mentions are short, and cost grows with length
+_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+
+
+def detect_pooling(model_dir: Path) -> str | None:
+    config = model_dir / "1_Pooling" / "config.json"
+    if not config.exists():
+        return None
+    settings = json.loads(config.read_text())
+    if settings.get("pooling_mode_cls_token"):
+        return "cls"
+    if settings.get("pooling_mode_mean_tokens"):
+        return "mean"
+    return None
+
+
+def weights_sha256(model: str | Path) -> str:
+    """Checksum of the weight file, from the folder or from the local hub cache."""
+    folder = Path(model)
+    for name in _WEIGHT_FILES:
+        candidate = folder / name
+        if not candidate.exists() and not folder.exists():
+            from transformers.utils import cached_file
+
+            resolved = cached_file(str(model), name, _raise_exceptions_for_missing_entries=False)
+            candidate = Path(resolved) if resolved else candidate
+        if candidate.exists():
+            digest = hashlib.sha256()
+            with open(candidate, "rb") as handle:
+                while chunk := handle.read(1 << 22):
+                    digest.update(chunk)
+            return digest.hexdigest()
+    return "unknown"
+
+
+class TransformerEncoder:
+    """Mean- or [CLS]-pooled transformer embeddings, L2-normalized, computed in length-sorted batches."""
+
+    def __init__(self, model: str | Path, pooling: str | None = None, max_length: int = DEFAULT_MAX_LENGTH) -> None:
+        from transformers import AutoModel, AutoTokenizer
+
+        self.model_name = str(model)
+        self.tokenizer = AutoTokenizer.from_pretrained(self.model_name)
+        self.model = AutoModel.from_pretrained(self.model_name).eval()
+        self.pooling = pooling or (detect_pooling(Path(model)) if Path(model).exists() else None) or "cls"
+        if self.pooling not in ("mean", "cls"):
+            raise ValueError(f"pooling must be 'mean' or 'cls', not {self.pooling!r}")
+        self.max_length = max_length
+        self._identity: EncoderIdentity | None = None
+
+    @property
+    def dimension(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    @property
+    def identity(self) -> EncoderIdentity:
+        if self._identity is None:
+            self._identity = EncoderIdentity(
+                kind="transformer", model=self.model_name, weights_sha256=weights_sha256(self.model_name),
+                pooling=self.pooling, max_length=self.max_length, dimension=self.dimension,
+            )  # fmt: skip
+        return self._identity
+
+    def tokenize(self, texts: Sequence[str]) -> dict:
+        return self.tokenizer(
+            [prepare_text(t) for t in texts], padding=True, truncation=True, max_length=self.max_length,
+            return_tensors="np",
+        )  # fmt: skip
+
+    def encode(self, texts: Sequence[str], batch_size: int = 128, progress: bool = False) -> np.ndarray:
+        import torch
+        from tqdm import tqdm
+
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        batches = length_sorted_batches(texts, batch_size)
+        with torch.inference_mode():
+            for batch in tqdm(batches, desc="encoding", unit=" batches", disable=not progress):
+                encoded = self.tokenize([texts[i] for i in batch])
+                inputs = {key: torch.from_numpy(value) for key, value in encoded.items()}
+                hidden = self.model(**inputs).last_hidden_state.numpy()
+                out[batch] = pool(hidden, encoded["attention_mask"], self.pooling)
+        return l2_normalize(out)
+
+
+def pool(hidden: np.ndarray, attention_mask: np.ndarray, pooling: str) -> np.ndarray:
+    """Token states → one vector per text: the mean over real tokens, or the [CLS] state."""
+    if pooling == "cls":
+        return hidden[:, 0]
+    mask = attention_mask[..., None].astype(np.float32)
+    return (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)

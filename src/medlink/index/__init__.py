@@ -1,0 +1,18 @@
+"""Vector indexes: encoded terminology names (and training mentions) searchable by cosine similarity."""
+
+from medlink.index.build import add_entries, build_index
+from medlink.index.entries import MENTIONS, ONTOLOGY, IndexEntry, mention_entries, ontology_entries
+from medlink.index.vector_index import Hit, IndexError_, VectorIndex
+
+__all__ = [
+    "MENTIONS",
+    "ONTOLOGY",
+    "Hit",
+    "IndexEntry",
+    "IndexError_",
+    "VectorIndex",
+    "add_entries",
+    "build_index",
+    "mention_entries",
+    "ontology_entries",
+]

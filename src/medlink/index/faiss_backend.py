@@ -1,0 +1,79 @@
+"""FAISS indexes over unit vectors, inner product = cosine. Both kinds store fp16 codes (half of float32's memory,
+scores within 1e-3 of float32).
+
+Exact (``IndexScalarQuantizer``, fp16): scans every vector. Cost grows with the number of names: fine up to a
+few hundred thousand rows for batch work, too slow for interactive linking against all of MeSH on 2 cores.
+
+HNSW (``IndexHNSWSQ``, fp16), chosen automatically above :data:`HNSW_ABOVE` rows:
+- ``M = 32`` links per node: recall close to exact on 384-d sentence embeddings; graph memory ≈ n·M·8 bytes
+  (≈ 180 MB for 700k names). Lower M saves memory and build time and loses recall.
+- ``efConstruction = 200``: build-time beam; higher builds a better graph, linearly slower to build.
+- ``efSearch = 128``: query-time beam; the speed/recall knob. Measured values are in docs/performance.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HNSW_ABOVE = 50_000
+_ADD_CHUNK = 65_536
+
+
+@dataclass(frozen=True)
+class HnswParameters:
+    m: int = 32
+    ef_construction: int = 200
+    ef_search: int = 128
+
+
+def choose_kind(rows: int, requested: str = "auto") -> str:
+    if requested not in ("auto", "exact", "hnsw"):
+        raise ValueError(f"index kind must be auto, exact or hnsw, not {requested!r}")
+    if requested != "auto":
+        return requested
+    return "hnsw" if rows > HNSW_ABOVE else "exact"
+
+
+def build_faiss(vectors: np.ndarray, kind: str, hnsw: HnswParameters):
+    """A FAISS index over ``vectors`` (any float dtype, added in chunks so float32 copies stay small)."""
+    import faiss
+
+    dimension = vectors.shape[1]
+    quantizer = faiss.ScalarQuantizer.QT_fp16
+    if kind == "hnsw":
+        index = faiss.IndexHNSWSQ(dimension, quantizer, hnsw.m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = hnsw.ef_construction
+        index.hnsw.efSearch = hnsw.ef_search
+    else:
+        index = faiss.IndexScalarQuantizer(dimension, quantizer, faiss.METRIC_INNER_PRODUCT)
+    index.train(np.zeros((1, dimension), dtype=np.float32))  # fp16 needs no statistics; FAISS wants the call
+    for start in range(0, len(vectors), _ADD_CHUNK):
+        index.add(np.ascontiguousarray(vectors[start : start + _ADD_CHUNK], dtype=np.float32))
+    return index
+
+
+def write_faiss(index, path: Path) -> None:
+    import faiss
+
+    faiss.write_index(index, str(path))
+
+
+def read_faiss(path: Path, ef_search: int | None = None, mmap: bool = True):
+    """Read an index; codes are memory-mapped so loading costs almost nothing until searched."""
+    import faiss
+
+    index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP if mmap else 0)
+    if ef_search is not None and hasattr(index, "hnsw"):
+        index.hnsw.efSearch = ef_search
+    return index
+
+
+def search(index, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scores and row ids, best first; rows of -1 pad when the index has fewer than ``k`` vectors."""
+    if index.ntotal == 0:
+        empty = np.full((len(queries), k), -1, dtype=np.int64)
+        return np.full((len(queries), k), -np.inf, dtype=np.float32), empty
+    return index.search(np.ascontiguousarray(queries, dtype=np.float32), min(k, index.ntotal))

@@ -1,0 +1,193 @@
+"""A saved vector index: a folder that links encoded names back to concepts.
+
+``INDEX/manifest.json``    format and version, medlink version, encoder identity, terminology fingerprint, kind and
+                           parameters per source, counts, checksum of every file
+``INDEX/entries.parquet``  one row per encoded text: key, text, concepts, source (O or D)
+``INDEX/O.faiss``, ``D.faiss``  one FAISS index per source, rows in entry order within the source
+
+An index refuses to load when its files do not match their checksums, and refuses to be searched with another
+encoder or against another terminology than it was built from.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medlink import __version__
+from medlink.encoders.base import EncoderIdentity, l2_normalize
+from medlink.index import faiss_backend
+from medlink.index.entries import SOURCES, IndexEntry
+from medlink.terminology.diagnostics import MedlinkError
+from medlink.terminology.store import sha256_of
+
+INDEX_FORMAT = "medlink-index"
+INDEX_VERSION = 1
+MANIFEST = "manifest.json"
+ENTRIES = "entries.parquet"
+
+
+class IndexError_(MedlinkError):
+    """An index that cannot be used: corrupt, incomplete, or built with another encoder or terminology."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A dense match: an index entry and its cosine similarity to the query."""
+
+    entry: IndexEntry
+    score: float
+
+
+def faiss_file(source: str) -> str:
+    return f"{source}.faiss"
+
+
+@dataclass
+class VectorIndex:
+    """Entries and their FAISS indexes, per source."""
+
+    entries: dict[str, list[IndexEntry]]  # source -> rows, in FAISS order
+    faiss: dict[str, Any]
+    encoder: EncoderIdentity
+    terminology_fingerprint: str
+    manifest: dict[str, Any] = field(default_factory=dict)
+    _centroids: dict[tuple[str, ...], tuple[list[str], Any]] = field(default_factory=dict, repr=False)
+
+    # --- loading --------------------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, folder: Path | str, verify: bool = True, ef_search: int | None = None) -> VectorIndex:
+        folder = Path(folder)
+        manifest = read_index_manifest(folder)
+        if verify:
+            for name, checksum in manifest["files"].items():
+                path = folder / name
+                if not path.exists():
+                    raise IndexError_(f"{path} is missing: the index is incomplete; rebuild it")
+                if sha256_of(path) != checksum:
+                    raise IndexError_(f"{path} does not match the checksum in its manifest; rebuild the index")
+        entries = read_entries(folder / ENTRIES)
+        indexes = {source: faiss_backend.read_faiss(folder / faiss_file(source), ef_search) for source in entries}
+        for source, rows in entries.items():
+            if indexes[source].ntotal != len(rows):
+                raise IndexError_(f"{folder / faiss_file(source)} has {indexes[source].ntotal} vectors for "
+                                  f"{len(rows)} entries; rebuild the index")  # fmt: skip
+        return cls(entries, indexes, EncoderIdentity(**manifest["encoder"]), manifest["terminology"], manifest)
+
+    def check_compatible(self, encoder: EncoderIdentity | None = None, terminology_fingerprint: str | None = None
+                         ) -> None:  # fmt: skip
+        """Refuse an encoder or terminology other than the ones this index was built with."""
+        if encoder is not None and encoder.fingerprint() != self.encoder.fingerprint():
+            raise IndexError_(
+                f"this index was built with encoder {self.encoder.model} ({self.encoder.kind}, "
+                f"{self.encoder.fingerprint()}) but the linker uses {encoder.model} ({encoder.kind}, "
+                f"{encoder.fingerprint()}); rebuild it with `medlink index build`"
+            )
+        if terminology_fingerprint is not None and terminology_fingerprint != self.terminology_fingerprint:
+            raise IndexError_(
+                f"this index was built from terminology {self.terminology_fingerprint}, not from the loaded "
+                f"terminology {terminology_fingerprint}; rebuild it with `medlink index build`"
+            )
+
+    # --- searching ------------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return sum(len(rows) for rows in self.entries.values())
+
+    def count(self, source: str) -> int:
+        return len(self.entries.get(source, ()))
+
+    def search(self, queries: np.ndarray, k: int, sources: Sequence[str] = SOURCES) -> list[list[Hit]]:
+        """Top ``k`` entries per query over the given sources (per-name "T" representation), best first."""
+        results: list[list[Hit]] = [[] for _ in range(len(queries))]
+        for source in sources:
+            if not self.count(source):
+                continue
+            scores, rows = faiss_backend.search(self.faiss[source], queries, k)
+            for query, (row_scores, row_ids) in enumerate(zip(scores, rows, strict=True)):
+                results[query].extend(Hit(self.entries[source][r], float(s))
+                                      for s, r in zip(row_scores, row_ids, strict=True) if r >= 0)  # fmt: skip
+        for hits in results:
+            hits.sort(key=lambda hit: (-hit.score, hit.entry.source, hit.entry.key))
+            del hits[k:]
+        return results
+
+    def search_centroids(self, queries: np.ndarray, k: int, sources: Sequence[str] = SOURCES
+                         ) -> list[list[tuple[str, float]]]:  # fmt: skip
+        """Top ``k`` concepts per query by similarity to each concept's centroid ("C" representation)."""
+        concept_ids, index = self._centroid_index(tuple(sorted(sources)))
+        scores, rows = faiss_backend.search(index, queries, k)
+        return [[(concept_ids[r], float(s)) for s, r in zip(rs, ids, strict=True) if r >= 0]
+                for rs, ids in zip(scores, rows, strict=True)]  # fmt: skip
+
+    def _centroid_index(self, sources: tuple[str, ...]) -> tuple[list[str], Any]:
+        """Mean of the unit vectors of every entry naming a concept, normalized; built on first use."""
+        if sources not in self._centroids:
+            sums: dict[str, np.ndarray] = {}
+            for source in sources:
+                if not self.count(source):
+                    continue
+                vectors = self.faiss[source].reconstruct_n(0, self.count(source))
+                for entry, vector in zip(self.entries[source], vectors, strict=True):
+                    for concept in entry.concepts:
+                        if concept in sums:
+                            sums[concept] += vector
+                        else:
+                            sums[concept] = vector.astype(np.float32).copy()
+            concept_ids = sorted(sums)
+            matrix = l2_normalize(np.stack([sums[c] for c in concept_ids])) if concept_ids else np.zeros((0, 1))
+            kind = faiss_backend.choose_kind(len(concept_ids))
+            self._centroids[sources] = (concept_ids, faiss_backend.build_faiss(matrix, kind, hnsw_parameters(self)))
+        return self._centroids[sources]
+
+
+def hnsw_parameters(index: VectorIndex) -> faiss_backend.HnswParameters:
+    return faiss_backend.HnswParameters(**index.manifest.get("hnsw", {}))
+
+
+def read_index_manifest(folder: Path) -> dict[str, Any]:
+    path = folder / MANIFEST
+    if not path.exists():
+        raise IndexError_(f"{folder} is not a medlink index (no {MANIFEST}); build one with `medlink index build`")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise IndexError_(f"{path}: unreadable manifest ({error})") from None
+    if manifest.get("format") != INDEX_FORMAT:
+        raise IndexError_(f"{path}: not a medlink index manifest")
+    if manifest.get("version") != INDEX_VERSION:
+        raise IndexError_(
+            f"{folder} is index format version {manifest.get('version')}; this medlink "
+            f"({__version__}) reads version {INDEX_VERSION}. Rebuild it with `medlink index build`"
+        )
+    return manifest
+
+
+def read_entries(path: Path) -> dict[str, list[IndexEntry]]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path).to_pydict()
+    entries: dict[str, list[IndexEntry]] = {}
+    for key, text, concepts, source in zip(table["key"], table["text"], table["concepts"], table["source"],
+                                           strict=True):  # fmt: skip
+        entries.setdefault(source, []).append(IndexEntry(key, text, tuple(concepts), source))
+    return entries
+
+
+def write_entries(entries: dict[str, list[IndexEntry]], path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [entry for source in SOURCES for entry in entries.get(source, [])]
+    table = pa.table({
+        "key": [e.key for e in rows], "text": [e.text for e in rows],
+        "concepts": pa.array([list(e.concepts) for e in rows], pa.list_(pa.string())),
+        "source": [e.source for e in rows],
+    })  # fmt: skip
+    pq.write_table(table, path, compression="zstd")
