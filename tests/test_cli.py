@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 MEDLINK = [sys.executable, "-m", "medlink"]
 
 
@@ -15,8 +17,9 @@ def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return completed
 
 
-def test_link_on_the_embedded_default() -> None:
-    out = run("link", "myocardial infarction", "heart attack", "", "no such disease at all").stdout.splitlines()
+def test_link_exact_only_on_the_embedded_terminology() -> None:
+    out = run("link", "--exact-only", "myocardial infarction", "heart attack", "", "no such disease at all"
+              ).stdout.splitlines()  # fmt: skip
     assert out[0].split("\t") == ["mention", "concepts", "preferred_names", "score", "stage", "matched_name"]
     rows = [line.split("\t") for line in out[1:]]
     assert rows[0][:2] == ["myocardial infarction", "MESH:D009203"]
@@ -26,7 +29,9 @@ def test_link_on_the_embedded_default() -> None:
 
 
 def test_link_json_prints_one_object_per_mention() -> None:
-    lines = run("link", "--format", "json", "Myocardial Infarction", "Crohn's disease").stdout.splitlines()
+    lines = run(
+        "link", "--exact-only", "--format", "json", "Myocardial Infarction", "Crohn's disease"
+    ).stdout.splitlines()
     first, second = (json.loads(line) for line in lines)
     assert first["mention"] == "Myocardial Infarction"
     assert first["concepts"] == ["MESH:D009203"] and first["stage"] == "exact" and first["score"] == 1.0
@@ -39,12 +44,12 @@ def test_link_streams_files(tmp_path: Path) -> None:
         '{"mention": "heart attack", "document": "The patient had a heart attack."}\n{"text": "Crohn disease"}\n'
     )
     output = tmp_path / "results.jsonl"
-    run("link", "--input", str(mentions), "--output", str(output))
+    run("link", "--exact-only", "--input", str(mentions), "--output", str(output))
     results = [json.loads(line) for line in output.read_text().splitlines()]
     assert [r["concepts"] for r in results] == [["MESH:D009203"], ["MESH:D003424"]]
     tsv_in, tsv_out = tmp_path / "m.tsv", tmp_path / "r.tsv"
     tsv_in.write_text("mention\tnote\nheart attack\tx\n")
-    run("link", "--input", str(tsv_in), "--output", str(tsv_out))
+    run("link", "--exact-only", "--input", str(tsv_in), "--output", str(tsv_out))
     assert tsv_out.read_text().splitlines()[1].split("\t")[:2] == ["heart attack", "MESH:D009203"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.tsv", "mentions.jsonl", "r.tsv", "results.jsonl"]
 
@@ -54,7 +59,7 @@ def test_bad_input_file_is_one_line_error_and_keeps_existing_output(tmp_path: Pa
     bad.write_text('{"mention": "heart attack"}\n{not json}\n')
     output = tmp_path / "out.jsonl"
     output.write_text("previous results\n")
-    completed = run("link", "--input", str(bad), "--output", str(output), check=False)
+    completed = run("link", "--exact-only", "--input", str(bad), "--output", str(output), check=False)
     assert completed.returncode == 1
     assert f"{bad}:2: invalid JSON" in completed.stderr
     assert "Traceback" not in completed.stderr
@@ -82,7 +87,7 @@ def test_compile_info_and_link_with_a_compiled_terminology(tmp_path: Path, fixtu
     info = run("terminology", "info", str(target)).stdout
     assert "9 concepts" in info
     assert "MESH" in info and "TP" in info and "entry" in info
-    linked = run("link", "--terminology", str(target), "--format", "json", "VSD").stdout
+    linked = run("link", "--exact-only", "--terminology", str(target), "--format", "json", "VSD").stdout
     assert json.loads(linked)["concepts"] == ["TP:0000003"]
 
 
@@ -98,7 +103,7 @@ def test_compile_strict_stops_at_the_malformed_line(tmp_path: Path) -> None:
 
 
 def test_unreadable_terminology_is_explained(tmp_path: Path) -> None:
-    completed = run("link", "--terminology", str(tmp_path), "x", check=False)
+    completed = run("link", "--exact-only", "--terminology", str(tmp_path), "x", check=False)
     assert completed.returncode == 1
     assert "is not a compiled terminology" in completed.stderr
 
@@ -107,3 +112,40 @@ def test_help_is_fast_and_lists_commands() -> None:
     out = run("--help").stdout
     assert "link" in out and "terminology" in out
     assert "obo" in run("terminology", "formats").stdout
+
+
+def test_default_link_runs_exact_then_dense_and_caches_its_index(isolated_cache: Path) -> None:
+    """The embedded default: the first run builds the MeSH descriptor index, later runs load it."""
+    first = run("link", "--format", "json", "heart attack", "myocardial infarctoin of the left ventricle")
+    exact, dense = (json.loads(line) for line in first.stdout.splitlines())
+    assert exact["stage"] == "exact" and exact["concepts"] == ["MESH:D009203"]
+    assert dense["stage"] == "dense" and dense["concepts"] == ["MESH:D009203"]
+    [index] = (isolated_cache / "indexes").iterdir()
+    built_at = (index / "manifest.json").stat().st_mtime_ns
+    again = run("link", "--format", "json", "heart attack")
+    assert json.loads(again.stdout)["concepts"] == ["MESH:D009203"]
+    assert (index / "manifest.json").stat().st_mtime_ns == built_at
+
+
+def test_index_build_link_add_and_eval(tmp_path: Path, fixtures: Path) -> None:
+    terminology = tmp_path / "term"
+    run("terminology", "compile", f"mesh-desc-tsv:{fixtures / 'mesh_descriptors_tiny.tsv'}", "-o", str(terminology))
+    index = tmp_path / "index"
+    built = run("index", "build", "--terminology", str(terminology), "-o", str(index))
+    assert "indexed" in built.stdout
+    linked = json.loads(run("link", "--index", str(index), "--format", "json", "cardiac illness").stdout)
+    assert linked["stage"] == "dense" and linked["concepts"] == ["MESH:D006331"]
+    synonyms = tmp_path / "synonyms.tsv"
+    synonyms.write_text("D009203\tcoronary thrombosis event\nD999999\tunknown thing\n")
+    added = run("index", "add", str(index), "--synonyms", str(synonyms), "--namespace", "MESH")
+    assert "1 new names encoded" in added.stdout
+    assert "1 concept ids" in added.stderr
+    relinked = json.loads(run("link", "--index", str(index), "--format", "json", "coronary thrombosis event").stdout)
+    assert relinked["concepts"] == ["MESH:D009203"] and relinked["stage"] == "exact"
+    info = json.loads(run("index", "info", str(index)).stdout)
+    assert info["counts"]["O"] == 10 and info["origin"]["encoder"] == "minilm"  # 9 distinct names + 1 added
+    corpus = tmp_path / "gold.tsv"
+    corpus.write_text("heart attack\tD009203\ncardiac illness\tD006331\nnot a disease at all\t-1\n")
+    result = json.loads(run("eval", "--index", str(index), "--corpus", f"tsv:{corpus}", "--namespace", "MESH",
+                            "--json").stdout)  # fmt: skip
+    assert result["n"] == 3 and result["acc@1"] == pytest.approx(2 / 3)

@@ -84,8 +84,9 @@ def test_eval_command_on_ncbi_test(tmp_path: Path) -> None:
                    check=True, capture_output=True)  # fmt: skip
     errors = tmp_path / "errors.tsv"
     completed = subprocess.run(
-        [sys.executable, "-m", "medlink", "eval", "--terminology", str(tmp_path / "t"), "--corpus", f"pubtator:{test}",
-         "--json", "--errors", str(errors)], check=True, capture_output=True, text=True)  # fmt: skip
+        [sys.executable, "-m", "medlink", "eval", "--exact-only", "--terminology", str(tmp_path / "t"),
+         "--corpus", f"pubtator:{test}", "--json", "--errors", str(errors)],
+        check=True, capture_output=True, text=True)  # fmt: skip
     result = json.loads(completed.stdout)
     assert result["n"] == 960
     assert 0.0 <= result["acc@1"] <= result["acc@5"] <= 1.0

@@ -9,19 +9,14 @@ from pathlib import Path
 
 import click
 
-from medlink.cli.linker_options import make_linker
+from medlink.cli.linker_options import linker_options, make_linker
 
 _BATCH = 4096
 
 
 @click.command()
 @click.argument("texts", nargs=-1)
-@click.option(
-    "--terminology",
-    "terminology_dir",
-    type=click.Path(path_type=Path),
-    help="Compiled terminology folder (default: the embedded MeSH descriptors).",
-)
+@linker_options
 @click.option(
     "--input",
     "input_path",

@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -65,9 +66,11 @@ def export_onnx(source: str | Path, target: Path, quantize: str = "none", poolin
             sample["token_type_ids"] = torch.zeros_like(sample["input_ids"])
         axes = {name: {0: "batch", 1: "tokens"} for name in (*_INPUTS, "last_hidden_state")}
         fp32 = staging / "model.fp32.onnx"
-        torch.onnx.export(_LastHiddenState(encoder.model), tuple(sample[name] for name in _INPUTS), str(fp32),
-                          input_names=list(_INPUTS), output_names=["last_hidden_state"], dynamic_axes=axes,
-                          opset_version=ONNX_OPSET, dynamo=False)  # fmt: skip
+        with warnings.catch_warnings():  # the tracer's notes on control flow are about the exporter, not the user
+            warnings.simplefilter("ignore")
+            torch.onnx.export(_LastHiddenState(encoder.model), tuple(sample[name] for name in _INPUTS), str(fp32),
+                              input_names=list(_INPUTS), output_names=["last_hidden_state"], dynamic_axes=axes,
+                              opset_version=ONNX_OPSET, dynamo=False)  # fmt: skip
         if quantize == "int8":
             from onnxruntime.quantization import QuantType, quantize_dynamic
 

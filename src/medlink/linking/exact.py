@@ -20,14 +20,19 @@ class ExactSieve:
 
     With ``mentions`` (the ``D`` entries of an index), an annotated training mention with the same normalized
     text decides first: the annotators' choice for that exact string is the most precise evidence there is.
+    ``synonyms`` are names added to an index after it was built (``medlink index add``), matched after the
+    terminology's own names.
     """
 
     stage = Stage.EXACT
     name = "exact"
 
-    def __init__(self, terminology: Terminology, mentions: Iterable[IndexEntry] = ()) -> None:
+    def __init__(
+        self, terminology: Terminology, mentions: Iterable[IndexEntry] = (), synonyms: Iterable[IndexEntry] = ()
+    ) -> None:
         self.terminology = terminology
         self.mentions = {entry.key: entry for entry in mentions}
+        self.synonyms = {entry.key: entry for entry in synonyms}
 
     def link_batch(self, items: Sequence[tuple[str, str]]) -> list[LinkResult | None]:
         return [self.link(text, key) for text, key in items]
@@ -35,16 +40,11 @@ class ExactSieve:
     def link(self, mention: str, key: str) -> LinkResult | None:
         annotated = self.mentions.get(key)
         if annotated is not None:
-            return LinkResult(
-                mention=mention, concepts=annotated.concepts, stage=self.stage, score=EXACT_SCORE,
-                matched_name=annotated.text,
-                preferred_names=tuple(self.terminology.concept_preferred_name(c) for c in annotated.concepts),
-                candidates=tuple(Candidate(c, annotated.text, EXACT_SCORE) for c in annotated.concepts),
-                strategy="D", reason=f"normalized text equals the annotated training mention {annotated.text!r}",
-            )  # fmt: skip
+            return self._entry_result(mention, annotated, "D", "the annotated training mention")
         matches = self.terminology.lookup_normalized(key)
         if not matches:
-            return None
+            added = self.synonyms.get(key)
+            return self._entry_result(mention, added, "O", "the added synonym") if added else None
         concepts = tuple(match.concept_id for match in matches)
         shared = f", shared by {len(concepts)} concepts" if len(concepts) > 1 else ""
         return LinkResult(
@@ -58,3 +58,11 @@ class ExactSieve:
             strategy="O",
             reason=f"normalized text equals the {matches[0].kind.value} name {matches[0].name!r}{shared}",
         )
+
+    def _entry_result(self, mention: str, entry: IndexEntry, strategy: str, what: str) -> LinkResult:
+        return LinkResult(
+            mention=mention, concepts=entry.concepts, stage=self.stage, score=EXACT_SCORE, matched_name=entry.text,
+            preferred_names=tuple(self.terminology.concept_preferred_name(c) for c in entry.concepts),
+            candidates=tuple(Candidate(c, entry.text, EXACT_SCORE) for c in entry.concepts),
+            strategy=strategy, reason=f"normalized text equals {what} {entry.text!r}",
+        )  # fmt: skip

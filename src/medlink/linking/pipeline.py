@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from medlink.encoders.base import Encoder
-from medlink.index import MENTIONS, VectorIndex
+from medlink.index import MENTIONS, ONTOLOGY, VectorIndex
 from medlink.linking.dense import CachingEncoder, DenseSieve, DenseStrategy
 from medlink.linking.exact import ExactSieve
 from medlink.linking.linker import Linker, LinkerConfig, Sieve
@@ -32,15 +32,19 @@ def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None,
     for part in (p.strip() for p in spec.split(",") if p.strip()):
         name, _, threshold = part.partition("@")
         if name.lower() == "exact":
-            sieves.append(ExactSieve(terminology, index.entries.get(MENTIONS, ()) if index else ()))
+            mentions = index.entries.get(MENTIONS, ()) if index else ()
+            added = (
+                [e for e in index.entries.get(ONTOLOGY, ()) if not terminology.has_normalized(e.key)] if index else ()
+            )
+            sieves.append(ExactSieve(terminology, mentions, added))
             continue
-        if index is None or shared is None:
-            raise MedlinkError(f"sieve {part!r} needs a vector index (--index) and its encoder")
         try:
             strategy = DenseStrategy.parse(name)
             accept = float(threshold) if threshold else None
         except ValueError as error:
             raise MedlinkError(f"bad sieve {part!r}: {error}") from None
+        if index is None or shared is None:
+            raise MedlinkError(f"sieve {part!r} needs a vector index (--index) and its encoder")
         sieve = DenseSieve(index, shared, terminology, strategy, accept, top_k)
         if sieve.usable():
             sieves.append(sieve)

@@ -234,6 +234,9 @@ class Terminology:
         """
         return self.lookup_normalized(self.normalizer(text))
 
+    def has_normalized(self, key: str) -> bool:
+        return key in self._names_of_norm
+
     def lookup_normalized(self, key: str) -> list[NameMatch]:
         best: dict[int, int] = {}
         concept_col, kind_col = self.names["concept"], self.names["kind"]

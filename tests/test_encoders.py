@@ -1,0 +1,58 @@
+"""Encoders with the real packaged MiniLM: PyTorch and ONNX agree, vectors are unit length, identity is real."""
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from medlink.encoders import load_encoder, packaged_minilm_path
+from medlink.encoders.base import length_sorted_batches
+
+TERMS = ["heart attack", "myocardial infarction", "ibuprofen 600 mg tablet", "Crohn's disease", "a", "x" * 400]
+
+
+@pytest.fixture(scope="session")
+def torch_encoder():
+    return load_encoder("minilm", backend="torch")
+
+
+def test_onnx_matches_torch(encoder, torch_encoder) -> None:
+    a, b = encoder.encode(TERMS), torch_encoder.encode(TERMS)
+    assert a.shape == b.shape == (len(TERMS), 384)
+    assert a.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    assert (a * b).sum(axis=1).min() > 0.999
+
+
+def test_order_is_restored_after_length_sorting(encoder) -> None:
+    forward = encoder.encode(TERMS, batch_size=2)
+    backward = encoder.encode(TERMS[::-1], batch_size=2)[::-1]
+    np.testing.assert_allclose(forward, backward, atol=1e-5)
+    assert sorted(i for batch in length_sorted_batches(TERMS, 4) for i in batch) == list(range(len(TERMS)))
+
+
+def test_vectors_carry_meaning(encoder) -> None:
+    heart, infarction, ibuprofen = encoder.encode(TERMS[:3])
+    assert heart @ infarction > heart @ ibuprofen + 0.2
+
+
+def test_identity_records_the_real_weights(encoder) -> None:
+    identity = encoder.identity
+    weights = packaged_minilm_path() / "model.safetensors"
+    assert identity.weights_sha256 == hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert (identity.kind, identity.pooling, identity.max_length, identity.dimension) == ("onnx", "mean", 32, 384)
+    assert identity.fingerprint() == load_encoder("minilm").identity.fingerprint()  # the export is reused
+
+
+def test_int8_is_close_but_not_identical(encoder) -> None:
+    quantized = load_encoder("minilm", quantize="int8")
+    assert quantized.identity.quantization == "int8"
+    assert quantized.identity.fingerprint() != encoder.identity.fingerprint()
+    cosine = (quantized.encode(TERMS) * encoder.encode(TERMS)).sum(axis=1)
+    assert cosine.min() > 0.95
+    assert cosine.mean() < 0.9999
+
+
+def test_int8_needs_onnx() -> None:
+    with pytest.raises(Exception, match="int8 quantization needs the onnx backend"):
+        load_encoder("minilm", backend="torch", quantize="int8")

@@ -1,0 +1,148 @@
+"""Vector indexes with the real MiniLM: build, search, refusal of mismatches and corruption, resume, update."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from medlink.index import IndexEntry, IndexError_, VectorIndex, add_entries, build_index, ontology_entries
+from medlink.terminology import Terminology
+from medlink.terminology.records import Name, NameKind, make_concept
+
+
+@pytest.fixture(scope="module")
+def terminology() -> Terminology:
+    return Terminology.from_concepts([
+        make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack", NameKind.ENTRY_TERM)]),
+        make_concept("MESH:D003424", "Crohn Disease", [Name("Regional Enteritis", NameKind.ENTRY_TERM)]),
+        make_concept("MESH:D007052", "Ibuprofen", [Name("Motrin", NameKind.ENTRY_TERM)]),
+        make_concept("MESH:D003080", "Cold Temperature", [Name("Cold", NameKind.ENTRY_TERM)]),
+        make_concept("MESH:D003139", "Common Cold", [Name("Cold", NameKind.EXACT)]),
+        make_concept("MESH:D006973", "Hypertension", [Name("High Blood Pressure", NameKind.ENTRY_TERM)]),
+    ])  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def built(terminology, encoder, tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("idx") / "index"
+    return build_index(ontology_entries(terminology), encoder, folder, terminology.fingerprint())
+
+
+def test_entries_are_distinct_normalized_names_with_every_concept(terminology) -> None:
+    entries = ontology_entries(terminology)
+    assert len(entries) == terminology.name_count - 1  # the two "Cold" names are one entry
+    cold = next(e for e in entries if e.key == "cold")
+    assert cold.concepts == ("MESH:D003139", "MESH:D003080")  # exact synonym before entry term
+
+
+def test_search_finds_the_nearest_name(built, encoder) -> None:
+    index = VectorIndex.load(built)
+    [hits] = index.search(encoder.encode(["heart attacks in elderly"]), k=3)
+    assert hits[0].entry.text == "Heart Attack" and hits[0].entry.concepts == ("MESH:D009203",)
+    assert hits[0].score > hits[1].score > hits[2].score
+    assert len(index) == 11 and index.count("D") == 0
+
+
+def test_centroid_search(built, encoder) -> None:
+    index = VectorIndex.load(built)
+    [found] = index.search_centroids(encoder.encode(["high blood pressure"]), k=2)
+    assert found[0][0] == "MESH:D006973"
+
+
+def test_hnsw_kind_gives_the_same_nearest_name(terminology, encoder, tmp_path) -> None:
+    folder = build_index(ontology_entries(terminology), encoder, tmp_path / "h", terminology.fingerprint(), kind="hnsw")
+    index = VectorIndex.load(folder)
+    assert index.manifest["kinds"] == {"O": "hnsw"}
+    [hits] = index.search(encoder.encode(["motrin tablets"]), k=1)
+    assert hits[0].entry.concepts == ("MESH:D007052",)
+
+
+def test_manifest_names_encoder_terminology_and_checksums(built, encoder, terminology) -> None:
+    manifest = json.loads((built / "manifest.json").read_text())
+    assert manifest["encoder_fingerprint"] == encoder.identity.fingerprint()
+    assert manifest["terminology"] == terminology.fingerprint()
+    assert set(manifest["files"]) == {"entries.parquet", "O.faiss"}
+    assert manifest["counts"] == {"O": 11, "D": 0}
+
+
+def test_other_encoder_or_terminology_is_refused(built, encoder, terminology) -> None:
+    from medlink.encoders import load_encoder
+
+    index = VectorIndex.load(built)
+    index.check_compatible(encoder.identity, terminology.fingerprint())
+    with pytest.raises(IndexError_, match=r"built with encoder .* but the linker uses"):
+        index.check_compatible(load_encoder("minilm", quantize="int8").identity)
+    with pytest.raises(IndexError_, match="not from the loaded terminology"):
+        index.check_compatible(terminology_fingerprint="0123456789abcdef")
+
+
+def test_corrupt_or_partial_index_is_refused(built, tmp_path) -> None:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy)
+    with open(copy / "O.faiss", "r+b") as handle:
+        handle.seek(200)
+        handle.write(b"\x00\x01\x02")
+    with pytest.raises(IndexError_, match=r"O\.faiss does not match the checksum"):
+        VectorIndex.load(copy)
+    (copy / "O.faiss").unlink()
+    with pytest.raises(IndexError_, match="missing: the index is incomplete"):
+        VectorIndex.load(copy)
+    with pytest.raises(IndexError_, match="is not a medlink index"):
+        VectorIndex.load(tmp_path)
+
+
+class CountingEncoder:
+    """The real encoder, counting the texts it encodes and optionally failing after some calls."""
+
+    def __init__(self, encoder, fail_after: int | None = None) -> None:
+        self.inner, self.fail_after, self.encoded, self.calls = encoder, fail_after, [], 0
+
+    identity = property(lambda self: self.inner.identity)
+    dimension = property(lambda self: self.inner.dimension)
+
+    def encode(self, texts, batch_size=128, progress=False):
+        if self.fail_after is not None and self.calls >= self.fail_after:
+            raise KeyboardInterrupt
+        self.calls += 1
+        self.encoded.extend(texts)
+        return self.inner.encode(texts, batch_size, progress)
+
+
+def test_interrupted_build_resumes_from_its_chunks(terminology, encoder, tmp_path) -> None:
+    entries = ontology_entries(terminology)
+    target = tmp_path / "index"
+    flaky = CountingEncoder(encoder, fail_after=2)
+    with pytest.raises(KeyboardInterrupt):
+        build_index(entries, flaky, target, terminology.fingerprint(), chunk_size=3)
+    assert not target.exists()  # nothing half-built where the index should be
+    assert len(flaky.encoded) == 6
+    resumed = CountingEncoder(encoder)
+    build_index(entries, resumed, target, terminology.fingerprint(), chunk_size=3)
+    assert resumed.encoded == [e.text for e in entries[6:]]  # only the chunks that were missing
+    clean = build_index(entries, encoder, tmp_path / "clean", terminology.fingerprint(), chunk_size=3)
+    a, b = VectorIndex.load(target), VectorIndex.load(clean)
+    np.testing.assert_allclose(a.faiss["O"].reconstruct_n(0, 11), b.faiss["O"].reconstruct_n(0, 11), atol=1e-3)
+    assert not any(p.name.startswith(".") for p in tmp_path.iterdir())  # staging folders cleaned up
+
+
+def test_incremental_add_encodes_only_new_names(built, encoder, tmp_path) -> None:
+    import shutil
+
+    folder = tmp_path / "index"
+    shutil.copytree(built, folder)
+    counting = CountingEncoder(encoder)
+    counts = add_entries(folder, [
+        IndexEntry("mi", "MI", ("MESH:D009203",), "O"),  # new
+        IndexEntry("heart attack", "heart attack", ("MESH:D000001",), "O"),  # existing name, extra concept
+        IndexEntry("cold", "Cold", ("MESH:D003080",), "O"),  # already there
+    ], counting)  # fmt: skip
+    assert counts == {"encoded": 1, "merged": 1}
+    assert counting.encoded == ["MI"]
+    index = VectorIndex.load(folder)
+    assert len(index) == 12
+    assert next(e for e in index.entries["O"] if e.key == "heart attack").concepts == ("MESH:D009203", "MESH:D000001")
+    [hits] = index.search(encoder.encode(["MI"]), k=1)
+    assert hits[0].entry.text == "MI"
