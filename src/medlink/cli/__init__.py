@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from medlink import __version__
+from medlink.cli.calibrate_command import calibrate
 from medlink.cli.eval_command import eval_command
 from medlink.cli.index_commands import index
 from medlink.cli.link_command import link
@@ -31,3 +32,4 @@ main.add_command(link)
 main.add_command(terminology)
 main.add_command(eval_command)
 main.add_command(index)
+main.add_command(calibrate)

@@ -20,10 +20,12 @@ from medlink.terminology import Terminology
 
 
 def prediction_of(result: LinkResult) -> Prediction:
-    """A linker result as the scorer sees it: the best concept is the claim, every candidate is ranked."""
+    """A linker result as the scorer sees it: the best concept is the claim (all of them for a multi-concept or
+    composite result), every candidate is ranked."""
     ranked = tuple(dict.fromkeys([*result.concepts, *(c.concept_id for c in result.candidates)]))
-    return Prediction(concepts=result.concepts[:1], ranked=ranked, stage=result.stage.value,
-                      matched_name=result.matched_name or "")  # fmt: skip
+    claimed = result.concepts if result.several else result.concepts[:1]
+    return Prediction(concepts=claimed, ranked=ranked, parts=tuple(prediction_of(p) for p in result.parts),
+                      stage=result.stage.value, matched_name=result.matched_name or "")  # fmt: skip
 
 
 def resolve_gold(gold: Gold, terminology: Terminology) -> Gold:

@@ -2,10 +2,12 @@
 
 Mentions are normalized once, repeats are linked once (``link_many`` deduplicates and a bounded cache remembers
 earlier keys), and each sieve gets the whole batch of mentions still undecided, so dense sieves encode in batches.
-The first sieve that decides wins. Afterwards: a decided score below the nil threshold becomes ``nil`` (with the
-candidates kept, so the reason can be inspected), and with ``several_within`` set, every candidate scoring within
-that margin of the best is claimed too (mentions that map to several concepts, Liang et al.). An empty mention is
-``empty``. Nothing is random: the same input always gives the same output.
+The first sieve that decides wins. Before the sieves, abbreviations defined in a mention's document are expanded
+("WD" → "Wilson disease"), and a mention that matches no name exactly but splits into parts ("breast and ovarian
+cancer") is linked part by part, when every part links. Afterwards: a decided score below the nil threshold
+becomes ``nil`` (with the candidates kept, so the reason can be inspected), and with ``several_within`` set, every
+candidate scoring within that margin of the best is claimed too (mentions that map to several concepts, Liang
+et al.). An empty mention is ``empty``. Nothing is random: the same input always gives the same output.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from medlink.linking.abbreviations import expand_abbreviations
+from medlink.linking.composites import split_composite
 from medlink.linking.exact import ExactSieve
 from medlink.linking.results import LinkResult, Mention, Stage
 from medlink.terminology import Terminology
@@ -40,12 +44,16 @@ class LinkerConfig:
     several_within: claim every candidate whose score is within this margin of the best (a mention naming several
         concepts); ``None`` claims one concept (or all that share the matched name).
     batch_size: mentions handed to the sieves at a time.
+    expand_abbreviations: use the document of a :class:`Mention` to expand short forms (Schwartz & Hearst).
+    split_composites: link composite mentions part by part.
     """
 
     cache_size: int = 200_000
     nil_threshold: float | None = None
     several_within: float | None = None
     batch_size: int = 1024
+    expand_abbreviations: bool = True
+    split_composites: bool = True
 
 
 class Linker:
@@ -80,26 +88,40 @@ class Linker:
 
     def link_many(self, mentions: Iterable[str | Mention]) -> list[LinkResult]:
         """Link a batch; each distinct normalized key is decided once."""
-        texts = [_text_of(mention) for mention in mentions]
+        originals, texts = [], []
+        for mention in mentions:
+            original = _text_of(mention)
+            originals.append(original)
+            document = mention.document if isinstance(mention, Mention) else None
+            texts.append(expand_abbreviations(original, document) if self.config.expand_abbreviations else original)
+        results = self._link_texts(texts, split=self.config.split_composites)
+        out = []
+        for original, text, result in zip(originals, texts, results, strict=True):
+            if text != original:
+                result = replace(result, reason=f"abbreviation expanded to {text!r}; {result.reason}")
+            out.append(result if result.mention == original else replace(result, mention=original))
+        return out
+
+    def _link_texts(self, texts: list[str], split: bool) -> list[LinkResult]:
         keys = [self.terminology.normalizer(text) for text in texts]
         undecided: dict[str, str] = {}
         for text, key in zip(texts, keys, strict=True):
             if key not in self._cache and key not in undecided:
                 undecided[key] = text
-        decided = self._decide_all(undecided)
-        results = []
-        for text, key in zip(texts, keys, strict=True):
-            result = decided.get(key) or self._cache[key]
-            results.append(result if result.mention == text else replace(result, mention=text))
-        return results
+        decided = self._decide_all(undecided, split)
+        return [decided.get(key) or self._cache[key] for key in keys]
 
-    def _decide_all(self, undecided: dict[str, str]) -> dict[str, LinkResult]:
+    def _decide_all(self, undecided: dict[str, str], split: bool) -> dict[str, LinkResult]:
         decided: dict[str, LinkResult] = {}
         pending = list(undecided.items())
         for key, text in pending:
             if not key:
                 decided[key] = LinkResult(text, (), Stage.EMPTY, reason="the mention has no text to link")
         pending = [(key, text) for key, text in pending if key]
+        if split:
+            composites = self._link_composites(pending)
+            decided.update(composites)
+            pending = [(key, text) for key, text in pending if key not in composites]
         step = max(1, self.config.batch_size)
         for start in range(0, len(pending), step):
             batch = pending[start : start + step]
@@ -120,6 +142,29 @@ class Linker:
         for key, result in decided.items():
             self._remember(key, result)
         return decided
+
+    def _link_composites(self, pending: list[tuple[str, str]]) -> dict[str, LinkResult]:
+        """Results for the pending mentions that split into parts which all link; parts are linked in one batch."""
+        splits = {key: parts for key, text in pending
+                  if not self.terminology.has_normalized(key) and (parts := split_composite(text))}  # fmt: skip
+        if not splits:
+            return {}
+        part_texts = list(dict.fromkeys(part for parts in splits.values() for part in parts))
+        linked = dict(zip(part_texts, self._link_texts(part_texts, split=False), strict=True))
+        results = {}
+        for key, parts in splits.items():
+            part_results = tuple(replace(linked[part], mention=part) for part in parts)
+            if any(not result.concepts for result in part_results):
+                continue  # a part that links to nothing: treat the mention as one name instead
+            concepts = tuple(dict.fromkeys(result.concepts[0] for result in part_results))
+            results[key] = LinkResult(
+                mention=undecided_text(pending, key), concepts=concepts, stage=Stage.COMPOSITE,
+                score=min(result.score or 0.0 for result in part_results),
+                preferred_names=tuple(self.terminology.concept_preferred_name(c) for c in concepts),
+                several=True, parts=part_results,
+                reason=f"composite mention split into {len(parts)} parts: " + "; ".join(parts),
+            )  # fmt: skip
+        return results
 
     def _finish(self, result: LinkResult) -> LinkResult:
         threshold = self.config.nil_threshold
@@ -144,6 +189,10 @@ class Linker:
         if len(self._cache) >= self.config.cache_size:
             self._cache.clear()  # a simple bound; a full cache means the stream has little repetition anyway
         self._cache[key] = result
+
+
+def undecided_text(pending: list[tuple[str, str]], key: str) -> str:
+    return next(text for k, text in pending if k == key)
 
 
 def _text_of(mention: str | Mention) -> str:

@@ -13,6 +13,7 @@ class Stage(StrEnum):
     EXACT = "exact"
     DENSE = "dense"
     SPARSE = "sparse"
+    COMPOSITE = "composite"  # split into parts, each linked on its own (see ``parts``)
     EMPTY = "empty"  # the mention had no text to link
     NIL = "nil"  # no stage found a concept, or the best score was below the nil threshold
 
@@ -60,6 +61,7 @@ class LinkResult:
     reason: str = ""
     strategy: str = ""  # which sieve of a stage decided, e.g. "D-T" or "OD-T"
     several: bool = False  # the concepts are all claimed (a multi-concept mention), not alternatives
+    parts: tuple[LinkResult, ...] = ()  # the linked parts of a composite mention
 
     @property
     def concept_id(self) -> str | None:
@@ -85,4 +87,5 @@ class LinkResult:
             "several": self.several,
             "reason": self.reason,
             "candidates": [asdict(candidate) for candidate in self.candidates],
+            "parts": [part.to_dict() for part in self.parts],
         }

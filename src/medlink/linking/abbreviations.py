@@ -1,0 +1,82 @@
+"""Abbreviations defined in a document, found with the Schwartz & Hearst (2003) algorithm.
+
+"... Wilson disease (WD) ..." defines WD; a later mention "WD" (or "WD patients") is linked as "Wilson disease".
+BioSyn does the same with Ab3P; in NCBI-disease and BC5CDR many mentions are such short forms.
+
+Candidates are ``long form (short form)``: the short form is 2–10 characters, has a letter, starts with a letter
+or digit and has at most two words; the long form is at most min(|SF| + 5, 2·|SF|) words before the parenthesis.
+The best long form is the shortest one whose words' characters spell the short form from right to left, the
+first short-form character starting a word. A. Schwartz and M. Hearst, "A simple algorithm for identifying
+abbreviation definitions in biomedical text", PSB 2003.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_PARENTHESIS = re.compile(r"\(([^()]{1,40})\)")
+_TOKEN = re.compile(r"\S+")
+
+
+def _valid_short_form(candidate: str) -> bool:
+    candidate = candidate.strip()
+    return (
+        2 <= len(candidate) <= 10
+        and len(candidate.split()) <= 2
+        and candidate[0].isalnum()
+        and any(char.isalpha() for char in candidate)
+    )
+
+
+def best_long_form(short: str, long: str) -> str | None:
+    """The shortest suffix of ``long`` whose characters spell ``short`` (Schwartz & Hearst, figure 2)."""
+    s_index, l_index = len(short) - 1, len(long) - 1
+    while s_index >= 0:
+        char = short[s_index].lower()
+        if not char.isalnum():
+            s_index -= 1
+            continue
+        while l_index >= 0 and (
+            long[l_index].lower() != char or (s_index == 0 and l_index > 0 and long[l_index - 1].isalnum())
+        ):
+            l_index -= 1
+        if l_index < 0:
+            return None
+        l_index -= 1
+        s_index -= 1
+    start = long.rfind(" ", 0, l_index + 1) + 1
+    found = long[start:].strip()
+    if len(found) <= len(short) or short.lower() in found.lower().split():
+        return None
+    return found
+
+
+@lru_cache(maxsize=4096)
+def find_abbreviations(document: str) -> dict[str, str]:
+    """Short form → long form for every definition in ``document`` (the first definition of each wins)."""
+    found: dict[str, str] = {}
+    for match in _PARENTHESIS.finditer(document):
+        short = match.group(1).strip()
+        if not _valid_short_form(short) or short in found:
+            continue
+        before = document[: match.start()].rstrip()
+        sentence_start = max(before.rfind(". "), before.rfind("; ")) + 1
+        words = before[sentence_start:].split()
+        limit = min(len(short) + 5, 2 * len(short))
+        long = best_long_form(short, " ".join(words[-limit:]))
+        if long:
+            found[short] = long.strip(" ,;:")
+    return found
+
+
+def expand_abbreviations(text: str, document: str | None) -> str:
+    """``text`` with every token that is a short form defined in ``document`` replaced by its long form."""
+    if not document:
+        return text
+    definitions = find_abbreviations(document)
+    if not definitions:
+        return text
+    if text.strip() in definitions:
+        return definitions[text.strip()]
+    return _TOKEN.sub(lambda m: definitions.get(m.group(), m.group()), text)

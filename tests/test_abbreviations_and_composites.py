@@ -1,0 +1,103 @@
+"""Schwartz & Hearst abbreviation expansion and composite splitting, alone and inside the linker."""
+
+import pytest
+
+from medlink.linking import Linker, LinkerConfig, Mention, Stage
+from medlink.linking.abbreviations import best_long_form, expand_abbreviations, find_abbreviations
+from medlink.linking.composites import split_composite
+from medlink.terminology import Terminology
+from medlink.terminology.records import Name, make_concept
+
+DOCUMENT = (
+    "The major cause is a dysfunctional ATP7B gene, causing Wilson disease (WD). We studied the common autosomal "
+    "recessive copper toxicosis (CT) in terriers. Ataxia-telangiectasia (A-T) patients were excluded (n = 12). "
+    "Hereditary nonpolyposis colorectal cancer (HNPCC) is common."
+)
+
+
+def test_definitions_found_in_a_document() -> None:
+    assert find_abbreviations(DOCUMENT) == {
+        "WD": "Wilson disease",
+        "CT": "copper toxicosis",
+        "A-T": "Ataxia-telangiectasia",
+        "HNPCC": "Hereditary nonpolyposis colorectal cancer",
+    }  # "(n = 12)" is not a short form
+
+
+@pytest.mark.parametrize(
+    ("short", "long", "expected"),
+    [
+        ("HNPCC", "is common. Hereditary nonpolyposis colorectal cancer", "Hereditary nonpolyposis colorectal cancer"),
+        ("WD", "gene, causing Wilson disease", "Wilson disease"),
+        ("XYZ", "gene, causing Wilson disease", None),
+        ("WD", "WD", None),
+    ],
+)
+def test_best_long_form(short: str, long: str, expected: str | None) -> None:
+    assert best_long_form(short, long) == expected
+
+
+def test_expansion_of_whole_mentions_and_tokens() -> None:
+    assert expand_abbreviations("WD", DOCUMENT) == "Wilson disease"
+    assert expand_abbreviations("WD patients", DOCUMENT) == "Wilson disease patients"
+    assert expand_abbreviations("WD", None) == "WD"
+    assert expand_abbreviations("MI", DOCUMENT) == "MI"
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("breast and ovarian cancer", ["breast cancer", "ovarian cancer"]),
+        ("brain, breast, and prostate cancer", ["brain cancer", "breast cancer", "prostate cancer"]),
+        ("C6 or C7 deficiency", ["C6 deficiency", "C7 deficiency"]),
+        ("combination of ribociclib + capecitabine", ["ribociclib", "capecitabine"]),
+        ("cisplatin plus paclitaxel", ["cisplatin", "paclitaxel"]),
+        ("nivolumab vs. placebo", ["nivolumab", "placebo"]),
+        ("severe combined immunodeficiency", None),
+        ("Wilson disease", None),
+    ],
+)
+def test_split_composite(text: str, parts: list[str] | None) -> None:
+    assert split_composite(text) == parts
+
+
+@pytest.fixture
+def terminology() -> Terminology:
+    return Terminology.from_concepts([
+        make_concept("MESH:D006527", "Hepatolenticular Degeneration", [Name("Wilson Disease")]),
+        make_concept("MESH:D001943", "Breast Neoplasms", [Name("breast cancer")]),
+        make_concept("MESH:D010051", "Ovarian Neoplasms", [Name("ovarian cancer")]),
+        make_concept("MESH:D000001", "Hand, Foot and Mouth Disease"),
+    ])  # fmt: skip
+
+
+def test_linker_expands_abbreviations_from_the_document(terminology: Terminology) -> None:
+    linker = Linker(terminology)
+    result = linker.link(Mention("WD", document=DOCUMENT))
+    assert result.mention == "WD" and result.concepts == ("MESH:D006527",)
+    assert result.reason.startswith("abbreviation expanded to 'Wilson disease'")
+    assert linker.link("WD").stage is Stage.NIL  # without its document nothing defines WD
+    off = Linker(terminology, config=LinkerConfig(expand_abbreviations=False))
+    assert off.link(Mention("WD", document=DOCUMENT)).stage is Stage.NIL
+
+
+def test_linker_links_composites_part_by_part(terminology: Terminology) -> None:
+    result = Linker(terminology).link("breast and ovarian cancer")
+    assert result.stage is Stage.COMPOSITE and result.several
+    assert result.concepts == ("MESH:D001943", "MESH:D010051")
+    assert [part.mention for part in result.parts] == ["breast cancer", "ovarian cancer"]
+    assert [part.concepts for part in result.parts] == [("MESH:D001943",), ("MESH:D010051",)]
+    assert Linker(terminology).link("Hand, Foot and Mouth Disease").stage is Stage.EXACT  # known names stay whole
+    assert Linker(terminology).link("breast and lung cancer").stage is Stage.NIL  # a part that links to nothing
+    off = Linker(terminology, config=LinkerConfig(split_composites=False))
+    assert off.link("breast and ovarian cancer").stage is Stage.NIL
+
+
+def test_composite_result_scores_as_composite(terminology: Terminology) -> None:
+    from medlink.evaluation.corpus import parse_pubtator_ids
+    from medlink.evaluation.runner import prediction_of
+    from medlink.evaluation.scoring import is_correct
+
+    prediction = prediction_of(Linker(terminology).link("breast and ovarian cancer"))
+    assert is_correct(parse_pubtator_ids("D001943|D010051", "MESH"), prediction)
+    assert not is_correct(parse_pubtator_ids("D001943", "MESH"), prediction)
