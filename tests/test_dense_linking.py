@@ -41,7 +41,7 @@ def test_pipeline_order_and_stages(terminology, index, encoder) -> None:
     assert typo.strategy == "OD-T"
     assert 0 < typo.score < 1 and typo.matched_name == "Heart Attack"
     assert typo.candidates[0].concept_id == "MESH:D009203"
-    assert "OD-T: nearest name 'Heart Attack' at cosine" in typo.reason
+    assert "OD-T: best match 'Heart Attack' scores" in typo.reason
 
 
 def test_first_dense_sieve_decides_only_when_confident(terminology, index, encoder) -> None:
@@ -103,3 +103,20 @@ def test_dense_sieve_without_an_index_is_explained(terminology) -> None:
         parse_sieves("exact,OD-T", terminology, None, None)
     with pytest.raises(MedlinkError, match="bad sieve 'XY-T'"):
         parse_sieves("XY-T", terminology, None, None)
+
+
+def test_sparse_and_hybrid_sieves(terminology, index, encoder) -> None:
+    from medlink.linking.results import Candidate
+    from medlink.linking.sparse import fuse
+
+    sparse = dense_linker(terminology, index, encoder, sieves="sparse").link("hypertensoin")
+    assert (sparse.stage, sparse.concepts) == (Stage.SPARSE, ("MESH:D006973",))
+    hybrid = dense_linker(terminology, index, encoder, sieves="hybrid=0.5").link("hypertensoin")
+    assert (hybrid.stage, hybrid.concepts, hybrid.strategy) == (Stage.HYBRID, ("MESH:D006973",), "hybrid-OD-T=0.5")
+    rrf = dense_linker(terminology, index, encoder, sieves="rrf").link("motrin tabs")
+    assert rrf.concepts == ("MESH:D007052",) and rrf.strategy == "hybrid-OD-T-rrf"
+    dense = [Candidate("A", "a", 0.9), Candidate("B", "b", 0.8)]
+    sparse_only = [Candidate("B", "b", 0.9), Candidate("C", "c", 0.5)]
+    assert [(c.concept_id, round(c.score, 3)) for c in fuse(dense, sparse_only, 0.5)] == [
+        ("B", 0.85), ("A", 0.45), ("C", 0.25)]  # fmt: skip
+    assert [c.concept_id for c in fuse(dense, sparse_only, None)] == ["B", "A", "C"]  # B ranks 2nd and 1st

@@ -9,13 +9,13 @@ OD-T, so the most precise source decides whenever it is confident.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from medlink.encoders.base import Encoder, EncoderIdentity
-from medlink.index import VectorIndex
+from medlink.index import IndexEntry, VectorIndex
 from medlink.linking.results import Candidate, LinkResult, Stage
 from medlink.terminology import Terminology
 
@@ -114,29 +114,35 @@ class DenseSieve:
             found = self.index.search_centroids(vectors, self.top_k, sources)
             return [[Candidate(cid, self.terminology.concept_preferred_name(cid), score) for cid, score in hits]
                     for hits in found]  # fmt: skip
-        out = []
-        for hits in self.index.search(vectors, self.top_k, sources):
-            seen: dict[str, Candidate] = {}
-            for hit in hits:
-                for concept in hit.entry.concepts:
-                    seen.setdefault(concept, Candidate(concept, hit.entry.text, hit.score))
-            out.append(list(seen.values()))
-        return out
+        return [candidates_from_hits((hit.entry, hit.score) for hit in hits)
+                for hits in self.index.search(vectors, self.top_k, sources)]  # fmt: skip
 
     def link_batch(self, items: Sequence[tuple[str, str]]) -> list[LinkResult | None]:
-        results: list[LinkResult | None] = []
-        for (text, _key), candidates in zip(items, self.candidates([text for text, _ in items]), strict=True):
-            if not candidates or (self.accept_above is not None and candidates[0].score < self.accept_above):
-                results.append(None)
-                continue
-            best = candidates[0]
-            tied = tuple(c.concept_id for c in candidates if c.name == best.name and c.score == best.score)
-            shared = f", a name shared by {len(tied)} concepts" if len(tied) > 1 else ""
-            results.append(LinkResult(
-                mention=text, concepts=tied, stage=self.stage, score=best.score, matched_name=best.name,
-                preferred_names=tuple(self.terminology.concept_preferred_name(c) for c in tied),
-                candidates=tuple(candidates), strategy=self.name,
-                reason=f"{self.name}: nearest {'name' if self.strategy.representation == 'T' else 'concept'} "
-                       f"{best.name!r} at cosine {best.score:.3f}{shared}",
-            ))  # fmt: skip
-        return results
+        found = self.candidates([text for text, _ in items])
+        return [decide(text, candidates, self.stage, self.name, self.accept_above, self.terminology)
+                for (text, _key), candidates in zip(items, found, strict=True)]  # fmt: skip
+
+
+def candidates_from_hits(hits: Iterable[tuple[IndexEntry, float]]) -> list[Candidate]:
+    """One candidate per concept, best first; an entry naming several concepts yields all of them."""
+    seen: dict[str, Candidate] = {}
+    for entry, score in hits:
+        for concept in entry.concepts:
+            seen.setdefault(concept, Candidate(concept, entry.text, score))
+    return list(seen.values())
+
+
+def decide(text: str, candidates: Sequence[Candidate], stage: Stage, strategy: str, accept_above: float | None,
+           terminology: Terminology) -> LinkResult | None:  # fmt: skip
+    """The result a retrieval sieve gives: its best candidate (and every concept tied on the same name), or
+    ``None`` to pass the mention on when there is none or it scores below ``accept_above``."""
+    if not candidates or (accept_above is not None and candidates[0].score < accept_above):
+        return None
+    best = candidates[0]
+    tied = tuple(c.concept_id for c in candidates if c.name == best.name and c.score == best.score)
+    shared = f", a name shared by {len(tied)} concepts" if len(tied) > 1 else ""
+    return LinkResult(
+        mention=text, concepts=tied, stage=stage, score=best.score, matched_name=best.name,
+        preferred_names=tuple(terminology.concept_preferred_name(c) for c in tied), candidates=tuple(candidates),
+        strategy=strategy, reason=f"{strategy}: best match {best.name!r} scores {best.score:.3f}{shared}",
+    )  # fmt: skip

@@ -7,6 +7,9 @@ its best cosine is at least ``T``, otherwise it passes the mention on:
                              training mention if it is very close, then the nearest of names and mentions
     exact,O-T                names only
     exact,OD-C               concept centroids
+    exact,sparse             character n-gram TF-IDF over names and mentions
+    exact,hybrid=0.8         dense OD-T and sparse fused by a weighted sum (dense weight 0.8)
+    exact,rrf                dense OD-T and sparse fused by reciprocal rank fusion
 
 Sieves over training mentions (``D``) are skipped when the index holds none.
 """
@@ -29,6 +32,7 @@ def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None,
                  top_k: int = 10) -> list[Sieve]:  # fmt: skip
     sieves: list[Sieve] = []
     shared = CachingEncoder(encoder) if encoder is not None else None
+    retriever = None  # the sparse retriever is fitted once, on first use, and shared
     for part in (p.strip() for p in spec.split(",") if p.strip()):
         name, _, threshold = part.partition("@")
         if name.lower() == "exact":
@@ -38,16 +42,25 @@ def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None,
             )
             sieves.append(ExactSieve(terminology, mentions, added))
             continue
+        kind, _, weight = name.lower().partition("=")
         try:
-            strategy = DenseStrategy.parse(name)
             accept = float(threshold) if threshold else None
+            strategy = DenseStrategy.parse("OD-T" if kind in ("sparse", "hybrid", "rrf") else name)
+            dense_weight = float(weight) if weight else 0.8
         except ValueError as error:
             raise MedlinkError(f"bad sieve {part!r}: {error}") from None
         if index is None or shared is None:
             raise MedlinkError(f"sieve {part!r} needs a vector index (--index) and its encoder")
-        sieve = DenseSieve(index, shared, terminology, strategy, accept, top_k)
-        if sieve.usable():
-            sieves.append(sieve)
+        dense = DenseSieve(index, shared, terminology, strategy, accept, top_k)
+        if kind in ("sparse", "hybrid", "rrf"):
+            from medlink.linking.sparse import HybridSieve, SparseRetriever, SparseSieve
+
+            retriever = retriever or SparseRetriever.from_index(index, terminology)
+            sparse = SparseSieve(retriever, terminology, accept, top_k)
+            sieves.append(sparse if kind == "sparse" else
+                          HybridSieve(dense, sparse, None if kind == "rrf" else dense_weight, accept))  # fmt: skip
+        elif dense.usable():
+            sieves.append(dense)
     return sieves
 
 

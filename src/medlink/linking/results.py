@@ -13,6 +13,7 @@ class Stage(StrEnum):
     EXACT = "exact"
     DENSE = "dense"
     SPARSE = "sparse"
+    HYBRID = "hybrid"  # dense and sparse candidates fused
     COMPOSITE = "composite"  # split into parts, each linked on its own (see ``parts``)
     EMPTY = "empty"  # the mention had no text to link
     NIL = "nil"  # no stage found a concept, or the best score was below the nil threshold
