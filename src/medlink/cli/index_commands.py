@@ -85,23 +85,14 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
 @click.option("--namespace", default=None, help="Namespace for bare ids in the synonym file.")
 def add(index_dir: Path, synonyms_path: Path, namespace: str | None) -> None:
     """Add domain synonyms to an index, encoding only the new names."""
-    from medlink.encoders import load_encoder
     from medlink.index import ONTOLOGY, VectorIndex, add_entries, mention_entries
-    from medlink.resources import load_default_terminology
-    from medlink.terminology import ReadReport, load_terminology
+    from medlink.linking.pipeline import encoder_of, terminology_of
+    from medlink.terminology import ReadReport
     from medlink.terminology.readers import read_source
 
     existing = VectorIndex.load(index_dir)
-    origin = existing.manifest.get("origin", {})
-    terminology = load_terminology(origin["terminology"]) if "terminology" in origin else load_default_terminology()
-    identity = existing.encoder
-    encoder = load_encoder(
-        origin.get("encoder", identity.model),
-        backend=origin.get("backend", "onnx"),
-        quantize=identity.quantization,
-        pooling=identity.pooling,
-        max_length=identity.max_length,
-    )
+    terminology = terminology_of(existing)
+    encoder = encoder_of(existing)
     pairs = [(name.text, [concept.id])
              for concept in read_source(synonyms_path, "tsv", ReadReport(strict=True), namespace=namespace)
              for name in concept.names]  # fmt: skip

@@ -27,6 +27,7 @@ import numpy as np
 
 from medlink import __version__
 from medlink.encoders.base import Encoder
+from medlink.folders import replace_folder
 from medlink.index import faiss_backend
 from medlink.index.entries import SOURCES, IndexEntry
 from medlink.index.vector_index import (
@@ -34,7 +35,6 @@ from medlink.index.vector_index import (
     INDEX_FORMAT,
     INDEX_VERSION,
     MANIFEST,
-    IndexError_,
     VectorIndex,
     faiss_file,
     write_entries,
@@ -119,7 +119,7 @@ def build_index(
     write_entries(by_source, staging / ENTRIES)
     timing = {"encode_seconds": round(encode_seconds, 1), "total_seconds": round(time.perf_counter() - started, 1)}
     _write_manifest(staging, encoder, terminology_fingerprint, kinds, hnsw, by_source, timing, origin or {})
-    _swap_into_place(staging, output)
+    replace_folder(staging, output, MANIFEST, "a medlink index")
     shutil.rmtree(workdir, ignore_errors=True)
     return output
 
@@ -137,19 +137,6 @@ def _write_manifest(folder: Path, encoder: Encoder, terminology_fingerprint: str
         "timing": timing, "origin": origin, **(extra or {}), "files": files,
     }  # fmt: skip
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-
-
-def _swap_into_place(staging: Path, output: Path) -> None:
-    if output.exists():
-        if not (output / MANIFEST).exists() and any(output.iterdir()):
-            raise IndexError_(f"{output} exists and is not a medlink index; refusing to overwrite it")
-        old = output.with_name(f".{output.name}.old-{os.getpid()}")
-        os.replace(output, old)
-        os.replace(staging, output)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging, output)
 
 
 def update_manifest(folder: Path | str, **values: object) -> None:
@@ -209,5 +196,5 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
     kept = {key: index.manifest[key] for key in ("nil_threshold", "calibration") if key in index.manifest}
     _write_manifest(staging, encoder, index.terminology_fingerprint, kinds, hnsw, entries,
                     index.manifest.get("timing", {}), index.manifest.get("origin", {}), kept)  # fmt: skip
-    _swap_into_place(staging, folder)
+    replace_folder(staging, folder, MANIFEST, "a medlink index")
     return {"encoded": len(to_encode), "merged": merged}

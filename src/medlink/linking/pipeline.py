@@ -77,23 +77,31 @@ def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder,
 def open_index_linker(index_dir: Path | str, terminology_dir: Path | str | None = None,
                       sieves: str = DEFAULT_SIEVES, config: LinkerConfig | None = None) -> Linker:  # fmt: skip
     """A linker over a saved index, reopening the terminology and encoder its manifest names."""
-    from medlink.encoders import load_encoder
+    index = VectorIndex.load(index_dir)
+    return dense_linker(terminology_of(index, terminology_dir), index, encoder_of(index), sieves, config)
+
+
+def terminology_of(index: VectorIndex, override: Path | str | None = None) -> Terminology:
+    """The terminology an index was built from (the embedded default when its manifest names none)."""
     from medlink.resources import load_default_terminology
     from medlink.terminology import load_terminology
 
-    index = VectorIndex.load(index_dir)
-    origin = index.manifest.get("origin", {})
-    terminology_dir = terminology_dir or origin.get("terminology")
-    terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
-    identity = index.encoder
-    encoder = load_encoder(
+    folder = override or index.manifest.get("origin", {}).get("terminology")
+    return load_terminology(folder) if folder else load_default_terminology()
+
+
+def encoder_of(index: VectorIndex) -> Encoder:
+    """The encoder an index was built with, reopened from what its manifest records."""
+    from medlink.encoders import load_encoder
+
+    origin, identity = index.manifest.get("origin", {}), index.encoder
+    return load_encoder(
         origin.get("encoder", identity.model),
         backend=origin.get("backend", "onnx"),
         quantize=identity.quantization,
         pooling=identity.pooling,
         max_length=identity.max_length,
     )
-    return dense_linker(terminology, index, encoder, sieves, config)
 
 
 def default_index_path(terminology: Terminology, encoder: Encoder) -> Path:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from medlink import __version__
+from medlink.folders import replace_folder
 from medlink.terminology.diagnostics import MedlinkError
 from medlink.terminology.terminology import (
     CONCEPT_FIELDS,
@@ -99,7 +100,7 @@ def save_terminology(terminology: Terminology, directory: Path | str) -> Path:
             "files": checksums,
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        _replace_folder(staging, directory)
+        replace_folder(staging, directory, MANIFEST, "a compiled terminology")
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -110,19 +111,6 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
-
-
-def _replace_folder(staging: Path, directory: Path) -> None:
-    """Swap ``staging`` into ``directory``; the old folder is removed only after the new one is in place."""
-    if directory.exists():
-        if not (directory / MANIFEST).exists() and any(directory.iterdir()):
-            raise MedlinkError(f"{directory} exists and is not a compiled terminology; refusing to overwrite it")
-        old = directory.with_name(f".{directory.name}.old-{os.getpid()}")
-        os.replace(directory, old)
-        os.replace(staging, directory)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(staging, directory)
 
 
 def read_manifest(directory: Path | str) -> dict[str, Any]:
