@@ -135,6 +135,12 @@ def test_index_build_link_add_and_eval(tmp_path: Path, fixtures: Path) -> None:
     assert "indexed" in built.stdout
     linked = json.loads(run("link", "--index", str(index), "--format", "json", "cardiac illness").stdout)
     assert linked["stage"] == "dense" and linked["concepts"] == ["MESH:D006331"]
+    several = json.loads(run("link", "--index", str(index), "--several-within", "1", "--format", "json",
+                             "cardiac illness").stdout)  # fmt: skip
+    assert several["several"] and len(several["concepts"]) > 1
+    strict = json.loads(run("link", "--index", str(index), "--nil-threshold", "0.999", "--format", "json",
+                            "cardiac illness").stdout)  # fmt: skip
+    assert strict["stage"] == "nil" and "below the nil threshold 0.999" in strict["reason"]
     synonyms = tmp_path / "synonyms.tsv"
     synonyms.write_text("D009203\tcoronary thrombosis event\nD999999\tunknown thing\n")
     added = run("index", "add", str(index), "--synonyms", str(synonyms), "--namespace", "MESH")

@@ -27,7 +27,8 @@ from medlink.cli.linker_options import linker_options, make_linker
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 def eval_command(corpus_spec: str, terminology_dir: Path | None, index_dir: Path | None, sieves: str | None,
-                 exact_only: bool, entity_type: str | None, namespace: str | None,
+                 exact_only: bool, nil_threshold: float | None, several_within: float | None,
+                 entity_type: str | None, namespace: str | None,
                  train_spec: str | None, refined: bool, lenient: bool, ks: tuple[int, ...], errors_path: Path | None,
                  as_json: bool) -> None:  # fmt: skip
     """Link every mention of a corpus and report strict Acc@k, MRR and nil precision/recall."""
@@ -38,7 +39,7 @@ def eval_command(corpus_spec: str, terminology_dir: Path | None, index_dir: Path
     train = load_corpus(train_spec, entity_type, namespace) if train_spec else None
     if refined and train is None:
         raise click.UsageError("--refined needs --train FORMAT:PATH")
-    linker = make_linker(terminology_dir, index_dir, sieves, exact_only, progress=False)
+    linker = make_linker(terminology_dir, index_dir, sieves, exact_only, nil_threshold, several_within, progress=False)
     evaluation = evaluate(linker, corpus, ks, "lenient" if lenient else "strict", train, refined)
     result = evaluation.as_dict()
     result["setup"]["entity_type"] = entity_type  # type: ignore[index]

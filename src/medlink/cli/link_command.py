@@ -43,6 +43,8 @@ def link(
     index_dir: Path | None,
     sieves: str | None,
     exact_only: bool,
+    nil_threshold: float | None,
+    several_within: float | None,
     input_path: Path | None,
     output_path: Path | None,
     output_format: str | None,
@@ -65,7 +67,7 @@ def link(
 
     if not texts and input_path is None:
         raise click.UsageError("give mentions as arguments or with --input FILE")
-    linker = make_linker(terminology_dir, index_dir, sieves, exact_only)
+    linker = make_linker(terminology_dir, index_dir, sieves, exact_only, nil_threshold, several_within)
     mentions = iter([Mention(text) for text in texts]) if texts else read_mentions(input_path)  # type: ignore[arg-type]
     as_json = output_format == "json" or (
         output_format is None and output_path is not None and output_path.suffix.lower() in (".jsonl", ".json")

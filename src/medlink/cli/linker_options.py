@@ -18,6 +18,10 @@ def linker_options(function):
         click.option("--sieves", default=None,
                      help="Sieve order, e.g. 'exact,D-T@0.95,OD-T' (the default) or 'exact,O-T'."),
         click.option("--exact-only", is_flag=True, help="Exact normalized match only: no encoder, no index."),
+        click.option("--nil-threshold", type=float, default=None,
+                     help="Dense decisions scoring below this are nil (default: the index's calibrated one, if any)."),
+        click.option("--several-within", type=float, default=None,
+                     help="Claim every concept scoring within this margin of the best (multi-concept mentions)."),
     ]  # fmt: skip
     for option in reversed(options):
         function = option(function)
@@ -25,7 +29,23 @@ def linker_options(function):
 
 
 def make_linker(terminology_dir: Path | None, index_dir: Path | None, sieves: str | None, exact_only: bool,
+                nil_threshold: float | None = None, several_within: float | None = None,
                 progress: bool = True) -> Linker:  # fmt: skip
+    """The linker the options describe; explicit thresholds override what an index was calibrated with."""
+    from dataclasses import replace
+
+    linker = _base_linker(terminology_dir, index_dir, sieves, exact_only, progress)
+    if nil_threshold is not None or several_within is not None:
+        linker.config = replace(
+            linker.config,
+            nil_threshold=nil_threshold if nil_threshold is not None else linker.config.nil_threshold,
+            several_within=several_within if several_within is not None else linker.config.several_within,
+        )
+    return linker
+
+
+def _base_linker(terminology_dir: Path | None, index_dir: Path | None, sieves: str | None, exact_only: bool,
+                 progress: bool) -> Linker:  # fmt: skip
     from medlink.linking.pipeline import DEFAULT_SIEVES, default_dense_linker, open_index_linker
 
     if exact_only:
