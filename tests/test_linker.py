@@ -104,3 +104,10 @@ def test_embedded_default_links_myocardial_infarction() -> None:
     assert linker.link("myocardial infarction").concepts == ("MESH:D009203",)
     assert linker.link("heart attack").concepts == ("MESH:D009203",)
     assert len(linker.terminology) == 30_764
+
+
+def test_a_stream_longer_than_the_cache(terminology: Terminology) -> None:
+    linker = Linker(terminology, config=LinkerConfig(cache_size=2))
+    linker.link_many(["cold", "heart attack"])  # fills the cache
+    results = linker.link_many(["cold", "a", "b", "c", "heart attack", "cold"])  # deciding clears it midway
+    assert [r.concept_id for r in results] == ["MESH:D000001", None, None, None, "MESH:D009203", "MESH:D000001"]

@@ -104,12 +104,14 @@ class Linker:
 
     def _link_texts(self, texts: list[str], split: bool) -> list[LinkResult]:
         keys = [self.terminology.normalizer(text) for text in texts]
+        # Taken from the cache first: deciding the rest may fill the cache and clear it.
+        known = {key: self._cache[key] for key in keys if key in self._cache}
         undecided: dict[str, str] = {}
         for text, key in zip(texts, keys, strict=True):
-            if key not in self._cache and key not in undecided:
+            if key not in known and key not in undecided:
                 undecided[key] = text
-        decided = self._decide_all(undecided, split)
-        return [decided.get(key) or self._cache[key] for key in keys]
+        known.update(self._decide_all(undecided, split))
+        return [known[key] for key in keys]
 
     def _decide_all(self, undecided: dict[str, str], split: bool) -> dict[str, LinkResult]:
         decided: dict[str, LinkResult] = {}
@@ -145,6 +147,7 @@ class Linker:
 
     def _link_composites(self, pending: list[tuple[str, str]]) -> dict[str, LinkResult]:
         """Results for the pending mentions that split into parts which all link; parts are linked in one batch."""
+        text_of = dict(pending)
         splits = {key: parts for key, text in pending
                   if not self.terminology.has_normalized(key) and (parts := split_composite(text))}  # fmt: skip
         if not splits:
@@ -158,7 +161,7 @@ class Linker:
                 continue  # a part that links to nothing: treat the mention as one name instead
             concepts = tuple(dict.fromkeys(result.concepts[0] for result in part_results))
             results[key] = LinkResult(
-                mention=undecided_text(pending, key), concepts=concepts, stage=Stage.COMPOSITE,
+                mention=text_of[key], concepts=concepts, stage=Stage.COMPOSITE,
                 score=min(result.score or 0.0 for result in part_results),
                 preferred_names=tuple(self.terminology.concept_preferred_name(c) for c in concepts),
                 several=True, parts=part_results,
@@ -189,10 +192,6 @@ class Linker:
         if len(self._cache) >= self.config.cache_size:
             self._cache.clear()  # a simple bound; a full cache means the stream has little repetition anyway
         self._cache[key] = result
-
-
-def undecided_text(pending: list[tuple[str, str]], key: str) -> str:
-    return next(text for k, text in pending if k == key)
 
 
 def _text_of(mention: str | Mention) -> str:
