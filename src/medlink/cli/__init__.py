@@ -10,6 +10,7 @@ from medlink.cli.calibrate_command import calibrate
 from medlink.cli.eval_command import eval_command
 from medlink.cli.index_commands import index
 from medlink.cli.link_command import link
+from medlink.cli.mcsm_command import mcsm
 from medlink.cli.terminology_commands import terminology
 from medlink.terminology.diagnostics import MedlinkError
 
@@ -33,3 +34,4 @@ main.add_command(terminology)
 main.add_command(eval_command)
 main.add_command(index)
 main.add_command(calibrate)
+main.add_command(mcsm)
