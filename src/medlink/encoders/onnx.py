@@ -4,9 +4,9 @@ The cached folder (``model.onnx``, ``tokenizer.json``, ``encoder.json``) needs o
 ``tokenizers`` to run: no torch import, which keeps ``medlink link`` start-up short.
 
 Measured on this project's 2-core machine with all-MiniLM-L6-v2 (``benchmarks/dense_linking.py``; numbers in
-docs/performance.md): ONNX fp32 encodes about 2.5x faster than PyTorch fp32 with the same vectors, and clears the
+docs/performance.md): ONNX fp32 encodes about 1.8x faster than PyTorch fp32 with the same vectors, and clears the
 650 names/s target on its own. Dynamic int8 (per-channel, MatMul only) is about 2x faster again but drifts a little
-(cosine to fp32 about 0.99, and roughly one nearest name in ten changes), so fp32 is the default and int8 an option
+(cosine to fp32 about 0.99, and roughly one nearest name in six changes), so fp32 is the default and int8 an option
 (``quantize="int8"``) for users who want the speed.
 """
 

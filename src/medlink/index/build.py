@@ -168,9 +168,10 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
             old = entries[entry.source][found]
             concepts = tuple(dict.fromkeys([*old.concepts, *entry.concepts]))
             if concepts != old.concepts:
-                entries[entry.source][found] = IndexEntry(old.key, old.text, concepts, old.source)
+                entries[entry.source][found] = IndexEntry(old.key, old.text, concepts, old.source, old.added)
                 merged += 1
             continue
+        entry = IndexEntry(entry.key, entry.text, entry.concepts, entry.source, added=True)
         position[(entry.source, entry.key)] = len(entries.setdefault(entry.source, []))
         entries[entry.source].append(entry)
         to_encode.append(entry)

@@ -25,6 +25,7 @@ class IndexEntry:
     text: str
     concepts: tuple[str, ...]
     source: str
+    added: bool = False  # added after the build (``medlink index add``), not from the terminology
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:

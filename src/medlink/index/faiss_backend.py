@@ -62,10 +62,13 @@ def write_faiss(index, path: Path) -> None:
 
 
 def read_faiss(path: Path, ef_search: int | None = None, mmap: bool = True):
-    """Read an index; codes are memory-mapped so loading costs almost nothing until searched."""
+    """Read an index. With ``mmap`` the vector codes are mapped in place (``IO_FLAG_MMAP_IFC``; plain
+    ``IO_FLAG_MMAP`` still copies HNSW codes into memory): loading costs the HNSW graph only, and the pages of
+    codes a search touches are file-backed, shared with the page cache. Indexes are replaced by renaming
+    folders, so a mapped file never changes under a running process."""
     import faiss
 
-    index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP if mmap else 0)
+    index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC if mmap else 0)
     if ef_search is not None and hasattr(index, "hnsw"):
         index.hnsw.efSearch = ef_search
     return index

@@ -2,7 +2,7 @@
 
 ``INDEX/manifest.json``    format and version, medlink version, encoder identity, terminology fingerprint, kind and
                            parameters per source, counts, checksum of every file
-``INDEX/entries.parquet``  one row per encoded text: key, text, concepts, source (O or D)
+``INDEX/entries.parquet``  one row per encoded text: key, text, concepts, source (O or D), added (by ``index add``)
 ``INDEX/O.faiss``, ``D.faiss``  one FAISS index per source, rows in entry order within the source
 
 An index refuses to load when its files do not match their checksums, and refuses to be searched with another
@@ -12,7 +12,7 @@ encoder or against another terminology than it was built from.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,7 @@ def faiss_file(source: str) -> str:
 class VectorIndex:
     """Entries and their FAISS indexes, per source."""
 
-    entries: dict[str, list[IndexEntry]]  # source -> rows, in FAISS order
+    entries: dict[str, EntryTable]  # source -> rows, in FAISS order
     faiss: dict[str, Any]
     encoder: EncoderIdentity
     terminology_fingerprint: str
@@ -169,18 +169,56 @@ def read_index_manifest(folder: Path) -> dict[str, Any]:
     return manifest
 
 
-def read_entries(path: Path) -> dict[str, list[IndexEntry]]:
+class EntryTable(Sequence[IndexEntry]):
+    """The entries of one source as Arrow columns; an :class:`IndexEntry` is made only when a row is read.
+
+    Holding 660k entries of MeSH as Python records would cost about 550 MB and 2 s at every load; the columns cost
+    a few tens of MB and load at once.
+    """
+
+    def __init__(self, table: Any, source: str) -> None:
+        self.table = table
+        self.source = source
+        self._key, self._text = table.column("key"), table.column("text")
+        self._concepts, self._added = table.column("concepts"), table.column("added")
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def __getitem__(self, row: int) -> IndexEntry:  # type: ignore[override]
+        if not -len(self) <= row < len(self):
+            raise IndexError(row)
+        row %= len(self)
+        return IndexEntry(self._key[row].as_py(), self._text[row].as_py(), tuple(self._concepts[row].as_py()),
+                          self.source, bool(self._added[row].as_py()))  # fmt: skip
+
+    def __iter__(self) -> Iterator[IndexEntry]:
+        columns = zip(self._key.to_pylist(), self._text.to_pylist(), self._concepts.to_pylist(),
+                      self._added.to_pylist(), strict=True)  # fmt: skip
+        return (IndexEntry(key, text, tuple(concepts), self.source, added) for key, text, concepts, added in columns)
+
+    def added(self) -> list[IndexEntry]:
+        """Entries added after the build (synonyms from ``medlink index add``)."""
+        import pyarrow.compute as pc
+
+        return list(EntryTable(self.table.filter(pc.equal(self._added, True)), self.source))
+
+
+def read_entries(path: Path) -> dict[str, EntryTable]:
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path).to_pydict()
-    entries: dict[str, list[IndexEntry]] = {}
-    for key, text, concepts, source in zip(table["key"], table["text"], table["concepts"], table["source"],
-                                           strict=True):  # fmt: skip
-        entries.setdefault(source, []).append(IndexEntry(key, text, tuple(concepts), source))
-    return entries
+    table = pq.read_table(path)
+    if "added" not in table.column_names:
+        import pyarrow as pa
+
+        table = table.append_column("added", pa.array([False] * table.num_rows))
+    sources = table.column("source")
+    return {source: EntryTable(table.filter(pc.equal(sources, source)), source)
+            for source in SOURCES if source in set(sources.unique().to_pylist())}  # fmt: skip
 
 
-def write_entries(entries: dict[str, list[IndexEntry]], path: Path) -> None:
+def write_entries(entries: Mapping[str, Sequence[IndexEntry]], path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -188,6 +226,6 @@ def write_entries(entries: dict[str, list[IndexEntry]], path: Path) -> None:
     table = pa.table({
         "key": [e.key for e in rows], "text": [e.text for e in rows],
         "concepts": pa.array([list(e.concepts) for e in rows], pa.list_(pa.string())),
-        "source": [e.source for e in rows],
+        "source": [e.source for e in rows], "added": pa.array([e.added for e in rows], pa.bool_()),
     })  # fmt: skip
     pq.write_table(table, path, compression="zstd")

@@ -36,10 +36,8 @@ def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None,
     for part in (p.strip() for p in spec.split(",") if p.strip()):
         name, _, threshold = part.partition("@")
         if name.lower() == "exact":
-            mentions = index.entries.get(MENTIONS, ()) if index else ()
-            added = (
-                [e for e in index.entries.get(ONTOLOGY, ()) if not terminology.has_normalized(e.key)] if index else ()
-            )
+            mentions = index.entries[MENTIONS] if index and MENTIONS in index.entries else ()
+            added = index.entries[ONTOLOGY].added() if index and ONTOLOGY in index.entries else ()
             sieves.append(ExactSieve(terminology, mentions, added))
             continue
         kind, _, weight = name.lower().partition("=")
