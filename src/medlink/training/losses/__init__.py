@@ -1,0 +1,19 @@
+"""Training objectives, one per module, each with its formula and paper section in the docstring."""
+
+from medlink.training.losses.batch_hard_soft_margin import BatchHardSoftMarginTripletLoss
+from medlink.training.losses.coder import CoderLoss, RelationMultiSimilarityLoss
+from medlink.training.losses.multi_similarity import MultiSimilarityLoss, multi_similarity
+from medlink.training.losses.multi_task import ConceptCountHead, MultiTaskLoss, count_class
+from medlink.training.losses.triplet import TripletLoss
+
+__all__ = [
+    "BatchHardSoftMarginTripletLoss",
+    "CoderLoss",
+    "ConceptCountHead",
+    "MultiSimilarityLoss",
+    "MultiTaskLoss",
+    "RelationMultiSimilarityLoss",
+    "TripletLoss",
+    "count_class",
+    "multi_similarity",
+]
