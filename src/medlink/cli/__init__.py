@@ -12,6 +12,7 @@ from medlink.cli.index_commands import index
 from medlink.cli.link_command import link
 from medlink.cli.mcsm_command import mcsm
 from medlink.cli.terminology_commands import terminology
+from medlink.cli.train_command import train
 from medlink.terminology.diagnostics import MedlinkError
 
 
@@ -35,3 +36,4 @@ main.add_command(eval_command)
 main.add_command(index)
 main.add_command(calibrate)
 main.add_command(mcsm)
+main.add_command(train)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from medlink.cli.linker_options import linker_options, make_linker
+from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
 
 
 @click.command(name="eval")
@@ -26,9 +26,7 @@ from medlink.cli.linker_options import linker_options, make_linker
     help="Write the mentions wrong at rank 1 to this TSV.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
-def eval_command(corpus_spec: str, terminology_dir: Path | None, index_dir: Path | None, sieves: str | None,
-                 exact_only: bool, nil_threshold: float | None, several_within: float | None,
-                 entity_type: str | None, namespace: str | None,
+def eval_command(corpus_spec: str, linker_choice: LinkerChoice, entity_type: str | None, namespace: str | None,
                  train_spec: str | None, refined: bool, lenient: bool, ks: tuple[int, ...], errors_path: Path | None,
                  as_json: bool) -> None:  # fmt: skip
     """Link every mention of a corpus and report strict Acc@k, MRR and nil precision/recall."""
@@ -39,14 +37,18 @@ def eval_command(corpus_spec: str, terminology_dir: Path | None, index_dir: Path
     train = load_corpus(train_spec, entity_type, namespace) if train_spec else None
     if refined and train is None:
         raise click.UsageError("--refined needs --train FORMAT:PATH")
-    linker = make_linker(terminology_dir, index_dir, sieves, exact_only, nil_threshold, several_within, progress=False)
+    linker = make_linker(linker_choice, progress=False)
     evaluation = evaluate(linker, corpus, ks, "lenient" if lenient else "strict", train, refined)
     result = evaluation.as_dict()
-    result["setup"]["entity_type"] = entity_type  # type: ignore[index]
-    sources = ", ".join(source.path for source in linker.terminology.sources)
-    result["setup"]["terminology"] = sources or "in memory"  # type: ignore[index]
-    result["setup"]["index"] = str(index_dir) if index_dir else ("none" if exact_only else "embedded")  # type: ignore[index]
-    result["setup"]["sieves"] = ",".join(getattr(s, "name", "?") for s in linker.sieves)  # type: ignore[index]
+    choice = linker_choice
+    result["setup"].update(  # type: ignore[union-attr]
+        entity_type=entity_type,
+        terminology=", ".join(source.path for source in linker.terminology.sources) or "in memory",
+        index=str(choice.index_dir) if choice.index_dir else ("none" if choice.exact_only else "embedded"),
+        sieves=",".join(getattr(s, "name", "?") for s in linker.sieves),
+        abbreviations=choice.abbreviations,
+        composites=choice.composites,
+    )
     if errors_path:
         result["errors_written"] = write_errors(evaluation, errors_path)
     if as_json:

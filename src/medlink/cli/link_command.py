@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from medlink.cli.linker_options import linker_options, make_linker
+from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
 
 _BATCH = 4096
 
@@ -39,12 +39,7 @@ _BATCH = 4096
 @click.option("--progress/--no-progress", default=None, help="Progress bar on standard error (default: if a terminal).")
 def link(
     texts: tuple[str, ...],
-    terminology_dir: Path | None,
-    index_dir: Path | None,
-    sieves: str | None,
-    exact_only: bool,
-    nil_threshold: float | None,
-    several_within: float | None,
+    linker_choice: LinkerChoice,
     input_path: Path | None,
     output_path: Path | None,
     output_format: str | None,
@@ -67,7 +62,7 @@ def link(
 
     if not texts and input_path is None:
         raise click.UsageError("give mentions as arguments or with --input FILE")
-    linker = make_linker(terminology_dir, index_dir, sieves, exact_only, nil_threshold, several_within)
+    linker = make_linker(linker_choice)
     mentions = iter([Mention(text) for text in texts]) if texts else read_mentions(input_path)  # type: ignore[arg-type]
     as_json = output_format == "json" or (
         output_format is None and output_path is not None and output_path.suffix.lower() in (".jsonl", ".json")

@@ -1,12 +1,32 @@
-"""Options shared by the commands that link (``link``, ``eval``, ``calibrate``) and the linker they describe."""
+"""Options shared by the commands that link (``link``, ``eval``) and the linker they describe.
+
+``@linker_options`` adds the options and hands the command one :class:`LinkerChoice` argument, ``linker_choice``,
+so every command that links reads them the same way.
+"""
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
 
 from medlink.linking import Linker
+
+
+@dataclass(frozen=True)
+class LinkerChoice:
+    """What the shared options say about the linker to build."""
+
+    terminology_dir: Path | None = None
+    index_dir: Path | None = None
+    sieves: str | None = None
+    exact_only: bool = False
+    nil_threshold: float | None = None
+    several_within: float | None = None
+    abbreviations: bool = True
+    composites: bool = True
 
 
 def linker_options(function):
@@ -22,40 +42,49 @@ def linker_options(function):
                      help="Dense decisions scoring below this are nil (default: the index's calibrated one, if any)."),
         click.option("--several-within", type=float, default=None,
                      help="Claim every concept scoring within this margin of the best (multi-concept mentions)."),
+        click.option("--abbreviations/--no-abbreviations", default=True, show_default=True,
+                     help="Expand short forms defined in a mention's document before linking."),
+        click.option("--composites/--no-composites", default=True, show_default=True,
+                     help="Link composite mentions ('breast and ovarian cancer') part by part."),
     ]  # fmt: skip
+    names = ("terminology_dir", "index_dir", "sieves", "exact_only", "nil_threshold", "several_within",
+             "abbreviations", "composites")  # fmt: skip
+
+    @functools.wraps(function)
+    def with_choice(**kwargs):
+        choice = LinkerChoice(**{name: kwargs.pop(name) for name in names})
+        return function(linker_choice=choice, **kwargs)
+
     for option in reversed(options):
-        function = option(function)
-    return function
+        with_choice = option(with_choice)
+    return with_choice
 
 
-def make_linker(terminology_dir: Path | None, index_dir: Path | None, sieves: str | None, exact_only: bool,
-                nil_threshold: float | None = None, several_within: float | None = None,
-                progress: bool = True) -> Linker:  # fmt: skip
-    """The linker the options describe; explicit thresholds override what an index was calibrated with."""
-    from dataclasses import replace
-
-    linker = _base_linker(terminology_dir, index_dir, sieves, exact_only, progress)
-    if nil_threshold is not None or several_within is not None:
-        linker.config = replace(
-            linker.config,
-            nil_threshold=nil_threshold if nil_threshold is not None else linker.config.nil_threshold,
-            several_within=several_within if several_within is not None else linker.config.several_within,
-        )
+def make_linker(choice: LinkerChoice, progress: bool = True) -> Linker:
+    """The linker the options describe; explicit settings override what an index was calibrated with."""
+    linker = _base_linker(choice, progress)
+    config = linker.config
+    linker.config = replace(
+        config,
+        nil_threshold=choice.nil_threshold if choice.nil_threshold is not None else config.nil_threshold,
+        several_within=choice.several_within if choice.several_within is not None else config.several_within,
+        expand_abbreviations=choice.abbreviations,
+        split_composites=choice.composites,
+    )
     return linker
 
 
-def _base_linker(terminology_dir: Path | None, index_dir: Path | None, sieves: str | None, exact_only: bool,
-                 progress: bool) -> Linker:  # fmt: skip
+def _base_linker(choice: LinkerChoice, progress: bool) -> Linker:
     from medlink.linking.pipeline import DEFAULT_SIEVES, default_dense_linker, open_index_linker
 
-    if exact_only:
-        if index_dir:
+    if choice.exact_only:
+        if choice.index_dir:
             raise click.UsageError("--exact-only and --index exclude each other")
-        return Linker.from_path(terminology_dir) if terminology_dir else Linker.default()
-    if index_dir:
-        return open_index_linker(index_dir, terminology_dir, sieves or DEFAULT_SIEVES)
-    if terminology_dir:
+        return Linker.from_path(choice.terminology_dir) if choice.terminology_dir else Linker.default()
+    if choice.index_dir:
+        return open_index_linker(choice.index_dir, choice.terminology_dir, choice.sieves or DEFAULT_SIEVES)
+    if choice.terminology_dir:
         raise click.UsageError("a --terminology of your own needs an --index built from it (or --exact-only)")
-    if sieves:
+    if choice.sieves:
         raise click.UsageError("--sieves needs --index")
     return default_dense_linker(progress=progress)

@@ -55,11 +55,13 @@ class TransformerEncoder:
     """Mean- or [CLS]-pooled transformer embeddings, L2-normalized, computed in length-sorted batches."""
 
     def __init__(self, model: str | Path, pooling: str | None = None, max_length: int = DEFAULT_MAX_LENGTH) -> None:
+        import torch
         from transformers import AutoModel, AutoTokenizer
 
         self.model_name = str(model)
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_name)
-        self.model = AutoModel.from_pretrained(self.model_name).eval()
+        # float32 whatever the checkpoint stores: medlink ships fp16 weights to halve their size; CPUs want fp32.
+        self.model = AutoModel.from_pretrained(self.model_name, dtype=torch.float32).eval()
         self.pooling = pooling or (detect_pooling(Path(model)) if Path(model).exists() else None) or "cls"
         if self.pooling not in ("mean", "cls"):
             raise ValueError(f"pooling must be 'mean' or 'cls', not {self.pooling!r}")
@@ -106,3 +108,11 @@ def pool(hidden: np.ndarray, attention_mask: np.ndarray, pooling: str) -> np.nda
         return hidden[:, 0]
     mask = attention_mask[..., None].astype(np.float32)
     return (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+
+
+def pool_torch(hidden, attention_mask, pooling: str):
+    """:func:`pool` for torch tensors, keeping the graph for training."""
+    if pooling == "cls":
+        return hidden[:, 0]
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)

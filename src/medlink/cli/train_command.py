@@ -1,0 +1,88 @@
+"""``medlink train``: fine-tune a term encoder on a terminology's synonyms (and annotated mentions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.option(
+    "--terminology",
+    "terminology_dir",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="Compiled terminology whose synonyms are the positives (default: the embedded MeSH descriptors).",
+)
+@click.option(
+    "--mentions",
+    "mentions_spec",
+    default=None,
+    help="Annotated training mentions FORMAT:PATH, mixed in at 1/3 of the names (OD training).",
+)
+@click.option("--entity-type", default=None, help="With --mentions: only this type.")
+@click.option(
+    "--base", default="minilm", show_default=True, help="Model to start from: minilm, a folder or a hub name."
+)
+@click.option("--loss", type=click.Choice(["batch-hard", "ms"]), default="batch-hard", show_default=True)
+@click.option(
+    "--sampler",
+    type=click.Choice(["random", "siblings"]),
+    default="random",
+    show_default=True,
+    help="Concepts per batch at random, or grouped by parent so siblings meet as hard negatives.",
+)
+@click.option("--epochs", type=int, default=1, show_default=True)
+@click.option("--max-steps", type=int, default=None, help="Stop after this many optimizer steps.")
+@click.option("--batch-size", type=int, default=64, show_default=True)
+@click.option("--accumulation", type=int, default=1, show_default=True, help="Batches per optimizer step.")
+@click.option("--lr", type=float, default=2e-5, show_default=True)
+@click.option("--max-len", "max_length", type=int, default=32, show_default=True)
+@click.option(
+    "--freeze-layers", type=int, default=0, show_default=True, help="Freeze the embeddings and this many lower layers."
+)
+@click.option("--max-names-per-concept", type=int, default=None, help="Sample at most this many names per concept.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path), required=True)
+def train(terminology_dir: Path | None, mentions_spec: str | None, entity_type: str | None, base: str, loss: str,
+          sampler: str, epochs: int, max_steps: int | None, batch_size: int, accumulation: int, lr: float,
+          max_length: int, freeze_layers: int, max_names_per_concept: int | None, seed: int,
+          output_dir: Path) -> None:  # fmt: skip
+    """Train an encoder; run the same command again to resume an interrupted run.
+
+    The result is a sentence-transformers folder: `medlink index build --encoder OUTPUT` uses it.
+    """
+    from medlink.encoders.registry import resolve_model
+    from medlink.resources import load_default_terminology
+    from medlink.terminology import load_terminology
+    from medlink.training.examples import training_examples
+    from medlink.training.trainer import TrainConfig
+    from medlink.training.trainer import train as run_training
+
+    terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
+    mentions: list[tuple[str, str]] = []
+    if mentions_spec:
+        from medlink.evaluation.corpus_formats import load_corpus
+
+        corpus = load_corpus(mentions_spec, entity_type)
+        mentions = [(m.text, m.gold.parts[0][0]) for m in corpus if len(m.gold.parts) == 1]
+    examples = training_examples(terminology, mentions, max_names_per_concept=max_names_per_concept, seed=seed)
+    config = TrainConfig(
+        loss=loss,
+        sampler=sampler,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        accumulation=accumulation,
+        max_length=max_length,
+        freeze_layers=freeze_layers,
+        seed=seed,
+        max_steps=max_steps,
+    )
+    click.echo(f"{len(examples):,} training texts of {len(examples.concepts):,} concepts", err=True)
+    result = run_training(resolve_model(base), examples, output_dir, config)
+    resumed = f" (resumed at step {result.resumed_from})" if result.resumed_from else ""
+    click.echo(
+        f"trained {result.steps} steps in {result.seconds:.0f} s{resumed}, last loss {result.last_loss:.4f}; "
+        f"model in {output_dir}"
+    )

@@ -1,0 +1,67 @@
+"""Training examples: (text, concept) pairs from a terminology's names (O) and, optionally, annotated mentions (D).
+
+Xu & Bethard §4.2 train on the ontology alone (O) or on ontology plus mentions (OD), repeating the mentions so
+that |D| / |O| = 1/3: mentions are few but are the distribution linking meets. Concept ids become integer labels.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from medlink.terminology import Terminology
+
+MENTION_SHARE = 1 / 3
+
+
+@dataclass(frozen=True)
+class Examples:
+    texts: tuple[str, ...]
+    labels: tuple[int, ...]
+    concepts: tuple[str, ...]  # label -> concept id
+    parents: tuple[tuple[str, ...], ...] = ()  # label -> the concept's parent ids (for sibling batches)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+def training_examples(
+    terminology: Terminology,
+    mentions: Iterable[tuple[str, str]] = (),
+    mention_share: float = MENTION_SHARE,
+    max_names_per_concept: int | None = None,
+    seed: int = 0,
+) -> Examples:
+    """Names of every concept with at least two distinct names (a single name has no positive to learn from),
+    plus ``mentions`` (text, concept id) repeated to make up ``mention_share`` of the names' count."""
+    rng = random.Random(seed)
+    label_of: dict[str, int] = {}
+    texts: list[str] = []
+    labels: list[int] = []
+    for concept in terminology:
+        names = list(dict.fromkeys(name.text for name in concept.names))
+        if len(names) < 2:
+            continue
+        if max_names_per_concept is not None and len(names) > max_names_per_concept:
+            names = [names[0], *rng.sample(names[1:], max_names_per_concept - 1)]
+        label = label_of.setdefault(concept.id, len(label_of))
+        texts.extend(names)
+        labels.extend([label] * len(names))
+    pairs = [(text, terminology.resolve(concept_id)) for text, concept_id in mentions]
+    pairs = [(text, concept_id) for text, concept_id in pairs if concept_id is not None]
+    if pairs and mention_share > 0:
+        wanted = round(len(texts) * mention_share)
+        repeated = [pairs[i % len(pairs)] for i in range(max(wanted, len(pairs)))]
+        for text, concept_id in repeated:
+            texts.append(text)
+            labels.append(label_of.setdefault(concept_id, len(label_of)))
+    concepts = tuple(sorted(label_of, key=label_of.__getitem__))
+    return Examples(tuple(texts), tuple(labels), concepts, tuple(terminology.parents(c) for c in concepts))
+
+
+def rows_by_label(labels: Sequence[int]) -> dict[int, list[int]]:
+    rows: dict[int, list[int]] = {}
+    for row, label in enumerate(labels):
+        rows.setdefault(label, []).append(row)
+    return rows

@@ -1,0 +1,1 @@
+"""Which training examples go into a batch; one sampler per module."""

@@ -1,0 +1,139 @@
+"""The training loop: AdamW with linear warm-up and decay, gradient accumulation, layer freezing, fixed seeds,
+checkpoints every N optimizer steps and resumption after an interruption, a progress bar with the loss.
+
+Work happens in ``.NAME.training`` beside the output folder; running the same command again resumes from its
+checkpoint (a different configuration starts over). The finished model replaces the output folder in one rename.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from medlink.training.examples import Examples
+from medlink.training.losses import BatchHardSoftMarginTripletLoss, MultiSimilarityLoss
+from medlink.training.model import TermEncoderModel
+from medlink.training.samplers.positive_batches import PositiveBatchSampler
+from medlink.training.samplers.sibling_batches import SiblingBatchSampler
+
+LOSSES = {"batch-hard": BatchHardSoftMarginTripletLoss, "ms": MultiSimilarityLoss}
+SAMPLERS = ("random", "siblings")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Training settings; the defaults are a sensible CPU run on MiniLM."""
+
+    loss: str = "batch-hard"  # in-batch losses over concept labels: "batch-hard" (Xu & Bethard) or "ms" (CODER)
+    sampler: str = "random"  # "random" concepts per batch, or "siblings" grouped by parent (hard negatives)
+    epochs: int = 1
+    batch_size: int = 64
+    per_concept: int = 2
+    lr: float = 2e-5
+    warmup: float = 0.1  # share of the optimizer steps spent warming up
+    accumulation: int = 1
+    max_length: int = 32
+    freeze_layers: int = 0
+    seed: int = 0
+    max_steps: int | None = None
+    checkpoint_every: int = 200
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    steps: int
+    seconds: float
+    last_loss: float
+    resumed_from: int
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def train(base: str | Path, examples: Examples, output: Path | str, config: TrainConfig | None = None,
+          progress: bool = True) -> TrainResult:  # fmt: skip
+    from tqdm import tqdm
+
+    config = config or TrainConfig()
+    if config.loss not in LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(LOSSES)}, not {config.loss!r}")
+    if config.sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, not {config.sampler!r}")
+    output = Path(output)
+    workdir = output.with_name(f".{output.name}.training")
+    _seed_everything(config.seed)
+    model = TermEncoderModel(base, max_length=config.max_length)
+    model.freeze(config.freeze_layers)
+    loss_function = LOSSES[config.loss]()
+    sampler = (SiblingBatchSampler(examples.labels, examples.parents, config.batch_size, config.per_concept,
+                                   config.seed)
+               if config.sampler == "siblings" else
+               PositiveBatchSampler(examples.labels, config.batch_size, config.per_concept, config.seed))  # fmt: skip
+    steps_per_epoch = max(1, len(sampler) // config.accumulation)
+    total_steps = config.max_steps or steps_per_epoch * config.epochs
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr)
+    warmup = max(1, int(total_steps * config.warmup))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup)))
+    )
+    state = {"config": asdict(config), "base": str(base), "examples": len(examples)}
+    step, resumed_from = 0, 0
+    checkpoint = workdir / "checkpoint.pt"
+    if checkpoint.exists():
+        saved = torch.load(checkpoint, weights_only=False)
+        if saved["state"] == state:
+            model.load_state_dict(saved["model"])
+            optimizer.load_state_dict(saved["optimizer"])
+            scheduler.load_state_dict(saved["scheduler"])
+            step = resumed_from = saved["step"]
+        else:
+            shutil.rmtree(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    started, last_loss = time.perf_counter(), float("nan")
+    model.train()
+    with tqdm(total=total_steps, initial=step, desc="training", unit=" steps", disable=not progress) as bar:
+        while step < total_steps:
+            sampler.epoch = (step * config.accumulation) // len(sampler)
+            skip = (step * config.accumulation) % len(sampler)  # batches of this epoch done before a resume
+            batches = iter(sampler)
+            for _ in range(skip):
+                next(batches)
+            for index, batch in enumerate(batches, start=1):
+                texts = [examples.texts[row] for row in batch]
+                labels = torch.tensor([examples.labels[row] for row in batch])
+                loss = loss_function(model(texts), labels) / config.accumulation
+                loss.backward()
+                if index % config.accumulation:
+                    continue
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad()
+                step += 1
+                last_loss = loss.item() * config.accumulation
+                bar.update(1)
+                bar.set_postfix(loss=f"{last_loss:.4f}")
+                if step % config.checkpoint_every == 0 or step == total_steps:
+                    _save_checkpoint(checkpoint, model, optimizer, scheduler, step, state)
+                if step >= total_steps:
+                    break
+    model.eval()
+    model.save(output)
+    (output / "medlink_training.json").write_text(json.dumps({**state, "steps": step}, indent=2))
+    shutil.rmtree(workdir, ignore_errors=True)
+    return TrainResult(step, time.perf_counter() - started, last_loss, resumed_from)
+
+
+def _save_checkpoint(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                     scheduler: torch.optim.lr_scheduler.LRScheduler, step: int, state: dict) -> None:  # fmt: skip
+    partial = path.with_suffix(".partial")
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(), "step": step, "state": state}, partial)  # fmt: skip
+    partial.replace(path)

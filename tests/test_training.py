@@ -1,0 +1,102 @@
+"""Training with the real MiniLM: examples, positive batches, a few steps, resume after an interruption."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from medlink.terminology import Terminology
+from medlink.terminology.records import Name, make_concept
+from medlink.training.examples import training_examples
+from medlink.training.samplers.positive_batches import PositiveBatchSampler
+from medlink.training.trainer import LOSSES, TrainConfig, train
+
+
+@pytest.fixture(scope="module")
+def terminology() -> Terminology:
+    return Terminology.from_concepts([
+        make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack"), Name("MI")]),
+        make_concept("MESH:D003424", "Crohn Disease", [Name("Regional Enteritis")]),
+        make_concept("MESH:D007052", "Ibuprofen", [Name("Motrin"), Name("Advil")]),
+        make_concept("MESH:D006973", "Hypertension", [Name("High Blood Pressure")]),
+        make_concept("MESH:D003920", "Diabetes Mellitus"),  # one name: nothing to pair it with
+    ])  # fmt: skip
+
+
+def test_examples_pair_names_and_repeat_mentions(terminology) -> None:
+    examples = training_examples(terminology)
+    assert len(examples) == 10 and len(examples.concepts) == 4  # 3 + 2 + 3 + 2 names
+    assert "Diabetes Mellitus" not in examples.texts
+    with_mentions = training_examples(terminology, [("heart atack", "MESH:D009203"), ("x", "MESH:NOPE")])
+    assert len(with_mentions) == 10 + 3  # round(10 / 3) repeats of the one known mention
+    assert with_mentions.texts[-3:] == ("heart atack",) * 3
+
+
+def test_every_batch_gives_every_anchor_a_positive(terminology) -> None:
+    examples = training_examples(terminology)
+    sampler = PositiveBatchSampler(examples.labels, batch_size=4, per_concept=2, seed=1)
+    batches = list(sampler)
+    assert len(batches) == len(sampler) == 2
+    for batch in batches:
+        labels = [examples.labels[row] for row in batch]
+        assert all(labels.count(label) >= 2 for label in labels)
+    assert batches != list(sampler)  # a new order every epoch
+    again = PositiveBatchSampler(examples.labels, batch_size=4, per_concept=2, seed=1)
+    assert list(again) == batches  # and the same order for the same seed
+
+
+def test_training_moves_the_model_and_saves_a_loadable_folder(terminology, tmp_path: Path) -> None:
+    from medlink.encoders import load_encoder
+
+    examples = training_examples(terminology)
+    config = TrainConfig(batch_size=8, lr=1e-4, max_steps=3, freeze_layers=4, warmup=0.0)
+    result = train(_minilm(), examples, tmp_path / "model", config, progress=False)
+    assert result.steps == 3 and np.isfinite(result.last_loss)
+    trained = load_encoder(str(tmp_path / "model"), backend="torch")
+    base = load_encoder(_minilm(), backend="torch")
+    assert trained.identity.pooling == "mean" and trained.identity.weights_sha256 != base.identity.weights_sha256
+    texts = ["heart attack", "motrin"]
+    assert not np.allclose(trained.encode(texts), base.encode(texts), atol=1e-4)
+    assert not any(p.name.startswith(".") for p in tmp_path.iterdir())
+
+
+def test_interrupted_training_resumes_from_its_checkpoint(terminology, tmp_path: Path, monkeypatch) -> None:
+    examples = training_examples(terminology)
+    config = TrainConfig(batch_size=4, max_steps=3, checkpoint_every=1, warmup=0.0)
+    real = LOSSES["batch-hard"]
+
+    class FailsOnThirdCall(real):
+        calls = 0
+
+        def forward(self, embeddings, labels):
+            FailsOnThirdCall.calls += 1
+            if FailsOnThirdCall.calls == 3:
+                raise KeyboardInterrupt
+            return super().forward(embeddings, labels)
+
+    monkeypatch.setitem(LOSSES, "batch-hard", FailsOnThirdCall)
+    with pytest.raises(KeyboardInterrupt):
+        train(_minilm(), examples, tmp_path / "model", config, progress=False)
+    assert not (tmp_path / "model").exists()
+    monkeypatch.setitem(LOSSES, "batch-hard", real)
+    result = train(_minilm(), examples, tmp_path / "model", config, progress=False)
+    assert (result.resumed_from, result.steps) == (2, 3)
+
+
+def _minilm() -> str:
+    from medlink.encoders import packaged_minilm_path
+
+    return str(packaged_minilm_path())
+
+
+def test_sibling_batches_put_concepts_of_one_parent_together() -> None:
+    from medlink.training.samplers.sibling_batches import SiblingBatchSampler
+
+    labels = [label for label in range(6) for _ in range(2)]  # six concepts, two texts each
+    parents = [("A",), ("B",), ("A",), ("B",), ("A",), ("B",)]
+    sampler = SiblingBatchSampler(labels, parents, batch_size=6, per_concept=2, seed=3)
+    for _ in range(3):  # every epoch: a new order, still one parent per batch
+        batches = list(sampler)
+        groups = [{parents[labels[row]] for row in batch} for batch in batches]
+        assert len(batches) == 2 and all(len(group) == 1 for group in groups)
+        assert all(sorted(labels[row] for row in batch).count(labels[batch[0]]) == 2 for batch in batches)
