@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from medlink import __version__
+from medlink.cli.benchmark_command import benchmark
 from medlink.cli.calibrate_command import calibrate
 from medlink.cli.eval_command import eval_command
 from medlink.cli.index_commands import index
@@ -37,3 +38,4 @@ main.add_command(index)
 main.add_command(calibrate)
 main.add_command(mcsm)
 main.add_command(train)
+main.add_command(benchmark)

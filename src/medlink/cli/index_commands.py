@@ -63,9 +63,7 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
     if train_spec:
         from medlink.evaluation.corpus_formats import load_corpus
 
-        corpus = load_corpus(train_spec, entity_type)
-        pairs = ((m.text, m.gold.parts[0]) for m in corpus if len(m.gold.parts) == 1)
-        entries += mention_entries(pairs, terminology)
+        entries += mention_entries(load_corpus(train_spec, entity_type).labelled_pairs(), terminology)
     origin = {"encoder": encoder_name, "backend": backend}
     if terminology_dir:
         origin["terminology"] = str(terminology_dir.resolve())

@@ -64,8 +64,7 @@ def train(terminology_dir: Path | None, mentions_spec: str | None, entity_type: 
     if mentions_spec:
         from medlink.evaluation.corpus_formats import load_corpus
 
-        corpus = load_corpus(mentions_spec, entity_type)
-        mentions = [(m.text, m.gold.parts[0][0]) for m in corpus if len(m.gold.parts) == 1]
+        mentions = [(text, ids[0]) for text, ids in load_corpus(mentions_spec, entity_type).labelled_pairs()]
     examples = training_examples(terminology, mentions, max_names_per_concept=max_names_per_concept, seed=seed)
     config = TrainConfig(
         loss=loss,

@@ -79,6 +79,11 @@ class Corpus:
         kept = tuple(m for m in self.mentions if (m.entity_type or "").casefold() == wanted)
         return Corpus(f"{self.name} [{entity_type}]", kept, self.notes)
 
+    def labelled_pairs(self) -> list[tuple[str, tuple[str, ...]]]:
+        """``(text, acceptable ids)`` of every mention with one concept: what training and D-search learn from
+        (composite and nil mentions have no single concept to point at)."""
+        return [(m.text, m.gold.parts[0]) for m in self.mentions if len(m.gold.parts) == 1]
+
     def gold_ids(self) -> frozenset[str]:
         return frozenset(identifier for mention in self.mentions for identifier in mention.gold.ids())
 

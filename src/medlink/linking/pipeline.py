@@ -16,10 +16,11 @@ Sieves over training mentions (``D``) are skipped when the index holds none.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from medlink.encoders.base import Encoder
-from medlink.index import MENTIONS, ONTOLOGY, VectorIndex
+from medlink.index import MENTIONS, ONTOLOGY, IndexEntry, VectorIndex
 from medlink.linking.dense import CachingEncoder, DenseSieve, DenseStrategy
 from medlink.linking.exact import ExactSieve
 from medlink.linking.linker import Linker, LinkerConfig, Sieve
@@ -29,15 +30,22 @@ DEFAULT_SIEVES = "exact,D-T@0.95,OD-T"
 
 
 def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None, encoder: Encoder | None,
-                 top_k: int = 10) -> list[Sieve]:  # fmt: skip
+                 top_k: int = 10, entries: Sequence[IndexEntry] = ()) -> list[Sieve]:  # fmt: skip
+    """The sieves ``spec`` names. Without an index, ``exact`` and ``sparse`` still work: over ``entries`` (names and
+    training mentions, as :func:`medlink.index.ontology_entries` and :func:`medlink.index.mention_entries` make
+    them), so baselines need no encoder."""
     sieves: list[Sieve] = []
     shared = CachingEncoder(encoder) if encoder is not None else None
     retriever = None  # the sparse retriever is fitted once, on first use, and shared
     for part in (p.strip() for p in spec.split(",") if p.strip()):
         name, _, threshold = part.partition("@")
         if name.lower() == "exact":
-            mentions = index.entries[MENTIONS] if index and MENTIONS in index.entries else ()
-            added = index.entries[ONTOLOGY].added() if index and ONTOLOGY in index.entries else ()
+            if index is None:
+                mentions = [e for e in entries if e.source == MENTIONS]
+                added = [e for e in entries if e.source == ONTOLOGY and e.added]
+            else:
+                mentions = index.entries.get(MENTIONS, ())
+                added = index.entries[ONTOLOGY].added() if ONTOLOGY in index.entries else ()
             sieves.append(ExactSieve(terminology, mentions, added))
             continue
         kind, _, weight = name.lower().partition("=")
@@ -47,16 +55,22 @@ def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None,
             dense_weight = float(weight) if weight else 0.8
         except ValueError as error:
             raise MedlinkError(f"bad sieve {part!r}: {error}") from None
-        if index is None or shared is None:
-            raise MedlinkError(f"sieve {part!r} needs a vector index (--index) and its encoder")
-        dense = DenseSieve(index, shared, terminology, strategy, accept, top_k)
         if kind in ("sparse", "hybrid", "rrf"):
             from medlink.linking.sparse import HybridSieve, SparseRetriever, SparseSieve
 
-            retriever = retriever or SparseRetriever.from_index(index, terminology)
+            if index is None and not entries:
+                raise MedlinkError(f"sieve {part!r} needs a vector index (--index) or entries to search")
+            retriever = retriever or (SparseRetriever(entries, terminology) if index is None else
+                                      SparseRetriever.from_index(index, terminology))  # fmt: skip
             sparse = SparseSieve(retriever, terminology, accept, top_k)
-            sieves.append(sparse if kind == "sparse" else
-                          HybridSieve(dense, sparse, None if kind == "rrf" else dense_weight, accept))  # fmt: skip
+            if kind == "sparse":
+                sieves.append(sparse)
+                continue
+        if index is None or shared is None:
+            raise MedlinkError(f"sieve {part!r} needs a vector index (--index) and its encoder")
+        dense = DenseSieve(index, shared, terminology, strategy, accept, top_k)
+        if kind in ("hybrid", "rrf"):
+            sieves.append(HybridSieve(dense, sparse, None if kind == "rrf" else dense_weight, accept))
         elif dense.usable():
             sieves.append(dense)
     return sieves

@@ -1,0 +1,160 @@
+"""Run every system of a benchmark suite on every dataset (and fold) and keep what the report needs.
+
+Indexes are the expensive part, so they are built once per (dataset, fold, encoder) under a work folder and
+reused by every system and by later runs: names first (source O), then a copy with the training mentions added
+(source D), which encodes only the mentions. Terminologies and corpora are read fresh each run (seconds).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from medlink.benchmark.config import BenchmarkConfig, DatasetSpec, SystemSpec
+from medlink.encoders.base import Encoder
+from medlink.evaluation.corpus import Corpus
+from medlink.evaluation.corpus_formats import load_corpus
+from medlink.evaluation.runner import evaluate
+from medlink.index import VectorIndex, add_entries, build_index, mention_entries, ontology_entries
+from medlink.linking import Linker
+from medlink.terminology import SourceSpec, Terminology, compile_terminology
+
+
+@dataclass(frozen=True)
+class FoldResult:
+    fold: str
+    n: int
+    accuracy: dict[int, float]
+    mrr: float
+    seconds: float  # linking and scoring, not index building
+    correct_at_1: tuple[bool, ...]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One system on one dataset: per-fold results and their mean."""
+
+    dataset: str
+    system: str
+    folds: tuple[FoldResult, ...]
+
+    @property
+    def n(self) -> int:
+        return sum(fold.n for fold in self.folds)
+
+    def accuracy(self, k: int) -> float:
+        return sum(fold.accuracy[k] for fold in self.folds) / len(self.folds)
+
+    @property
+    def mrr(self) -> float:
+        return sum(fold.mrr for fold in self.folds) / len(self.folds)
+
+    @property
+    def correct_at_1(self) -> tuple[bool, ...]:
+        return tuple(flag for fold in self.folds for flag in fold.correct_at_1)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One dataset fold ready to link: its terminology, corpora and (lazily built) indexes."""
+
+    spec: DatasetSpec
+    fold: str
+    terminology: Terminology
+    corpus: Corpus
+    train: Corpus | None
+
+
+def run_benchmark(config: BenchmarkConfig, data: Path, work: Path,
+                  log: Callable[[str], None] = lambda _: None) -> list[Cell]:  # fmt: skip
+    """Every system on every dataset, in configuration order."""
+    from medlink.encoders import load_encoder
+
+    encoders: dict[str, Encoder] = {}
+    cells = []
+    for dataset in config.datasets:
+        per_system: dict[str, list[FoldResult]] = {system.name: [] for system in config.systems}
+        for fold in dataset.folds:
+            prepared = prepare(dataset.for_fold(fold, data), fold)
+            log(f"{dataset.name}{f' fold {fold}' if fold else ''}: {len(prepared.corpus):,} mentions, "
+                f"{len(prepared.terminology):,} concepts")  # fmt: skip
+            for system in config.systems:
+                encoder = None
+                if system.encoder is not None:
+                    if system.encoder not in encoders:
+                        encoders[system.encoder] = load_encoder(system.encoder)
+                    encoder = encoders[system.encoder]
+                linker = system_linker(system, prepared, encoder, work, log)
+                started = time.perf_counter()
+                evaluation = evaluate(linker, prepared.corpus, config.ks)
+                scores = evaluation.scores
+                result = FoldResult(fold, len(prepared.corpus), dict(scores.accuracy), scores.mrr,
+                                    time.perf_counter() - started, tuple(scores.correct_at_1))  # fmt: skip
+                per_system[system.name].append(result)
+                log(f"  {system.name}: Acc@1 {result.accuracy[1]:.4f} ({result.seconds:.1f} s)")
+        cells += [Cell(dataset.name, name, tuple(folds)) for name, folds in per_system.items()]
+    return cells
+
+
+def prepare(spec: DatasetSpec, fold: str) -> Prepared:
+    sources = [SourceSpec.parse(source) for source in spec.terminology]
+    terminology = compile_terminology(sources, namespace=spec.namespace)
+    corpus = load_corpus(spec.corpus, spec.entity_type, spec.namespace)
+    train = load_corpus(spec.train, spec.entity_type, spec.namespace) if spec.train else None
+    return Prepared(spec, fold, terminology, corpus, train)
+
+
+def system_linker(system: SystemSpec, prepared: Prepared, encoder: Encoder | None, work: Path,
+                  log: Callable[[str], None]) -> Linker:  # fmt: skip
+    """The linker a system describes, over this dataset's terminology (and training mentions, if it uses them)."""
+    from medlink.linking.pipeline import dense_linker, parse_sieves
+
+    terminology = prepared.terminology
+    mentions = system.mentions and prepared.train is not None
+    if encoder is None:
+        entries = ontology_entries(terminology)
+        extra = mention_entries(prepared.train.labelled_pairs(), terminology) if mentions else []  # type: ignore[union-attr]
+        sieves = parse_sieves(system.sieves, terminology, None, None, entries=[*entries, *extra])
+        linker = Linker(terminology, sieves)
+    else:
+        folder = dataset_index(prepared, encoder, system.encoder or "", mentions, work, log)
+        linker = dense_linker(terminology, VectorIndex.load(folder), encoder, system.sieves)
+    linker.config = replace(linker.config, expand_abbreviations=system.abbreviations,
+                            split_composites=system.composites)  # fmt: skip
+    return linker
+
+
+def dataset_index(prepared: Prepared, encoder: Encoder, encoder_name: str, mentions: bool, work: Path,
+                  log: Callable[[str], None]) -> Path:  # fmt: skip
+    """The names index of this dataset fold and encoder, or its copy with training mentions; built on demand."""
+    terminology = prepared.terminology
+    stem = f"{_slug(prepared.spec.name)}{prepared.fold}-{_slug(encoder_name)}-{encoder.identity.fingerprint()}"
+    names = work / "indexes" / f"{stem}-O"
+    if not _usable(names, terminology):
+        log(f"  encoding {terminology.name_count:,} names with {encoder_name} ...")
+        build_index(ontology_entries(terminology), encoder, names, terminology.fingerprint())
+    if not mentions:
+        return names
+    both = work / "indexes" / f"{stem}-OD"
+    if not _usable(both, terminology):
+        staging = both.with_name(f".{both.name}.copy")
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(names, staging)
+        add_entries(staging, mention_entries(prepared.train.labelled_pairs(), terminology), encoder)  # type: ignore[union-attr]
+        shutil.rmtree(both, ignore_errors=True)
+        staging.replace(both)
+    return both
+
+
+def _usable(folder: Path, terminology: Terminology) -> bool:
+    if not (folder / "manifest.json").exists():
+        return False
+    return VectorIndex.load(folder).terminology_fingerprint == terminology.fingerprint()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")

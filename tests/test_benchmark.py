@@ -1,0 +1,88 @@
+"""`medlink benchmark` end to end on hand-made data: folds, baselines without an encoder, the real MiniLM, cached
+indexes, and the three report files."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from medlink.benchmark.config import load_config
+from medlink.terminology import MedlinkError
+
+TERMS = "T1\tmyocardial infarction\nT1\theart attack\nT2\tdiabetes mellitus\nT3\thypertension\nT3\thigh blood pressure\n"
+TESTS = {
+    "a": "heart attack\tT1\ndiabetes mellitus\tT2\nhypertensoin\tT3\nmyocardial infarctoin\tT1\n",  # 2 exact, 2 typos
+    "b": "high blood pressure\tT3\nhigh blood presure\tT3\n",  # 1 exact, 1 typo
+}
+CONFIG = """
+ks = [1, 5]
+compare = [["char n-gram TF-IDF", "exact match"]]
+
+[[datasets]]
+name = "toy"
+folds = ["a", "b"]
+terminology = ["tsv:{data}/terms.tsv"]
+namespace = "TOY"
+corpus = "tsv:{data}/test_{fold}.tsv"
+
+[[systems]]
+name = "exact match"
+sieves = "exact"
+
+[[systems]]
+name = "char n-gram TF-IDF"
+sieves = "exact,sparse"
+
+[[systems]]
+name = "MiniLM"
+encoder = "minilm"
+sieves = "exact,O-T"
+"""
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "terms.tsv").write_text(TERMS)
+    for fold, text in TESTS.items():
+        (data / f"test_{fold}.tsv").write_text(text)
+    (tmp_path / "suite.toml").write_text(CONFIG)
+    return tmp_path
+
+
+def test_benchmark_writes_tables_json_and_plot(suite: Path) -> None:
+    command = [sys.executable, "-m", "medlink", "benchmark", str(suite / "suite.toml"), "--data", str(suite / "data"),
+               "--work", str(suite / "work"), "-o", str(suite / "report" / "bench.md")]  # fmt: skip
+    subprocess.run(command, check=True, capture_output=True, text=True, timeout=300)
+    record = json.loads((suite / "report" / "bench.json").read_text())
+    by_system = {r["system"]: r for r in record["results"]}
+    exact = by_system["exact match"]
+    assert [f["acc@1"] for f in exact["folds"]] == [0.5, 0.5] and exact["acc@1"] == 0.5 and exact["n"] == 6
+    assert by_system["char n-gram TF-IDF"]["acc@1"] == 1.0  # every typo is one n-gram away from its name
+    assert 0.5 <= by_system["MiniLM"]["acc@1"] <= 1.0
+    [comparison] = record["comparisons"]
+    assert (comparison["only_a"], comparison["only_b"]) == (3, 0)
+    markdown = (suite / "report" / "bench.md").read_text()
+    assert "| exact match | 50.0 |" in markdown and "| char n-gram TF-IDF | **100.0** |" in markdown
+    assert "## toy: Acc@1 per fold (%)" in markdown and "![Acc@1 per system and dataset](bench.svg)" in markdown
+    assert (suite / "report" / "bench.svg").read_text().startswith("<svg")
+    [index] = [p for p in (suite / "work" / "indexes").iterdir() if p.name.startswith("toya-")]
+    built = (index / "manifest.json").stat().st_mtime_ns
+    subprocess.run([*command, "--dataset", "toy"], check=True, capture_output=True, timeout=300)
+    assert (index / "manifest.json").stat().st_mtime_ns == built  # the cached index was reused
+
+
+def test_config_errors_name_the_file_and_problem(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(CONFIG.replace('encoder = "minilm"\n', ""))
+    with pytest.raises(MedlinkError, match=r"bad.toml: system 'MiniLM' uses dense sieves but names no encoder"):
+        load_config(path)
+    path.write_text(CONFIG.replace('"exact match"]]', '"no such system"]]'))
+    with pytest.raises(MedlinkError, match="compare names a system that is not defined"):
+        load_config(path)
+    path.write_text("[[datasets]\n")
+    with pytest.raises(MedlinkError, match="cannot read the benchmark configuration"):
+        load_config(path)
