@@ -14,6 +14,11 @@ systems (which encoder, which sieves, whether training mentions are searched), e
     namespace = "SNOMEDCT"
     corpus = "cadec:{data}/corpora/cadec/CADEC_{fold}/test.txt"
 
+    [[datasets]]
+    name = "NCBI-disease test, refined"
+    subset = "refined"                         # or "zero-shot" / "stratified" (gold concepts unseen / seen in
+    ...                                        # train); dictionary_fraction = 0.5 keeps half of each concept's names
+
     [[systems]]
     name = "exact match"
     sieves = "exact"
@@ -30,10 +35,12 @@ systems (which encoder, which sieves, whether training mentions are searched), e
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from medlink.terminology import MedlinkError
+
+SUBSETS = ("all", "refined", "zero-shot", "stratified")
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,14 @@ class DatasetSpec:
     entity_type: str | None = None
     namespace: str | None = None  # for bare ids in the terminology sources and the corpora
     folds: tuple[str, ...] = ("",)
+    subset: str = "all"  # "refined", "zero-shot" or "stratified": measured against the training corpus
+    dictionary_fraction: float | None = None  # keep this share of each concept's names (DILBERT §5.5.3)
+
+    def __post_init__(self) -> None:
+        if self.subset not in SUBSETS:
+            raise ValueError(f"dataset {self.name!r}: subset must be one of {', '.join(SUBSETS)}")
+        if self.subset != "all" and self.train is None:
+            raise ValueError(f"dataset {self.name!r}: subset {self.subset!r} needs a train corpus")
 
     def for_fold(self, fold: str, data: Path) -> DatasetSpec:
         """This dataset with ``{data}`` and ``{fold}`` filled in."""
@@ -54,7 +69,7 @@ class DatasetSpec:
 
         train = fill(self.train) if self.train else None
         terminology = tuple(fill(t) for t in self.terminology)
-        return DatasetSpec(self.name, terminology, fill(self.corpus), train, self.entity_type, self.namespace, (fold,))
+        return replace(self, terminology=terminology, corpus=fill(self.corpus), train=train, folds=(fold,))
 
 
 @dataclass(frozen=True)

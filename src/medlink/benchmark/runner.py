@@ -7,6 +7,7 @@ reused by every system and by later runs: names first (source O), then a copy wi
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import time
@@ -19,6 +20,7 @@ from medlink.encoders.base import Encoder
 from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.corpus_formats import load_corpus
 from medlink.evaluation.runner import evaluate
+from medlink.evaluation.setups import reduce_dictionary, refine, split_by_seen_concepts
 from medlink.index import VectorIndex, add_entries, build_index, mention_entries, ontology_entries
 from medlink.linking import Linker
 from medlink.terminology import SourceSpec, Terminology, compile_terminology
@@ -103,8 +105,15 @@ def run_benchmark(config: BenchmarkConfig, data: Path, work: Path,
 def prepare(spec: DatasetSpec, fold: str) -> Prepared:
     sources = [SourceSpec.parse(source) for source in spec.terminology]
     terminology = compile_terminology(sources, namespace=spec.namespace)
+    if spec.dictionary_fraction is not None:
+        terminology = reduce_dictionary(terminology, spec.dictionary_fraction)
     corpus = load_corpus(spec.corpus, spec.entity_type, spec.namespace)
     train = load_corpus(spec.train, spec.entity_type, spec.namespace) if spec.train else None
+    if spec.subset == "refined":
+        corpus = refine(corpus, train, terminology.normalizer)  # type: ignore[arg-type]
+    elif spec.subset in ("zero-shot", "stratified"):
+        zero_shot, stratified = split_by_seen_concepts(corpus, train)  # type: ignore[arg-type]
+        corpus = zero_shot if spec.subset == "zero-shot" else stratified
     return Prepared(spec, fold, terminology, corpus, train)
 
 
@@ -132,19 +141,22 @@ def dataset_index(prepared: Prepared, encoder: Encoder, encoder_name: str, menti
                   log: Callable[[str], None]) -> Path:  # fmt: skip
     """The names index of this dataset fold and encoder, or its copy with training mentions; built on demand."""
     terminology = prepared.terminology
-    stem = f"{_slug(prepared.spec.name)}{prepared.fold}-{_slug(encoder_name)}-{encoder.identity.fingerprint()}"
+    # Keyed by content, so every dataset over the same terminology (subsets, folds that share it) shares one index.
+    stem = f"{_slug(encoder_name)}-{encoder.identity.fingerprint()}-{terminology.fingerprint()}"
     names = work / "indexes" / f"{stem}-O"
     if not _usable(names, terminology):
         log(f"  encoding {terminology.name_count:,} names with {encoder_name} ...")
         build_index(ontology_entries(terminology), encoder, names, terminology.fingerprint())
     if not mentions:
         return names
-    both = work / "indexes" / f"{stem}-OD"
+    entries = mention_entries(prepared.train.labelled_pairs(), terminology)  # type: ignore[union-attr]
+    digest = hashlib.sha256("\n".join(f"{e.key}\t{'|'.join(e.concepts)}" for e in entries).encode()).hexdigest()
+    both = work / "indexes" / f"{stem}-OD-{digest[:12]}"
     if not _usable(both, terminology):
         staging = both.with_name(f".{both.name}.copy")
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(names, staging)
-        add_entries(staging, mention_entries(prepared.train.labelled_pairs(), terminology), encoder)  # type: ignore[union-attr]
+        add_entries(staging, entries, encoder)
         shutil.rmtree(both, ignore_errors=True)
         staging.replace(both)
     return both
