@@ -100,3 +100,35 @@ def test_sibling_batches_put_concepts_of_one_parent_together() -> None:
         groups = [{parents[labels[row]] for row in batch} for batch in batches]
         assert len(batches) == 2 and all(len(group) == 1 for group in groups)
         assert all(sorted(labels[row] for row in batch).count(labels[batch[0]]) == 2 for batch in batches)
+
+
+def test_mined_batches_group_each_concept_with_its_confusions() -> None:
+    from medlink.training.samplers.mined_batches import MinedBatchSampler
+
+    labels = [label for label in range(6) for _ in range(2)]
+    confusions = [[3, 1], [4], [5], [0], [1], [2]]  # 0~3, 1~4, 2~5
+    calls = []
+
+    def neighbours():
+        calls.append(1)
+        return confusions
+
+    sampler = MinedBatchSampler(labels, neighbours, batch_size=4, per_concept=2, seed=0, group_size=2)
+    for epoch in range(2):
+        batches = list(sampler)
+        assert len(calls) == epoch + 1  # mined again at every epoch
+        pairs = sorted(tuple(sorted({labels[row] for row in batch})) for batch in batches)
+        assert pairs == [(0, 3), (1, 4), (2, 5)]
+
+
+def test_mined_training_runs_with_the_real_model(terminology, tmp_path: Path) -> None:
+    from medlink.training.model import TermEncoderModel
+    from medlink.training.trainer import model_neighbours
+
+    examples = training_examples(terminology)
+    config = TrainConfig(batch_size=4, max_steps=2, sampler="mined", mined_group=2, warmup=0.0)
+    result = train(_minilm(), examples, tmp_path / "model", config, progress=False)
+    assert result.steps == 2
+    nearest = model_neighbours(TermEncoderModel(tmp_path / "model"), examples, k=1)
+    assert len(nearest) == 4 and all(len(n) == 1 for n in nearest)
+    assert all(n[0] != label for label, n in enumerate(nearest))  # a concept is never its own negative

@@ -27,10 +27,11 @@ import click
 @click.option("--loss", type=click.Choice(["batch-hard", "ms"]), default="batch-hard", show_default=True)
 @click.option(
     "--sampler",
-    type=click.Choice(["random", "siblings"]),
+    type=click.Choice(["random", "siblings", "mined"]),
     default="random",
     show_default=True,
-    help="Concepts per batch at random, or grouped by parent so siblings meet as hard negatives.",
+    help="Concepts per batch at random; grouped by parent (siblings as hard negatives); or 'mined': grouped with "
+    "the concepts the model confuses them with, re-mined each epoch.",
 )
 @click.option("--epochs", type=int, default=1, show_default=True)
 @click.option("--max-steps", type=int, default=None, help="Stop after this many optimizer steps.")

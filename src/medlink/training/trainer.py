@@ -19,11 +19,12 @@ import torch
 from medlink.training.examples import Examples
 from medlink.training.losses import BatchHardSoftMarginTripletLoss, MultiSimilarityLoss
 from medlink.training.model import TermEncoderModel
+from medlink.training.samplers.mined_batches import MinedBatchSampler
 from medlink.training.samplers.positive_batches import PositiveBatchSampler
 from medlink.training.samplers.sibling_batches import SiblingBatchSampler
 
 LOSSES = {"batch-hard": BatchHardSoftMarginTripletLoss, "ms": MultiSimilarityLoss}
-SAMPLERS = ("random", "siblings")
+SAMPLERS = ("random", "siblings", "mined")
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,9 @@ class TrainConfig:
     """Training settings; the defaults are a sensible CPU run on MiniLM."""
 
     loss: str = "batch-hard"  # in-batch losses over concept labels: "batch-hard" (Xu & Bethard) or "ms" (CODER)
-    sampler: str = "random"  # "random" concepts per batch, or "siblings" grouped by parent (hard negatives)
+    sampler: str = "random"  # "random" concepts per batch, "siblings" grouped by parent, or "mined": grouped
+    # with the concepts the model itself confuses them with, re-mined every epoch (hard negatives)
+    mined_group: int = 4  # with "mined": a concept and its nearest neighbours per group
     epochs: int = 1
     batch_size: int = 64
     per_concept: int = 2
@@ -73,10 +76,7 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
     model = TermEncoderModel(base, max_length=config.max_length)
     model.freeze(config.freeze_layers)
     loss_function = LOSSES[config.loss]()
-    sampler = (SiblingBatchSampler(examples.labels, examples.parents, config.batch_size, config.per_concept,
-                                   config.seed)
-               if config.sampler == "siblings" else
-               PositiveBatchSampler(examples.labels, config.batch_size, config.per_concept, config.seed))  # fmt: skip
+    sampler = _sampler(config, examples, model)
     steps_per_epoch = max(1, len(sampler) // config.accumulation)
     total_steps = config.max_steps or steps_per_epoch * config.epochs
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr)
@@ -129,6 +129,43 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
     (output / "medlink_training.json").write_text(json.dumps({**state, "steps": step}, indent=2))
     shutil.rmtree(workdir, ignore_errors=True)
     return TrainResult(step, time.perf_counter() - started, last_loss, resumed_from)
+
+
+def _sampler(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
+    if config.sampler == "siblings":
+        return SiblingBatchSampler(examples.labels, examples.parents, config.batch_size, config.per_concept,
+                                   config.seed)  # fmt: skip
+    if config.sampler == "mined":
+        # A resumed epoch mines with the restored model, not the one its first half was mined with.
+        return MinedBatchSampler(examples.labels, lambda: model_neighbours(model, examples, config.mined_group),
+                                 config.batch_size, config.per_concept, config.seed, config.mined_group)  # fmt: skip
+    return PositiveBatchSampler(examples.labels, config.batch_size, config.per_concept, config.seed)
+
+
+def model_neighbours(model: TermEncoderModel, examples: Examples, k: int, batch_size: int = 256) -> list[list[int]]:
+    """For every label, the labels whose first text the model now puts nearest to the label's first text."""
+    import faiss
+    import numpy as np
+
+    first_row: dict[int, int] = {}
+    for row, label in enumerate(examples.labels):
+        first_row.setdefault(label, row)
+    labels = sorted(first_row)
+    texts = [examples.texts[first_row[label]] for label in labels]
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch with little padding
+    vectors = np.zeros((len(texts), model.dimension), dtype=np.float32)
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            encoded = torch.nn.functional.normalize(model([texts[i] for i in rows]), dim=1)
+            vectors[rows] = encoded.numpy()
+    model.train(was_training)
+    index = faiss.IndexFlatIP(model.dimension)
+    index.add(vectors)
+    _, found = index.search(vectors, min(k + 1, len(labels)))
+    return [[labels[j] for j in row if j >= 0 and labels[j] != labels[i]][:k] for i, row in enumerate(found)]
 
 
 def _save_checkpoint(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
