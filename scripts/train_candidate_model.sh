@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Reproduce medlink's default term encoder (model card: src/medlink/resources/default-model/README.md).
+# Train the candidate biomedical term encoder of docs/training.md: all-MiniLM-L6-v2 aligned on terminology synonyms.
 #
 # Run from the repository root with ../shared beside it and medlink installed (.venv/bin on PATH):
-#   bash scripts/train_default_model.sh            # about 45 minutes on 2 CPU cores (one pass over 56k concepts)
-# Re-running resumes an interrupted training from its last checkpoint.
+#   bash scripts/train_candidate_model.sh      # 35 minutes on 2 CPU cores (one pass over 56,325 concepts)
+# Re-running resumes an interrupted training from its last checkpoint. Then score it against its base with
+#   medlink benchmark benchmarks/candidate.toml -o docs/candidate-benchmarks.md
 set -euo pipefail
 data=${MEDLINK_DATA:-../shared/data/terminologies}
-work=${WORK:-build/default-model}
+work=${WORK:-build/candidate-model}
 mkdir -p "$work"
 
 # Synonyms from the open terminologies only: no corpus mentions, so every benchmark stays zero-shot for the model.
@@ -22,5 +23,3 @@ mkdir -p "$work"
 # concepts grouped by parent so that siblings are the in-batch negatives.
 medlink train --terminology "$work/terms" --base minilm --loss ms --sampler siblings \
     --batch-size 256 --epochs 1 --lr 5e-5 --max-len 24 --seed 0 -o "$work/model"
-
-python scripts/pack_default_model.py "$work/model"
