@@ -11,8 +11,9 @@ import pytest
 from medlink.benchmark.config import load_config
 from medlink.terminology import MedlinkError
 
-TERMS = ("T1\tmyocardial infarction\nT1\theart attack\nT2\tdiabetes mellitus\nT3\thypertension\n"
-         "T3\thigh blood pressure\n")
+TERMS = (
+    "T1\tmyocardial infarction\nT1\theart attack\nT2\tdiabetes mellitus\nT3\thypertension\nT3\thigh blood pressure\n"
+)
 TESTS = {
     "a": "heart attack\tT1\ndiabetes mellitus\tT2\nhypertensoin\tT3\nmyocardial infarctoin\tT1\n",  # 2 exact, 2 typos
     "b": "high blood pressure\tT3\nhigh blood presure\tT3\n",  # 1 exact, 1 typo
@@ -70,6 +71,8 @@ def test_benchmark_writes_tables_json_and_plot(suite: Path) -> None:
     assert "| exact match | 50.0 |" in markdown and "| char n-gram TF-IDF | **100.0** |" in markdown
     assert "## toy: Acc@1 per fold (%)" in markdown and "![Acc@1 per system and dataset](bench.svg)" in markdown
     assert (suite / "report" / "bench.svg").read_text().startswith("<svg")
+    speed = (suite / "report" / "bench-speed.svg").read_text()
+    assert speed.startswith("<svg") and "mentions linked per second" in speed
     [index] = (suite / "work" / "indexes").iterdir()  # both folds search one terminology: one index
     built = (index / "manifest.json").stat().st_mtime_ns
     subprocess.run([*command, "--dataset", "toy"], check=True, capture_output=True, timeout=300)

@@ -1,12 +1,13 @@
 """The benchmark report: Markdown tables (with the command, versions, hardware and date), a JSON record of every
-number, and an SVG bar chart of Acc@1 per system per dataset (plain SVG: no plotting library needed)."""
+number, and SVG bar charts of Acc@1 and of linking speed per system per dataset (plain SVG: no plotting library)."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
@@ -65,7 +66,7 @@ def to_json(config: BenchmarkConfig, cells: Sequence[Cell], command: str, env: d
     }  # fmt: skip
 
 
-def to_markdown(record: dict, ks: Sequence[int], plot_name: str | None = None) -> str:
+def to_markdown(record: dict, ks: Sequence[int], plots: tuple[str, str] | None = None) -> str:
     results = record["results"]
     datasets = list(dict.fromkeys(r["dataset"] for r in results))
     systems = list(dict.fromkeys(r["system"] for r in results))
@@ -118,8 +119,9 @@ def to_markdown(record: dict, ks: Sequence[int], plot_name: str | None = None) -
         seconds = [sum(f["seconds"] for f in cell[(d, system)]["folds"]) for d in datasets]
         lines.append(f"| {system} | " + " | ".join(f"{s:.1f}" for s in seconds) + " |")
     lines += ["", "Index building (encoding every name once per encoder) is not included; indexes are cached."]
-    if plot_name:
-        lines += ["", f"![Acc@1 per system and dataset]({plot_name})"]
+    if plots:
+        lines += ["", f"![Acc@1 per system and dataset]({plots[0]})", "",
+                  f"![Mentions linked per second per system and dataset]({plots[1]})"]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -127,29 +129,45 @@ _COLOURS = ("#9e9e9e", "#c49a6c", "#6b8fc2", "#3b6fb6", "#1f4e99", "#0b2f66", "#
 
 
 def to_svg(record: dict) -> str:
-    """Grouped bars: one group per dataset, one bar per system, Acc@1 on a 0–100 scale."""
+    """Acc@1 per system (bars) per dataset (groups), 0–100."""
+    return _bar_chart(record, lambda r: 100 * r["acc@1"], "Acc@1 (%)", 100.0)
+
+
+def speed_svg(record: dict) -> str:
+    """Mentions linked per second (index building excluded) per system per dataset."""
+
+    def rate(r: dict) -> float:
+        return r["n"] / max(sum(f["seconds"] for f in r["folds"]), 1e-3)
+
+    highest = max(rate(r) for r in record["results"])
+    step = 10 ** math.floor(math.log10(highest))
+    return _bar_chart(record, rate, "mentions linked per second", step * math.ceil(highest / step))
+
+
+def _bar_chart(record: dict, value_of: Callable[[dict], float], axis: str, top_value: float) -> str:
+    """Grouped bars: one group per dataset, one bar per system (plain SVG)."""
     results = record["results"]
     datasets = list(dict.fromkeys(r["dataset"] for r in results))
     systems = list(dict.fromkeys(r["system"] for r in results))
-    cell = {(r["dataset"], r["system"]): r["acc@1"] for r in results}
-    bar, gap, left, top, height = 14, 22, 50, 20, 240
+    cell = {(r["dataset"], r["system"]): value_of(r) for r in results}
+    bar, gap, left, top, height = 14, 22, 60, 20, 240
     group = bar * len(systems) + gap
     width = left + group * len(datasets) + 20
     legend_top = top + height + 50
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{legend_top + 18 * len(systems)}" '
              'font-family="sans-serif" font-size="11">']  # fmt: skip
-    for tick in range(0, 101, 20):
-        y = top + height * (1 - tick / 100)
+    for tick in range(6):
+        y = top + height * (1 - tick / 5)
         parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y}" y2="{y}" stroke="#ddd"/>'
-                     f'<text x="{left - 6}" y="{y + 4}" text-anchor="end">{tick}</text>')  # fmt: skip
+                     f'<text x="{left - 6}" y="{y + 4}" text-anchor="end">{top_value * tick / 5:g}</text>')  # fmt: skip
     for d, dataset in enumerate(datasets):
         x0 = left + d * group + gap / 2
         for s, system in enumerate(systems):
-            value = 100 * cell[(dataset, system)]
-            y = top + height * (1 - value / 100)
+            value = cell[(dataset, system)]
+            y = top + height * (1 - min(value, top_value) / top_value)
             colour = _COLOURS[s % len(_COLOURS)]
             parts.append(f'<rect x="{x0 + s * bar}" y="{y:.1f}" width="{bar - 2}" height="{top + height - y:.1f}" '
-                         f'fill="{colour}"><title>{escape(system)}: {value:.1f}</title></rect>')  # fmt: skip
+                         f'fill="{colour}"><title>{escape(system)}: {value:,.1f}</title></rect>')  # fmt: skip
         parts.append(f'<text x="{x0 + bar * len(systems) / 2}" y="{top + height + 16}" text-anchor="middle">'
                      f"{escape(dataset)}</text>")  # fmt: skip
     for s, system in enumerate(systems):
@@ -157,16 +175,17 @@ def to_svg(record: dict) -> str:
         parts.append(f'<rect x="{left}" y="{y - 10}" width="12" height="12" fill="{_COLOURS[s % len(_COLOURS)]}"/>'
                      f'<text x="{left + 18}" y="{y}">{escape(system)}</text>')  # fmt: skip
     parts.append(f'<text x="12" y="{top + height / 2}" transform="rotate(-90 12 {top + height / 2})" '
-                 'text-anchor="middle">Acc@1 (%)</text></svg>')  # fmt: skip
+                 f'text-anchor="middle">{escape(axis)}</text></svg>')  # fmt: skip
     return "\n".join(parts) + "\n"
 
 
 def write_report(config: BenchmarkConfig, cells: Sequence[Cell], command: str, markdown: Path) -> list[Path]:
     """Write ``markdown`` and, beside it, the same stem as ``.json`` and ``.svg``; returns the paths."""
     record = to_json(config, cells, command, environment())
+    accuracy_plot, speed_plot = markdown.with_suffix(".svg"), markdown.with_name(f"{markdown.stem}-speed.svg")
     outputs = {markdown.with_suffix(".json"): json.dumps(record, indent=2) + "\n",
-               markdown.with_suffix(".svg"): to_svg(record),
-               markdown: to_markdown(record, config.ks, markdown.with_suffix(".svg").name)}  # fmt: skip
+               accuracy_plot: to_svg(record), speed_plot: speed_svg(record),
+               markdown: to_markdown(record, config.ks, (accuracy_plot.name, speed_plot.name))}  # fmt: skip
     for path, text in outputs.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f".{path.name}.partial")
