@@ -99,3 +99,24 @@ def test_eval_command_on_ncbi_test(tmp_path: Path) -> None:
     plain = subprocess.run([*command, "--no-abbreviations", "--no-composites"], check=True, capture_output=True,
                            text=True)  # fmt: skip
     assert json.loads(plain.stdout)["acc@1"] == pytest.approx(506 / 960)
+
+
+def test_eval_with_training_mentions_and_subsets(tmp_path: Path) -> None:
+    medic = shared_file("terminologies/medic/medic_06Jul2012.txt")
+    corpora = shared_file("corpora/ncbi-disease")
+    subprocess.run([sys.executable, "-m", "medlink", "terminology", "compile", str(medic), "-o", str(tmp_path / "t")],
+                   check=True, capture_output=True)  # fmt: skip
+    command = [sys.executable, "-m", "medlink", "eval", "--exact-only", "--terminology", str(tmp_path / "t"),
+               "--corpus", f"pubtator:{corpora / 'NCBItestset_corpus.txt'}",
+               "--train", f"pubtator:{corpora / 'NCBItrainset_corpus.txt'}", "--json"]  # fmt: skip
+
+    def evaluate(*extra: str) -> tuple[int, int, str]:
+        result = json.loads(subprocess.run([*command, *extra], check=True, capture_output=True, text=True).stdout)
+        return result["n"], round(result["acc@1"] * result["n"]), result["setup"]["subset"]
+
+    # The training mentions join the exact sieve: 696 right instead of 557 with names alone (measured).
+    assert evaluate() == (960, 696, "all")
+    # Gold concepts unseen in training (165) and all seen (794); one mention has some ids seen and some not.
+    assert evaluate("--subset", "zero-shot") == (165, 74, "zero-shot")
+    assert evaluate("--subset", "stratified") == (794, 622, "stratified")
+    assert evaluate("--refined") == (222, 65, "refined")

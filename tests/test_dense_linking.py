@@ -120,3 +120,23 @@ def test_sparse_and_hybrid_sieves(terminology, index, encoder) -> None:
     assert [(c.concept_id, round(c.score, 3)) for c in fuse(dense, sparse_only, 0.5)] == [
         ("B", 0.85), ("A", 0.45), ("C", 0.25)]  # fmt: skip
     assert [c.concept_id for c in fuse(dense, sparse_only, None)] == ["B", "A", "C"]  # B ranks 2nd and 1st
+
+
+def test_training_mentions_join_a_copy_of_the_index(terminology, encoder, tmp_path) -> None:
+    from medlink.index import MENTIONS
+    from medlink.linking.pipeline import open_index_linker, with_training_mentions
+    from medlink.terminology import save_terminology
+
+    save_terminology(terminology, tmp_path / "terms")
+    origin = {"encoder": "minilm", "backend": "onnx", "terminology": str(tmp_path / "terms")}
+    names = build_index(ontology_entries(terminology), encoder, tmp_path / "names", terminology.fingerprint(),
+                        origin=origin)  # fmt: skip
+    pairs = [("sugar disease", ["MESH:D003920"]), ("BP high", ["MESH:D006973"]), ("unknown", ["MESH:D000000"])]
+    both = with_training_mentions(names, pairs)
+    assert both != names and VectorIndex.load(both).count(MENTIONS) == 2  # the unknown concept is skipped
+    assert VectorIndex.load(names).count(MENTIONS) == 0  # the original is left as it was
+    written = (both / "manifest.json").stat().st_mtime_ns
+    assert with_training_mentions(names, pairs) == both and (both / "manifest.json").stat().st_mtime_ns == written
+    assert with_training_mentions(both, pairs) == both  # an index with mentions is used as it is
+    result = open_index_linker(both).link("Sugar Disease")
+    assert (result.stage, result.strategy, result.concepts) == (Stage.EXACT, "D", ("MESH:D003920",))

@@ -12,9 +12,11 @@ from medlink.training.losses import (
     MultiSimilarityLoss,
     MultiTaskLoss,
     RelationMultiSimilarityLoss,
+    SupervisedContrastiveLoss,
     TripletLoss,
     count_class,
     multi_similarity,
+    supervised_contrastive,
 )
 
 
@@ -73,6 +75,28 @@ def test_multi_similarity_loss_on_vectors() -> None:
     # identical positives and orthogonal negatives: nothing is mined, the loss is 0
     vectors = t([[1, 0], [1, 0], [0, 1], [0, 1]])
     assert MultiSimilarityLoss()(vectors, torch.tensor([0, 0, 1, 1])).item() == pytest.approx(0.0)
+
+
+def test_supervised_contrastive_by_hand() -> None:
+    similarity = t([[1.0, 0.8, 0.2], [0.8, 1.0, 0.4], [0.2, 0.4, 1.0]])
+    positive = torch.tensor([[True, True, False], [True, True, False], [False, False, True]])
+    # row 0: -log(e^(2*.8) / (e^(2*.8) + e^(2*.2))); row 1: -log(e^1.6 / (e^1.6 + e^.8)); row 2 has no positive
+    row0 = -math.log(math.exp(1.6) / (math.exp(1.6) + math.exp(0.4)))
+    row1 = -math.log(math.exp(1.6) / (math.exp(1.6) + math.exp(0.8)))
+    assert supervised_contrastive(similarity, positive, scale=2.0).item() == pytest.approx((row0 + row1) / 2, abs=1e-5)
+
+
+def test_supervised_contrastive_averages_over_positives_and_trains() -> None:
+    vectors = t([[1, 0], [1, 0], [1, 0.1], [0, 1]]).requires_grad_()
+    # anchor 0 has two positives at cos 1 and ~0.995 among three candidates: the loss is above log(3/2) > 0
+    loss = SupervisedContrastiveLoss(scale=1.0)(vectors, torch.tensor([0, 0, 0, 1]))
+    assert loss.item() > 0
+    loss.backward()
+    assert vectors.grad is not None and vectors.grad.abs().sum() > 0
+    # orthogonal, well-separated concepts at a high scale: the loss vanishes
+    separated = t([[1, 0], [1, 0], [0, 1], [0, 1]])
+    value = SupervisedContrastiveLoss(scale=50.0)(separated, torch.tensor([0, 0, 1, 1])).item()
+    assert value == pytest.approx(0, abs=1e-6)
 
 
 def test_relation_loss_uses_one_matrix_per_relation() -> None:

@@ -38,9 +38,8 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from medlink.evaluation.setups import SUBSETS
 from medlink.terminology import MedlinkError
-
-SUBSETS = ("all", "refined", "zero-shot", "stratified")
 
 
 @dataclass(frozen=True)

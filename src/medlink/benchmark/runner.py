@@ -7,9 +7,7 @@ reused by every system and by later runs: names first (source O), then a copy wi
 
 from __future__ import annotations
 
-import hashlib
 import re
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -20,8 +18,9 @@ from medlink.encoders.base import Encoder
 from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.corpus_formats import load_corpus
 from medlink.evaluation.runner import evaluate
-from medlink.evaluation.setups import reduce_dictionary, refine, split_by_seen_concepts
-from medlink.index import VectorIndex, add_entries, build_index, mention_entries, ontology_entries
+from medlink.evaluation.setups import reduce_dictionary, select_subset
+from medlink.index import VectorIndex, build_index, index_with_mentions, mention_entries, ontology_entries
+from medlink.index.with_mentions import entries_digest
 from medlink.linking import Linker
 from medlink.terminology import SourceSpec, Terminology, compile_terminology
 
@@ -109,11 +108,7 @@ def prepare(spec: DatasetSpec, fold: str) -> Prepared:
         terminology = reduce_dictionary(terminology, spec.dictionary_fraction)
     corpus = load_corpus(spec.corpus, spec.entity_type, spec.namespace)
     train = load_corpus(spec.train, spec.entity_type, spec.namespace) if spec.train else None
-    if spec.subset == "refined":
-        corpus = refine(corpus, train, terminology.normalizer)  # type: ignore[arg-type]
-    elif spec.subset in ("zero-shot", "stratified"):
-        zero_shot, stratified = split_by_seen_concepts(corpus, train)  # type: ignore[arg-type]
-        corpus = zero_shot if spec.subset == "zero-shot" else stratified
+    corpus = select_subset(corpus, train, spec.subset, terminology.normalizer)
     return Prepared(spec, fold, terminology, corpus, train)
 
 
@@ -150,16 +145,7 @@ def dataset_index(prepared: Prepared, encoder: Encoder, encoder_name: str, menti
     if not mentions:
         return names
     entries = mention_entries(prepared.train.labelled_pairs(), terminology)  # type: ignore[union-attr]
-    digest = hashlib.sha256("\n".join(f"{e.key}\t{'|'.join(e.concepts)}" for e in entries).encode()).hexdigest()
-    both = work / "indexes" / f"{stem}-OD-{digest[:12]}"
-    if not _usable(both, terminology):
-        staging = both.with_name(f".{both.name}.copy")
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.copytree(names, staging)
-        add_entries(staging, entries, encoder)
-        shutil.rmtree(both, ignore_errors=True)
-        staging.replace(both)
-    return both
+    return index_with_mentions(names, entries, encoder, work / "indexes" / f"{stem}-OD-{entries_digest(entries)}")
 
 
 def _usable(folder: Path, terminology: Terminology) -> bool:

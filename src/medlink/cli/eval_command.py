@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
+from medlink.evaluation.setups import SUBSETS
 
 
 @click.command(name="eval")
@@ -15,8 +16,21 @@ from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
 @linker_options
 @click.option("--entity-type", default=None, help="Only mentions of this type (e.g. Disease, Chemical).")
 @click.option("--namespace", default=None, help="Namespace for bare gold ids (default: the format's own).")
-@click.option("--train", "train_spec", default=None, help="Training corpus FORMAT:PATH (for --refined).")
-@click.option("--refined", is_flag=True, help="Refined test set: drop mentions seen in --train, then duplicates.")
+@click.option(
+    "--train",
+    "train_spec",
+    default=None,
+    help="Training corpus FORMAT:PATH: its mentions join the search (exact and D/OD sieves) and define --subset.",
+)
+@click.option(
+    "--subset",
+    type=click.Choice(SUBSETS),
+    default="all",
+    show_default=True,
+    help="Score all mentions; the refined set (drop mentions seen in --train, then duplicates); or those whose "
+    "gold concepts are unseen (zero-shot) / all seen (stratified) in --train.",
+)
+@click.option("--refined", is_flag=True, help="Same as --subset refined.")
 @click.option("--lenient", is_flag=True, help="SapBERT's any-overlap rule instead of the strict one.")
 @click.option("-k", "ks", multiple=True, type=int, default=(1, 5), show_default=True, help="Report Acc@k.")
 @click.option(
@@ -27,18 +41,20 @@ from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 def eval_command(corpus_spec: str, linker_choice: LinkerChoice, entity_type: str | None, namespace: str | None,
-                 train_spec: str | None, refined: bool, lenient: bool, ks: tuple[int, ...], errors_path: Path | None,
-                 as_json: bool) -> None:  # fmt: skip
+                 train_spec: str | None, subset: str, refined: bool, lenient: bool, ks: tuple[int, ...],
+                 errors_path: Path | None, as_json: bool) -> None:  # fmt: skip
     """Link every mention of a corpus and report strict Acc@k, MRR and nil precision/recall."""
     from medlink.evaluation.corpus_formats import load_corpus
     from medlink.evaluation.runner import evaluate, write_errors
 
     corpus = load_corpus(corpus_spec, entity_type, namespace)
     train = load_corpus(train_spec, entity_type, namespace) if train_spec else None
-    if refined and train is None:
-        raise click.UsageError("--refined needs --train FORMAT:PATH")
-    linker = make_linker(linker_choice, progress=False)
-    evaluation = evaluate(linker, corpus, ks, "lenient" if lenient else "strict", train, refined)
+    subset = "refined" if refined else subset
+    if subset != "all" and train is None:
+        raise click.UsageError(f"--subset {subset} needs --train FORMAT:PATH")
+    training_mentions = train.labelled_pairs() if train else ()
+    linker = make_linker(linker_choice, progress=False, training_mentions=training_mentions)
+    evaluation = evaluate(linker, corpus, ks, "lenient" if lenient else "strict", train, subset)
     result = evaluation.as_dict()
     choice = linker_choice
     result["setup"].update(  # type: ignore[union-attr]

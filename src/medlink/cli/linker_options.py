@@ -7,6 +7,7 @@ so every command that links reads them the same way.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -60,9 +61,13 @@ def linker_options(function):
     return with_choice
 
 
-def make_linker(choice: LinkerChoice, progress: bool = True) -> Linker:
-    """The linker the options describe; explicit settings override what an index was calibrated with."""
-    linker = _base_linker(choice, progress)
+def make_linker(choice: LinkerChoice, progress: bool = True,
+                training_mentions: Sequence[tuple[str, Sequence[str]]] = ()) -> Linker:  # fmt: skip
+    """The linker the options describe; explicit settings override what an index was calibrated with.
+
+    ``training_mentions`` (text, concept ids) join the search as source D: the exact sieve matches them, and the
+    dense sieves search an index that holds them (a cached copy with only the mentions encoded)."""
+    linker = _base_linker(choice, progress, training_mentions)
     config = linker.config
     linker.config = replace(
         config,
@@ -74,17 +79,30 @@ def make_linker(choice: LinkerChoice, progress: bool = True) -> Linker:
     return linker
 
 
-def _base_linker(choice: LinkerChoice, progress: bool) -> Linker:
-    from medlink.linking.pipeline import DEFAULT_SIEVES, default_dense_linker, open_index_linker
+def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequence[tuple[str, Sequence[str]]]
+                 ) -> Linker:  # fmt: skip
+    from medlink.linking.pipeline import DEFAULT_SIEVES, default_index, open_index_linker, with_training_mentions
 
     if choice.exact_only:
         if choice.index_dir:
             raise click.UsageError("--exact-only and --index exclude each other")
-        return Linker.from_path(choice.terminology_dir) if choice.terminology_dir else Linker.default()
-    if choice.index_dir:
-        return open_index_linker(choice.index_dir, choice.terminology_dir, choice.sieves or DEFAULT_SIEVES)
-    if choice.terminology_dir:
+        return _exact_linker(choice.terminology_dir, training_mentions)
+    if choice.terminology_dir and not choice.index_dir:
         raise click.UsageError("a --terminology of your own needs an --index built from it (or --exact-only)")
-    if choice.sieves:
+    if choice.sieves and not choice.index_dir:
         raise click.UsageError("--sieves needs --index")
-    return default_dense_linker(progress=progress)
+    folder = choice.index_dir or default_index(progress)
+    if training_mentions:
+        folder = with_training_mentions(folder, training_mentions, choice.terminology_dir)
+    return open_index_linker(folder, choice.terminology_dir, choice.sieves or DEFAULT_SIEVES)
+
+
+def _exact_linker(terminology_dir: Path | None, training_mentions: Sequence[tuple[str, Sequence[str]]]) -> Linker:
+    from medlink.index import mention_entries
+    from medlink.linking.pipeline import parse_sieves
+    from medlink.resources import load_default_terminology
+    from medlink.terminology import load_terminology
+
+    terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
+    entries = mention_entries(training_mentions, terminology)
+    return Linker(terminology, parse_sieves("exact", terminology, None, None, entries=entries))

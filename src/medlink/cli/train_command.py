@@ -16,15 +16,21 @@ import click
 )
 @click.option(
     "--mentions",
-    "mentions_spec",
-    default=None,
-    help="Annotated training mentions FORMAT:PATH, mixed in at 1/3 of the names (OD training).",
+    "mentions_specs",
+    multiple=True,
+    help="Annotated training mentions FORMAT:PATH (repeatable), mixed in at 1/3 of the names (OD training).",
 )
 @click.option("--entity-type", default=None, help="With --mentions: only this type.")
 @click.option(
     "--base", default="minilm", show_default=True, help="Model to start from: minilm, a folder or a hub name."
 )
-@click.option("--loss", type=click.Choice(["batch-hard", "ms"]), default="batch-hard", show_default=True)
+@click.option(
+    "--loss",
+    type=click.Choice(["batch-hard", "ms", "contrastive"]),
+    default="batch-hard",
+    show_default=True,
+    help="Batch-hard soft-margin triplets (Xu & Bethard), multi-similarity (CODER) or supervised InfoNCE.",
+)
 @click.option(
     "--sampler",
     type=click.Choice(["random", "siblings", "mined"]),
@@ -45,7 +51,7 @@ import click
 @click.option("--max-names-per-concept", type=int, default=None, help="Sample at most this many names per concept.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path), required=True)
-def train(terminology_dir: Path | None, mentions_spec: str | None, entity_type: str | None, base: str, loss: str,
+def train(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_type: str | None, base: str, loss: str,
           sampler: str, epochs: int, max_steps: int | None, batch_size: int, accumulation: int, lr: float,
           max_length: int, freeze_layers: int, max_names_per_concept: int | None, seed: int,
           output_dir: Path) -> None:  # fmt: skip
@@ -62,10 +68,11 @@ def train(terminology_dir: Path | None, mentions_spec: str | None, entity_type: 
 
     terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
     mentions: list[tuple[str, str]] = []
-    if mentions_spec:
+    if mentions_specs:
         from medlink.evaluation.corpus_formats import load_corpus
 
-        mentions = [(text, ids[0]) for text, ids in load_corpus(mentions_spec, entity_type).labelled_pairs()]
+        for spec in mentions_specs:
+            mentions += [(text, ids[0]) for text, ids in load_corpus(spec, entity_type).labelled_pairs()]
     examples = training_examples(terminology, mentions, max_names_per_concept=max_names_per_concept, seed=seed)
     config = TrainConfig(
         loss=loss,

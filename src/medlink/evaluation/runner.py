@@ -14,7 +14,7 @@ from pathlib import Path
 
 from medlink.evaluation.corpus import Corpus, Gold
 from medlink.evaluation.scoring import Mode, Prediction, Scores, rank_of_gold, score
-from medlink.evaluation.setups import refine
+from medlink.evaluation.setups import select_subset
 from medlink.linking import Linker, LinkResult, Mention
 from medlink.terminology import Terminology
 
@@ -51,16 +51,14 @@ def evaluate(
     ks: Sequence[int] = (1, 5),
     mode: Mode = "strict",
     train: Corpus | None = None,
-    refined: bool = False,
+    subset: str = "all",
 ) -> Evaluation:
-    if refined:
-        if train is None:
-            raise ValueError("the refined setup needs the training corpus (--train)")
-        corpus = refine(corpus, train, linker.terminology.normalizer)
+    """Link every mention of ``corpus`` (or of its ``subset``: refined, zero-shot, stratified against ``train``)."""
+    corpus = select_subset(corpus, train, subset, linker.terminology.normalizer)
     mentions = [Mention(m.text, m.document, m.start, m.end, m.entity_type) for m in corpus]
     predictions = tuple(prediction_of(result) for result in linker.link_many(mentions))
     golds = tuple(resolve_gold(m.gold, linker.terminology) for m in corpus)
-    setup: dict[str, object] = {"mode": mode, "refined": refined, "train": train.name if train else None,
+    setup: dict[str, object] = {"mode": mode, "subset": subset, "train": train.name if train else None,
                                 "notes": list(corpus.notes)}  # fmt: skip
     return Evaluation(corpus.name, setup, score(golds, predictions, ks, mode), golds, predictions,
                       tuple(m.text for m in corpus))  # fmt: skip

@@ -6,6 +6,7 @@
 - :func:`reduce_dictionary`: keep a random fraction of each concept's names (DILBERT §5.5.3: 0.95 → 0.20); the
   preferred name is kept when only one name survives, so no concept disappears.
 - :func:`mean_over_folds`: k-fold averages (CADEC's five folds).
+- :func:`select_subset`: one of the above by name, as ``medlink eval --subset`` and benchmark configs say it.
 """
 
 from __future__ import annotations
@@ -44,6 +45,23 @@ def split_by_seen_concepts(test: Corpus, train: Corpus) -> tuple[Corpus, Corpus]
     return Corpus(f"{test.name} (zero-shot)", unseen, test.notes), Corpus(
         f"{test.name} (stratified)", known, test.notes
     )
+
+
+SUBSETS = ("all", "refined", "zero-shot", "stratified")
+
+
+def select_subset(test: Corpus, train: Corpus | None, subset: str, normalizer: Normalizer | None = None) -> Corpus:
+    """The test mentions a setup scores: all, refined, zero-shot or stratified (the last three need ``train``)."""
+    if subset not in SUBSETS:
+        raise ValueError(f"subset must be one of {', '.join(SUBSETS)}, not {subset!r}")
+    if subset == "all":
+        return test
+    if train is None:
+        raise ValueError(f"the {subset} setup is measured against the training corpus: give --train")
+    if subset == "refined":
+        return refine(test, train, normalizer)
+    zero_shot, stratified = split_by_seen_concepts(test, train)
+    return zero_shot if subset == "zero-shot" else stratified
 
 
 def reduce_dictionary(terminology: Terminology, fraction: float, seed: int = 0) -> Terminology:

@@ -3,6 +3,7 @@
 from medlink.index.build import add_entries, build_index
 from medlink.index.entries import MENTIONS, ONTOLOGY, IndexEntry, mention_entries, ontology_entries
 from medlink.index.vector_index import Hit, IndexError_, VectorIndex
+from medlink.index.with_mentions import index_with_mentions, with_mentions_path
 
 __all__ = [
     "MENTIONS",
@@ -13,6 +14,8 @@ __all__ = [
     "VectorIndex",
     "add_entries",
     "build_index",
+    "index_with_mentions",
     "mention_entries",
     "ontology_entries",
+    "with_mentions_path",
 ]

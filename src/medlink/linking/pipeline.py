@@ -122,11 +122,10 @@ def default_index_path(terminology: Terminology, encoder: Encoder) -> Path:
     return cache_root() / "indexes" / f"{terminology.fingerprint()}-{encoder.identity.fingerprint()}"
 
 
-def default_dense_linker(progress: bool = True, config: LinkerConfig | None = None) -> Linker:
-    """The embedded default with the full pipeline: MeSH descriptors, the packaged MiniLM (ONNX), exact → dense.
+def default_index(progress: bool = True) -> Path:
+    """The embedded default's index (MeSH descriptors, packaged MiniLM via ONNX), built and cached on first use.
 
-    The first call encodes every name (about a minute and a half on 2 cores) and caches the index; later calls
-    load it.
+    The first call encodes every name (about a minute and a half on 2 cores); later calls find it.
     """
     from medlink.encoders import load_encoder
     from medlink.index import build_index, ontology_entries
@@ -144,4 +143,24 @@ def default_dense_linker(progress: bool = True, config: LinkerConfig | None = No
             progress=progress,
             origin={"encoder": "minilm", "backend": "onnx"},
         )
-    return dense_linker(terminology, VectorIndex.load(folder), encoder, config=config)
+    return folder
+
+
+def default_dense_linker(progress: bool = True, config: LinkerConfig | None = None) -> Linker:
+    """The embedded default with the full pipeline: MeSH descriptors, the packaged MiniLM (ONNX), exact → dense."""
+    return open_index_linker(default_index(progress), config=config)
+
+
+def with_training_mentions(index_dir: Path, pairs: Sequence[tuple[str, Sequence[str]]],
+                           terminology_dir: Path | str | None = None) -> Path:  # fmt: skip
+    """An index that also holds these annotated mentions (source D): ``index_dir`` itself when it already has
+    training mentions, else a cached copy with only the mentions encoded (see :mod:`medlink.index.with_mentions`)."""
+    from medlink.encoders.onnx import cache_root
+    from medlink.index import index_with_mentions, mention_entries, with_mentions_path
+
+    index = VectorIndex.load(index_dir)
+    if index.count(MENTIONS):
+        return Path(index_dir)
+    entries = mention_entries(pairs, terminology_of(index, terminology_dir))
+    target = with_mentions_path(Path(index_dir), entries, cache_root() / "indexes")
+    return index_with_mentions(Path(index_dir), entries, encoder_of(index), target)

@@ -17,13 +17,17 @@ from pathlib import Path
 import torch
 
 from medlink.training.examples import Examples
-from medlink.training.losses import BatchHardSoftMarginTripletLoss, MultiSimilarityLoss
+from medlink.training.losses import BatchHardSoftMarginTripletLoss, MultiSimilarityLoss, SupervisedContrastiveLoss
 from medlink.training.model import TermEncoderModel
 from medlink.training.samplers.mined_batches import MinedBatchSampler
 from medlink.training.samplers.positive_batches import PositiveBatchSampler
 from medlink.training.samplers.sibling_batches import SiblingBatchSampler
 
-LOSSES = {"batch-hard": BatchHardSoftMarginTripletLoss, "ms": MultiSimilarityLoss}
+LOSSES = {
+    "batch-hard": BatchHardSoftMarginTripletLoss,
+    "ms": MultiSimilarityLoss,
+    "contrastive": SupervisedContrastiveLoss,
+}
 SAMPLERS = ("random", "siblings", "mined")
 
 
@@ -31,7 +35,8 @@ SAMPLERS = ("random", "siblings", "mined")
 class TrainConfig:
     """Training settings; the defaults are a sensible CPU run on MiniLM."""
 
-    loss: str = "batch-hard"  # in-batch losses over concept labels: "batch-hard" (Xu & Bethard) or "ms" (CODER)
+    loss: str = "batch-hard"  # in-batch losses over concept labels: "batch-hard" (Xu & Bethard), "ms" (CODER)
+    # or "contrastive" (supervised InfoNCE, temperature 0.05)
     sampler: str = "random"  # "random" concepts per batch, "siblings" grouped by parent, or "mined": grouped
     # with the concepts the model itself confuses them with, re-mined every epoch (hard negatives)
     mined_group: int = 4  # with "mined": a concept and its nearest neighbours per group

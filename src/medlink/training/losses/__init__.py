@@ -4,6 +4,7 @@ from medlink.training.losses.batch_hard_soft_margin import BatchHardSoftMarginTr
 from medlink.training.losses.coder import CoderLoss, RelationMultiSimilarityLoss
 from medlink.training.losses.multi_similarity import MultiSimilarityLoss, multi_similarity
 from medlink.training.losses.multi_task import ConceptCountHead, MultiTaskLoss, count_class
+from medlink.training.losses.supervised_contrastive import SupervisedContrastiveLoss, supervised_contrastive
 from medlink.training.losses.triplet import TripletLoss
 
 __all__ = [
@@ -13,7 +14,9 @@ __all__ = [
     "MultiSimilarityLoss",
     "MultiTaskLoss",
     "RelationMultiSimilarityLoss",
+    "SupervisedContrastiveLoss",
     "TripletLoss",
     "count_class",
     "multi_similarity",
+    "supervised_contrastive",
 ]
