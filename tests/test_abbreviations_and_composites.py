@@ -3,7 +3,7 @@
 import pytest
 
 from medlink.linking import Linker, LinkerConfig, Mention, Stage
-from medlink.linking.abbreviations import best_long_form, expand_abbreviations, find_abbreviations
+from medlink.linking.abbreviations import best_long_form, expand_abbreviations, find_abbreviations, initials_long_form
 from medlink.linking.composites import split_composite
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, make_concept
@@ -35,6 +35,18 @@ def test_definitions_found_in_a_document() -> None:
 )
 def test_best_long_form(short: str, long: str, expected: str | None) -> None:
     assert best_long_form(short, long) == expected
+
+
+def test_word_initials_win_over_the_rightmost_characters() -> None:
+    # Schwartz & Hearst alone would give "adenomatous polyposis coli" (the first A matched at "adenomatous")
+    found = find_abbreviations("Mutations cause attenuated adenomatous polyposis coli (AAPC), a variant.")
+    assert found == {"AAPC": "attenuated adenomatous polyposis coli"}
+    assert initials_long_form("AAPC", ["in", "adenomatous", "polyposis", "coli"]) is None
+
+
+def test_a_long_form_using_an_earlier_short_form_is_spelled_out() -> None:
+    found = find_abbreviations("Children with diffuse mesangial sclerosis (DMS) were seen; 10 had isolated DMS (IDMS).")
+    assert found == {"DMS": "diffuse mesangial sclerosis", "IDMS": "isolated diffuse mesangial sclerosis"}
 
 
 def test_expansion_of_whole_mentions_and_tokens() -> None:

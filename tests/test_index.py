@@ -6,7 +6,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from medlink.index import IndexEntry, IndexError_, VectorIndex, add_entries, build_index, ontology_entries
+from medlink.index import (
+    IndexEntry,
+    IndexError_,
+    VectorIndex,
+    add_entries,
+    build_index,
+    mention_entries,
+    ontology_entries,
+)
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, NameKind, make_concept
 
@@ -146,3 +154,16 @@ def test_incremental_add_encodes_only_new_names(built, encoder, tmp_path) -> Non
     assert next(e for e in index.entries["O"] if e.key == "heart attack").concepts == ("MESH:D009203", "MESH:D000001")
     [hits] = index.search(encoder.encode(["MI"]), k=1)
     assert hits[0].entry.text == "MI"
+
+
+def test_a_mention_text_lists_its_concepts_by_how_often_it_was_annotated_with_them() -> None:
+    terminology = Terminology.from_concepts([make_concept("MESH:D016399", "Lymphoma, T-Cell"),
+                                             make_concept("MESH:D006432", "Hemochromatosis")])  # fmt: skip
+    pairs = [("hemochromatosis", ["MESH:D016399"]), ("Hemochromatosis", ["MESH:D006432"]),
+             ("hemochromatosis", ["MESH:D006432"]), ("T-cell lymphoma", ["MESH:D016399"])]  # fmt: skip
+    entries = {entry.key: entry for entry in mention_entries(pairs, terminology)}
+    # a stray first annotation does not outrank the majority; it is kept, second
+    assert entries["hemochromatosis"].concepts == ("MESH:D006432", "MESH:D016399")
+    assert entries["hemochromatosis"].text == "hemochromatosis" and entries["t cell lymphoma"].concepts == (
+        "MESH:D016399",
+    )

@@ -49,8 +49,8 @@ def mention_entries(
     """Entries for ``(text, concept ids)`` pairs: annotated mentions (source D) or added synonyms (source O).
 
     Ids are resolved through the terminology; texts whose concepts it does not know are skipped (they could
-    never be returned)."""
-    concepts_of: dict[str, list[str]] = {}
+    never be returned). A text annotated with several concepts keeps them all, the most frequent first."""
+    votes: dict[str, dict[str, int]] = {}  # key -> concept -> how many mentions say so, in first-seen order
     text_of: dict[str, str] = {}
     for text, ids in pairs:
         key = terminology.normalizer(text)
@@ -58,6 +58,10 @@ def mention_entries(
         if not key or not resolved:
             continue
         text_of.setdefault(key, text)
-        known = concepts_of.setdefault(key, [])
-        known.extend(r for r in resolved if r not in known)
-    return [IndexEntry(key, text_of[key], tuple(concepts), source) for key, concepts in concepts_of.items()]
+        counts = votes.setdefault(key, {})
+        for concept in dict.fromkeys(resolved):
+            counts[concept] = counts.get(concept, 0) + 1
+    # The concept most mentions of a text were annotated with comes first (a stray annotation of "hemochromatosis"
+    # as T-cell lymphoma must not outrank twenty correct ones); ties keep first-seen order.
+    return [IndexEntry(key, text_of[key], tuple(sorted(counts, key=lambda c: -counts[c])), source)
+            for key, counts in votes.items()]  # fmt: skip

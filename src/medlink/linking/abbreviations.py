@@ -52,6 +52,16 @@ def best_long_form(short: str, long: str) -> str | None:
     return found
 
 
+def initials_long_form(short: str, words: list[str]) -> str | None:
+    """The last words whose initials spell ``short`` letter for letter, if any ("attenuated adenomatous polyposis
+    coli (AAPC)"): Schwartz & Hearst's rightmost-character rule would drop "attenuated" here."""
+    letters = [char.lower() for char in short if char.isalnum()]
+    if len(letters) < 2 or len(letters) > len(words):
+        return None
+    tail = words[-len(letters) :]
+    return " ".join(tail) if all(w[0].lower() == c for w, c in zip(tail, letters, strict=True)) else None
+
+
 @lru_cache(maxsize=4096)
 def find_abbreviations(document: str) -> dict[str, str]:
     """Short form → long form for every definition in ``document`` (the first definition of each wins)."""
@@ -64,10 +74,16 @@ def find_abbreviations(document: str) -> dict[str, str]:
         sentence_start = max(before.rfind(". "), before.rfind("; ")) + 1
         words = before[sentence_start:].split()
         limit = min(len(short) + 5, 2 * len(short))
-        long = best_long_form(short, " ".join(words[-limit:]))
+        long = initials_long_form(short, words) or best_long_form(short, " ".join(words[-limit:]))
         if long:
             found[short] = long.strip(" ,;:")
-    return found
+    # A long form may use an earlier short form ("diffuse mesangial sclerosis (DMS) ... isolated DMS (IDMS)"):
+    # spell it out once, so "IDMS" becomes "isolated diffuse mesangial sclerosis".
+    return {short: _spell_out(long, {k: v for k, v in found.items() if k != short}) for short, long in found.items()}
+
+
+def _spell_out(text: str, definitions: dict[str, str]) -> str:
+    return _TOKEN.sub(lambda m: definitions.get(m.group(), m.group()), text)
 
 
 def expand_abbreviations(text: str, document: str | None) -> str:
@@ -79,4 +95,4 @@ def expand_abbreviations(text: str, document: str | None) -> str:
         return text
     if text.strip() in definitions:
         return definitions[text.strip()]
-    return _TOKEN.sub(lambda m: definitions.get(m.group(), m.group()), text)
+    return _spell_out(text, definitions)
