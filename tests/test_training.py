@@ -132,3 +132,57 @@ def test_mined_training_runs_with_the_real_model(terminology, tmp_path: Path) ->
     nearest = model_neighbours(TermEncoderModel(tmp_path / "model"), examples, k=1)
     assert len(nearest) == 4 and all(len(n) == 1 for n in nearest)
     assert all(n[0] != label for label, n in enumerate(nearest))  # a concept is never its own negative
+
+
+def test_in_batch_triplets_pick_a_positive_and_a_negative_per_anchor() -> None:
+    import torch
+
+    from medlink.training.losses import InBatchTripletLoss
+
+    labels = torch.tensor([0, 0, 1, 1])
+    apart = torch.tensor([[1.0, 0], [1, 0], [0, 1], [0, 1]])
+    # synonyms identical, other concepts orthogonal: cosine distances 0 and 1, a margin of 0.5 is met -> 0
+    assert InBatchTripletLoss(margin=0.5)(apart, labels).item() == 0.0
+    collapsed = torch.ones((4, 2))
+    # everything identical: every triplet costs exactly the margin
+    assert InBatchTripletLoss(margin=0.5)(collapsed, labels).item() == pytest.approx(0.5)
+    # a text without a positive in the batch is no anchor; a batch of one concept has no negative
+    assert InBatchTripletLoss()(collapsed[:3], torch.tensor([0, 1, 2])).item() == 0.0
+    assert InBatchTripletLoss()(collapsed[:2], torch.tensor([0, 0])).item() == 0.0
+
+
+def test_relation_triples_and_parent_batches() -> None:
+    from medlink.training.samplers.relation_batches import RelationBatchSampler
+    from medlink.training.trainer import _sampler
+
+    terminology = Terminology.from_concepts([
+        make_concept("T:1", "heart disease", [Name("cardiopathy")]),
+        make_concept("T:2", "myocardial infarction", [Name("heart attack")], parents=("T:1",)),
+        make_concept("T:3", "angina", [Name("angina pectoris")], parents=("T:1",)),
+        make_concept("T:4", "fracture", [Name("broken bone")]),
+    ])  # fmt: skip
+    examples = training_examples(terminology)
+    label = {concept: i for i, concept in enumerate(examples.concepts)}
+    assert set(examples.relations) == {(label["T:2"], "is_a", label["T:1"]), (label["T:3"], "is_a", label["T:1"])}
+    sampler = RelationBatchSampler(examples, size=2, seed=0)
+    batch = sampler.batch(7)
+    assert batch == sampler.batch(7)  # the same draw on a resumed run
+    assert [examples.labels[row] for row in batch.tail_rows] == batch.tail_labels == [label["T:1"]] * 2
+    parents = _sampler(TrainConfig(sampler="parents", batch_size=4, mined_group=2), examples, None)  # type: ignore[arg-type]
+    together = [{examples.concepts[examples.labels[row]] for row in batch} for batch in parents]
+    assert any({"T:2", "T:1"} <= group or {"T:3", "T:1"} <= group for group in together)
+
+
+def test_triplet_loss_with_relations_trains_and_stops_at_the_time_limit(terminology, tmp_path: Path) -> None:
+    hierarchy = Terminology.from_concepts([
+        *terminology,
+        make_concept("MESH:D002318", "Cardiovascular Diseases", [Name("heart and vessel disease")]),
+        make_concept("MESH:D006331", "Heart Diseases", [Name("cardiopathy")], parents=("MESH:D002318",)),
+    ])  # fmt: skip
+    examples = training_examples(hierarchy)
+    assert examples.relations
+    config = TrainConfig(loss="triplet", relation_weight=1.0, relation_batch=2, batch_size=4, max_steps=50,
+                         time_limit=0.0, warmup=0.0)  # fmt: skip
+    result = train(_minilm(), examples, tmp_path / "model", config, progress=False)
+    assert result.steps == 1 and np.isfinite(result.last_loss)  # out of time after the first step
+    assert (tmp_path / "model" / "config.json").exists()

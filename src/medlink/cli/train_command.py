@@ -26,18 +26,27 @@ import click
 )
 @click.option(
     "--loss",
-    type=click.Choice(["batch-hard", "ms", "contrastive"]),
+    type=click.Choice(["batch-hard", "ms", "contrastive", "triplet"]),
     default="batch-hard",
     show_default=True,
-    help="Batch-hard soft-margin triplets (Xu & Bethard), multi-similarity (CODER) or supervised InfoNCE.",
+    help="Batch-hard soft-margin triplets (Xu & Bethard), multi-similarity (CODER), supervised InfoNCE, or "
+    "DILBERT's triplet margin loss with one random positive and negative per anchor.",
 )
 @click.option(
     "--sampler",
-    type=click.Choice(["random", "siblings", "mined"]),
+    type=click.Choice(["random", "siblings", "parents", "mined"]),
     default="random",
     show_default=True,
-    help="Concepts per batch at random; grouped by parent (siblings as hard negatives); or 'mined': grouped with "
-    "the concepts the model confuses them with, re-mined each epoch.",
+    help="Concepts per batch at random; grouped by parent (siblings as hard negatives); grouped with their parents "
+    "(parent negatives); or 'mined': grouped with the concepts the model confuses them with, re-mined each epoch.",
+)
+@click.option(
+    "--relations",
+    "relation_weight",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Weight μ of CODER's relation term over is_a and typed relations (0: off).",
 )
 @click.option("--epochs", type=int, default=1, show_default=True)
 @click.option("--max-steps", type=int, default=None, help="Stop after this many optimizer steps.")
@@ -50,11 +59,12 @@ import click
 )
 @click.option("--max-names-per-concept", type=int, default=None, help="Sample at most this many names per concept.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--time-limit", type=float, default=None, help="Stop after this many seconds (equal-time comparisons).")
 @click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path), required=True)
 def train(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_type: str | None, base: str, loss: str,
-          sampler: str, epochs: int, max_steps: int | None, batch_size: int, accumulation: int, lr: float,
-          max_length: int, freeze_layers: int, max_names_per_concept: int | None, seed: int,
-          output_dir: Path) -> None:  # fmt: skip
+          sampler: str, relation_weight: float, epochs: int, max_steps: int | None, batch_size: int,
+          accumulation: int, lr: float, max_length: int, freeze_layers: int, max_names_per_concept: int | None,
+          seed: int, time_limit: float | None, output_dir: Path) -> None:  # fmt: skip
     """Train an encoder; run the same command again to resume an interrupted run.
 
     The result is a sentence-transformers folder: `medlink index build --encoder OUTPUT` uses it.
@@ -77,6 +87,7 @@ def train(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_
     config = TrainConfig(
         loss=loss,
         sampler=sampler,
+        relation_weight=relation_weight,
         epochs=epochs,
         batch_size=batch_size,
         lr=lr,
@@ -85,6 +96,7 @@ def train(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_
         freeze_layers=freeze_layers,
         seed=seed,
         max_steps=max_steps,
+        time_limit=time_limit,
     )
     click.echo(f"{len(examples):,} training texts of {len(examples.concepts):,} concepts", err=True)
     result = run_training(resolve_model(base), examples, output_dir, config)

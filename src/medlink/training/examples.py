@@ -21,6 +21,7 @@ class Examples:
     labels: tuple[int, ...]
     concepts: tuple[str, ...]  # label -> concept id
     parents: tuple[tuple[str, ...], ...] = ()  # label -> the concept's parent ids (for sibling batches)
+    relations: tuple[tuple[int, str, int], ...] = ()  # (head label, relation, tail label): is_a and typed relations
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -57,7 +58,15 @@ def training_examples(
             texts.append(text)
             labels.append(label_of.setdefault(concept_id, len(label_of)))
     concepts = tuple(sorted(label_of, key=label_of.__getitem__))
-    return Examples(tuple(texts), tuple(labels), concepts, tuple(terminology.parents(c) for c in concepts))
+    return Examples(tuple(texts), tuple(labels), concepts, tuple(terminology.parents(c) for c in concepts),
+                    relation_triples(terminology, label_of))  # fmt: skip
+
+
+def relation_triples(terminology: Terminology, label_of: dict[str, int]) -> tuple[tuple[int, str, int], ...]:
+    """CODER's knowledge-graph edges between concepts that have training texts: ``is_a`` and typed relations."""
+    edges = [*terminology.is_a_triples(), *terminology.relations()]
+    return tuple((label_of[e.head], e.relation, label_of[e.tail]) for e in edges
+                 if e.head in label_of and e.tail in label_of)  # fmt: skip
 
 
 def rows_by_label(labels: Sequence[int]) -> dict[int, list[int]]:

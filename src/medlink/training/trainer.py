@@ -17,28 +17,38 @@ from pathlib import Path
 import torch
 
 from medlink.training.examples import Examples
-from medlink.training.losses import BatchHardSoftMarginTripletLoss, MultiSimilarityLoss, SupervisedContrastiveLoss
+from medlink.training.losses import (
+    BatchHardSoftMarginTripletLoss,
+    InBatchTripletLoss,
+    MultiSimilarityLoss,
+    RelationMultiSimilarityLoss,
+    SupervisedContrastiveLoss,
+)
 from medlink.training.model import TermEncoderModel
 from medlink.training.samplers.mined_batches import MinedBatchSampler
 from medlink.training.samplers.positive_batches import PositiveBatchSampler
+from medlink.training.samplers.relation_batches import RelationBatchSampler
 from medlink.training.samplers.sibling_batches import SiblingBatchSampler
 
 LOSSES = {
     "batch-hard": BatchHardSoftMarginTripletLoss,
     "ms": MultiSimilarityLoss,
     "contrastive": SupervisedContrastiveLoss,
+    "triplet": InBatchTripletLoss,
 }
-SAMPLERS = ("random", "siblings", "mined")
+SAMPLERS = ("random", "siblings", "parents", "mined")
 
 
 @dataclass(frozen=True)
 class TrainConfig:
     """Training settings; the defaults are a sensible CPU run on MiniLM."""
 
-    loss: str = "batch-hard"  # in-batch losses over concept labels: "batch-hard" (Xu & Bethard), "ms" (CODER)
-    # or "contrastive" (supervised InfoNCE, temperature 0.05)
-    sampler: str = "random"  # "random" concepts per batch, "siblings" grouped by parent, or "mined": grouped
-    # with the concepts the model itself confuses them with, re-mined every epoch (hard negatives)
+    loss: str = "batch-hard"  # in-batch losses over concept labels: "batch-hard" (Xu & Bethard), "ms" (CODER),
+    # "contrastive" (supervised InfoNCE, temperature 0.05) or "triplet" (DILBERT, one random triplet per anchor)
+    sampler: str = "random"  # "random" concepts per batch, "siblings" grouped by parent, "parents" grouped with
+    # their parents, or "mined": grouped with the concepts the model itself confuses them with, re-mined every epoch
+    relation_weight: float = 0.0  # μ of CODER's relation term (L = L + μ·L_rel); 0 leaves it out
+    relation_batch: int = 64  # (head, relation, tail) triples per step for the relation term
     mined_group: int = 4  # with "mined": a concept and its nearest neighbours per group
     epochs: int = 1
     batch_size: int = 64
@@ -51,6 +61,7 @@ class TrainConfig:
     seed: int = 0
     max_steps: int | None = None
     checkpoint_every: int = 200
+    time_limit: float | None = None  # seconds: stop after the step that reaches it (equal-time comparisons)
 
 
 @dataclass(frozen=True)
@@ -82,9 +93,12 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
     model.freeze(config.freeze_layers)
     loss_function = LOSSES[config.loss]()
     sampler = _sampler(config, examples, model)
+    relations = RelationBatchSampler(examples, config.relation_batch, config.seed) if config.relation_weight else None
+    relation_loss = RelationMultiSimilarityLoss(len(relations.relation_names), model.dimension) if relations else None
     steps_per_epoch = max(1, len(sampler) // config.accumulation)
     total_steps = config.max_steps or steps_per_epoch * config.epochs
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr)
+    trained = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trained + (list(relation_loss.parameters()) if relation_loss else []), lr=config.lr)
     warmup = max(1, int(total_steps * config.warmup))
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup)))
@@ -96,6 +110,8 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
         saved = torch.load(checkpoint, weights_only=False)
         if saved["state"] == state:
             model.load_state_dict(saved["model"])
+            if relation_loss is not None:
+                relation_loss.load_state_dict(saved["relation_loss"])
             optimizer.load_state_dict(saved["optimizer"])
             scheduler.load_state_dict(saved["scheduler"])
             step = resumed_from = saved["step"]
@@ -105,7 +121,8 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
     started, last_loss = time.perf_counter(), float("nan")
     model.train()
     with tqdm(total=total_steps, initial=step, desc="training", unit=" steps", disable=not progress) as bar:
-        while step < total_steps:
+        out_of_time = False
+        while step < total_steps and not out_of_time:
             sampler.epoch = (step * config.accumulation) // len(sampler)
             skip = (step * config.accumulation) % len(sampler)  # batches of this epoch done before a resume
             batches = iter(sampler)
@@ -114,7 +131,12 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
             for index, batch in enumerate(batches, start=1):
                 texts = [examples.texts[row] for row in batch]
                 labels = torch.tensor([examples.labels[row] for row in batch])
-                loss = loss_function(model(texts), labels) / config.accumulation
+                loss = loss_function(model(texts), labels)
+                if relations is not None and relation_loss is not None:
+                    draw = step * config.accumulation + (index - 1) % config.accumulation  # same triples on resume
+                    relation = _relation_term(model, relation_loss, relations, examples, draw)
+                    loss = loss + config.relation_weight * relation
+                loss = loss / config.accumulation
                 loss.backward()
                 if index % config.accumulation:
                     continue
@@ -125,9 +147,10 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
                 last_loss = loss.item() * config.accumulation
                 bar.update(1)
                 bar.set_postfix(loss=f"{last_loss:.4f}")
-                if step % config.checkpoint_every == 0 or step == total_steps:
-                    _save_checkpoint(checkpoint, model, optimizer, scheduler, step, state)
-                if step >= total_steps:
+                out_of_time = config.time_limit is not None and time.perf_counter() - started >= config.time_limit
+                if step % config.checkpoint_every == 0 or step == total_steps or out_of_time:
+                    _save_checkpoint(checkpoint, model, optimizer, scheduler, step, state, relation_loss)
+                if step >= total_steps or out_of_time:
                     break
     model.eval()
     model.save(output)
@@ -140,6 +163,12 @@ def _sampler(config: TrainConfig, examples: Examples, model: TermEncoderModel) -
     if config.sampler == "siblings":
         return SiblingBatchSampler(examples.labels, examples.parents, config.batch_size, config.per_concept,
                                    config.seed)  # fmt: skip
+    if config.sampler == "parents":
+        # DILBERT's parent negatives: each concept batched with its parent concepts (those that have texts).
+        label_of = {concept: label for label, concept in enumerate(examples.concepts)}
+        parents = [[label_of[p] for p in examples.parents[label] if p in label_of] for label in range(len(label_of))]
+        return MinedBatchSampler(examples.labels, lambda: parents, config.batch_size, config.per_concept,
+                                 config.seed, config.mined_group)  # fmt: skip
     if config.sampler == "mined":
         # A resumed epoch mines with the restored model, not the one its first half was mined with.
         return MinedBatchSampler(examples.labels, lambda: model_neighbours(model, examples, config.mined_group),
@@ -173,9 +202,20 @@ def model_neighbours(model: TermEncoderModel, examples: Examples, k: int, batch_
     return [[labels[j] for j in row if j >= 0 and labels[j] != labels[i]][:k] for i, row in enumerate(found)]
 
 
+def _relation_term(model: TermEncoderModel, loss: RelationMultiSimilarityLoss, relations: RelationBatchSampler,
+                   examples: Examples, draw: int) -> torch.Tensor:  # fmt: skip
+    """CODER's L_rel over one batch of triples, heads and tails encoded in one pass."""
+    batch = relations.batch(draw)
+    vectors = model([examples.texts[row] for row in batch.head_rows + batch.tail_rows])
+    heads, tails = vectors[: len(batch.head_rows)], vectors[len(batch.head_rows) :]
+    return loss(heads, torch.tensor(batch.relation_ids), tails, torch.tensor(batch.tail_labels))
+
+
 def _save_checkpoint(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-                     scheduler: torch.optim.lr_scheduler.LRScheduler, step: int, state: dict) -> None:  # fmt: skip
+                     scheduler: torch.optim.lr_scheduler.LRScheduler, step: int, state: dict,
+                     relation_loss: torch.nn.Module | None = None) -> None:  # fmt: skip
     partial = path.with_suffix(".partial")
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(), "step": step, "state": state}, partial)  # fmt: skip
+    relations = relation_loss.state_dict() if relation_loss is not None else None
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                "step": step, "state": state, "relation_loss": relations}, partial)  # fmt: skip
     partial.replace(path)

@@ -5,12 +5,13 @@ from medlink.training.losses.coder import CoderLoss, RelationMultiSimilarityLoss
 from medlink.training.losses.multi_similarity import MultiSimilarityLoss, multi_similarity
 from medlink.training.losses.multi_task import ConceptCountHead, MultiTaskLoss, count_class
 from medlink.training.losses.supervised_contrastive import SupervisedContrastiveLoss, supervised_contrastive
-from medlink.training.losses.triplet import TripletLoss
+from medlink.training.losses.triplet import InBatchTripletLoss, TripletLoss
 
 __all__ = [
     "BatchHardSoftMarginTripletLoss",
     "CoderLoss",
     "ConceptCountHead",
+    "InBatchTripletLoss",
     "MultiSimilarityLoss",
     "MultiTaskLoss",
     "RelationMultiSimilarityLoss",

@@ -31,3 +31,27 @@ class TripletLoss(nn.Module):
     def forward(self, anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor) -> torch.Tensor:
         gap = self._distance(anchor, positive) - self._distance(anchor, negative) + self.margin
         return functional.relu(gap).mean()
+
+
+class InBatchTripletLoss(nn.Module):
+    """DILBERT's triplets drawn from a batch of concept-labelled texts: every text with a positive in the batch is
+    an anchor, with one positive (a text of its concept) and one negative (a text of another concept) picked at
+    random. Which concepts share the batch decides the kind of negative: random concepts, siblings, parents or
+    the model's own confusions (``medlink train --sampler``)."""
+
+    def __init__(self, distance: str = "cosine", margin: float = 0.5, seed: int = 0) -> None:
+        super().__init__()
+        self.triplet = TripletLoss(distance, margin)
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        same = labels[:, None] == labels[None, :]
+        positive = same & ~torch.eye(len(labels), dtype=torch.bool, device=labels.device)
+        anchors = torch.nonzero(positive.any(1) & (~same).any(1)).squeeze(1)
+        if len(anchors) == 0:
+            return embeddings.sum() * 0.0
+        noise = torch.rand((len(anchors), len(labels)), generator=self.generator).to(labels.device)
+        # the highest random score among a row's allowed columns is a uniform pick among them
+        positives = torch.where(positive[anchors], noise, -1.0).argmax(1)
+        negatives = torch.where(~same[anchors], noise, -1.0).argmax(1)
+        return self.triplet(embeddings[anchors], embeddings[positives], embeddings[negatives])
