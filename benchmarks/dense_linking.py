@@ -76,6 +76,16 @@ def unseen_mentions(terminology, corpora: list[Path], count: int, seed: int = 0)
     return chosen
 
 
+def benchmark_mentions(terminology, shared: Path, count: int = 10_000) -> list[str]:
+    """The unseen mentions every speed measurement links: NCBI-disease and BC5CDR mentions, then misspelt names."""
+    corpora = shared / "data/corpora"
+    return unseen_mentions(terminology, [corpora / "ncbi-disease/NCBItrainset_corpus.txt",
+                                         corpora / "ncbi-disease/NCBIdevelopset_corpus.txt",
+                                         corpora / "ncbi-disease/NCBItestset_corpus.txt",
+                                         corpora / "bc5cdr/CDR_TrainingSet.PubTator.txt",
+                                         corpora / "bc5cdr/CDR_DevelopmentSet.PubTator.txt"], count)  # fmt: skip
+
+
 def speed_section(index_dir: Path, shared: Path, lines: list[str], report: dict) -> None:
     from medlink.encoders import load_encoder
     from medlink.index import faiss_backend
@@ -105,12 +115,7 @@ def speed_section(index_dir: Path, shared: Path, lines: list[str], report: dict)
     report["int8_drift"] = {"cosine_mean": float(cosine.mean()), "cosine_min": float(cosine.min()),
                             "nearest_name_agreement": float(np.mean(nearest["fp32"] == nearest["int8"]))}  # fmt: skip
 
-    corpora = shared / "data/corpora"
-    mentions = unseen_mentions(terminology, [corpora / "ncbi-disease/NCBItrainset_corpus.txt",
-                                             corpora / "ncbi-disease/NCBIdevelopset_corpus.txt",
-                                             corpora / "ncbi-disease/NCBItestset_corpus.txt",
-                                             corpora / "bc5cdr/CDR_TrainingSet.PubTator.txt",
-                                             corpora / "bc5cdr/CDR_DevelopmentSet.PubTator.txt"], 10_000)  # fmt: skip
+    mentions = benchmark_mentions(terminology, shared)
     _, link_s = timed(linker.link_many, mentions)
     vectors, encode_s = timed(encoder.encode, mentions)
     hnsw = index.faiss["O"]

@@ -150,7 +150,7 @@ def test_index_build_link_add_and_eval(tmp_path: Path, fixtures: Path) -> None:
     relinked = json.loads(run("link", "--index", str(index), "--format", "json", "coronary thrombosis event").stdout)
     assert relinked["concepts"] == ["MESH:D009203"] and relinked["stage"] == "exact"
     info = json.loads(run("index", "info", str(index)).stdout)
-    assert info["counts"]["O"] == 10 and info["origin"]["encoder"] == "minilm"  # 9 distinct names + 1 added
+    assert info["counts"]["O"] == 10 and info["origin"]["encoder"] == "medlink"  # 9 distinct names + 1 added
     corpus = tmp_path / "gold.tsv"
     corpus.write_text("heart attack\tD009203\ncardiac illness\tD006331\nnot a disease at all\t-1\n")
     result = json.loads(run("eval", "--index", str(index), "--corpus", f"tsv:{corpus}", "--namespace", "MESH",

@@ -23,3 +23,24 @@ def test_default_terminology_loads_with_attribution_fields() -> None:
     assert len(terminology) == 30_764
     assert terminology.concept("MESH:D009203").source == "MeSH descriptors"
     assert terminology.concept("MESH:D009203").semantic_types == ("Diseases",)
+
+
+def test_default_encoder_is_medlinks_own_model_shipped_in_fp16() -> None:
+    import numpy as np
+    from safetensors import safe_open
+
+    from medlink.encoders import load_encoder
+    from medlink.encoders.registry import DEFAULT_MODEL, default_model_path, resolve_model
+
+    folder = default_model_path()
+    assert resolve_model(DEFAULT_MODEL) == str(folder)
+    with safe_open(str(folder / "model.safetensors"), "np") as weights:
+        assert {str(weights.get_tensor(name).dtype) for name in weights.keys()} == {"float16"}  # noqa: SIM118
+    card = (folder / "MODEL_CARD.md").read_text()
+    assert "all-MiniLM-L6-v2" in card and "scripts/train_contrastive_models.sh" in card
+    encoder, base = load_encoder(), load_encoder("minilm")
+    assert encoder.identity.weights_sha256 != base.identity.weights_sha256
+    assert encoder.identity.pooling == "mean" and encoder.dimension == base.dimension
+    heart, infarction, migraine = encoder.encode(["heart attack", "myocardial infarction", "migraine"])
+    assert float(heart @ infarction) > float(heart @ migraine)
+    assert not np.allclose(encoder.encode(["heart attack"]), base.encode(["heart attack"]), atol=1e-3)

@@ -52,6 +52,15 @@ def test_search_finds_the_nearest_name(built, encoder) -> None:
     assert len(index) == 11 and index.count("D") == 0
 
 
+def test_entries_are_read_row_by_row_or_in_one_batch_alike(built) -> None:
+    table = VectorIndex.load(built).entries["O"]
+    rows = [3, 0, 3, len(table) - 1]
+    assert table.take(rows) == [table[row] for row in rows] and table.take([]) == []
+    assert list(table)[3] == table[3]
+    with pytest.raises(IndexError):
+        table.take([len(table)])
+
+
 def test_centroid_search(built, encoder) -> None:
     index = VectorIndex.load(built)
     [found] = index.search_centroids(encoder.encode(["high blood pressure"]), k=2)

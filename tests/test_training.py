@@ -1,5 +1,6 @@
 """Training with the real MiniLM: examples, positive batches, a few steps, resume after an interruption."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -186,3 +187,84 @@ def test_triplet_loss_with_relations_trains_and_stops_at_the_time_limit(terminol
     result = train(_minilm(), examples, tmp_path / "model", config, progress=False)
     assert result.steps == 1 and np.isfinite(result.last_loss)  # out of time after the first step
     assert (tmp_path / "model" / "config.json").exists()
+
+
+def test_mention_counts_mark_mentions_and_names_apart(terminology) -> None:
+    mentions = [("heart attack and hypertension", "MESH:D009203"), ("heart atack", "MESH:D009203")]
+    examples = training_examples(terminology, mentions, mention_counts=[2, 1])
+    assert examples.counts[:10] == (0,) * 10  # terminology names: no mention, no count
+    assert examples.counts[10:] == (2, 1, 2)  # the mentions repeated with their counts (round(10 / 3) = 3 rows)
+    assert training_examples(terminology, mentions).counts == ()
+    with pytest.raises(ValueError, match="2 mention counts for 1 mentions"):
+        training_examples(terminology, mentions[:1], mention_counts=[1, 2])
+
+
+def test_count_head_trains_with_the_encoder_and_reaches_the_linker(terminology, tmp_path: Path) -> None:
+    from medlink.encoders import load_encoder
+    from medlink.encoders.count_head import COUNT_HEAD_FILE
+    from medlink.index import VectorIndex, build_index, ontology_entries
+    from medlink.linking import LinkerConfig, Stage
+    from medlink.linking.pipeline import dense_linker
+
+    mentions = [("heart attack with high blood pressure", "MESH:D009203"), ("heart atack", "MESH:D009203")]
+    examples = training_examples(terminology, mentions, mention_counts=[2, 1])
+    config = TrainConfig(batch_size=8, lr=1e-4, max_steps=2, freeze_layers=6, warmup=0.0, count_weight=1.0)
+    train(_minilm(), examples, tmp_path / "model", config, progress=False)
+    assert (tmp_path / "model" / COUNT_HEAD_FILE).exists()
+    with pytest.raises(ValueError, match="needs training mentions"):
+        train(_minilm(), training_examples(terminology), tmp_path / "other", config, progress=False)
+
+    encoder = load_encoder(str(tmp_path / "model"))  # ONNX: the export carries the head
+    assert encoder.count_head is not None and encoder.count_head.dimension == encoder.dimension
+    # A head that always answers "two concepts", to see the linker act on it.
+    forced = type(encoder.count_head)(np.zeros_like(encoder.count_head.weights), np.array([0, 5, 0], np.float32))
+    encoder.count_head = forced
+    folder = build_index(ontology_entries(terminology), encoder, tmp_path / "index", terminology.fingerprint())
+    config = LinkerConfig(split_composites=False)
+    linker = dense_linker(terminology, VectorIndex.load(folder), encoder, sieves="exact,O-T", config=config)
+    two, exact = linker.link_many(["heart attak plus hypertension", "heart attack"])
+    assert two.stage is Stage.DENSE and two.several and len(two.concepts) == 2
+    assert two.concepts == tuple(c.concept_id for c in two.candidates[:2])
+    assert "the count head predicts 2 concepts" in two.reason
+    assert exact.concepts == ("MESH:D009203",)  # an exact match is not retrieval: the head is not asked
+    linker = dense_linker(terminology, VectorIndex.load(folder), encoder, sieves="exact,O-T",
+                          config=replace(config, count_head=False))  # fmt: skip
+    assert len(linker.link("heart attak plus hypertension").concepts) == 1
+
+
+def test_tfidf_negatives_are_the_names_that_look_alike() -> None:
+    from medlink.training.samplers.tfidf_negatives import tfidf_neighbours
+
+    texts = ["myocardial infarction", "myocardial ischemia", "ibuprofen", "ibuprofen lysine", "hypertension"]
+    nearest = tfidf_neighbours(texts, k=1, block=2)  # blocks smaller than the list: rows must not shift
+    assert nearest[:4] == [[1], [0], [3], [2]]
+    assert all(i not in row for i, row in enumerate(nearest))  # never its own negative
+    assert tfidf_neighbours(texts, k=1) == nearest
+
+
+def test_code_prefix_negatives_share_the_category() -> None:
+    from medlink.training.samplers.code_prefix_negatives import code_prefix_neighbours
+
+    codes = ["ICD10CM:E11.9", "ICD10CM:E11.65", "ICD10CM:E11.21", "ICD10CM:I10", "ICD10CM:E10.9"]
+    nearest = code_prefix_neighbours(codes, k=1, length=3, seed=0)
+    assert nearest[0][0] in (1, 2) and nearest[1][0] in (0, 2) and nearest[2][0] in (0, 1)
+    assert nearest[3] == [] and nearest[4] == []  # alone in their category
+    assert code_prefix_neighbours(codes, k=1, length=3, seed=0) == nearest
+    assert code_prefix_neighbours(codes, k=5, length=2)[4] == [0, 1, 2]  # "E1": all diabetes codes
+    with pytest.raises(ValueError, match="at least one character"):
+        code_prefix_neighbours(codes, k=1, length=0)
+
+
+def test_static_negative_samplers_batch_each_concept_with_its_negatives(terminology) -> None:
+    from medlink.training.choices import LOSS_NAMES, SAMPLER_NAMES
+    from medlink.training.trainer import SAMPLERS, _sampler
+
+    assert tuple(LOSSES) == LOSS_NAMES and SAMPLERS == SAMPLER_NAMES  # the CLI lists what the trainer runs
+    examples = training_examples(terminology)
+    for name in ("tfidf", "code-prefix"):
+        config = TrainConfig(sampler=name, batch_size=4, mined_group=2, code_prefix=2)
+        batches = list(_sampler(config, examples, None))  # type: ignore[arg-type]
+        assert len(batches) == 2 and all(len(batch) == 4 for batch in batches)  # 4 concepts, 2 texts each
+        for batch in batches:
+            labels = [examples.labels[row] for row in batch]
+            assert all(labels.count(label) == 2 for label in labels)  # every anchor keeps a positive

@@ -22,9 +22,10 @@ def _encoder_options(function):
     return click.option(
         "--encoder",
         "encoder_name",
-        default="minilm",
+        default="medlink",
         show_default=True,
-        help="'minilm' (packaged all-MiniLM-L6-v2), a model folder, or a Hugging Face name.",
+        help="'medlink' (medlink's own term encoder, shipped), 'minilm' (the packaged all-MiniLM-L6-v2 it was "
+        "trained from), a model folder, or a Hugging Face name.",
     )(function)
 
 

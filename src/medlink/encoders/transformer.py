@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from medlink.encoders.base import EncoderIdentity, l2_normalize, length_sorted_batches, prepare_text
+from medlink.encoders.count_head import ConceptCountPredictor
 
 DEFAULT_MAX_LENGTH = 32  # tokens; biomedical names and mentions are short, and cost grows with length
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
@@ -67,6 +68,7 @@ class TransformerEncoder:
             raise ValueError(f"pooling must be 'mean' or 'cls', not {self.pooling!r}")
         self.max_length = max_length
         self._identity: EncoderIdentity | None = None
+        self.count_head = ConceptCountPredictor.load(model) if Path(model).is_dir() else None
 
     @property
     def dimension(self) -> int:

@@ -84,6 +84,11 @@ class Corpus:
         (composite and nil mentions have no single concept to point at)."""
         return [(m.text, m.gold.parts[0]) for m in self.mentions if len(m.gold.parts) == 1]
 
+    def counted_pairs(self) -> list[tuple[str, tuple[str, ...], int]]:
+        """``(text, acceptable ids of the first part, number of parts)`` of every mention that is not nil: what the
+        concept-count head learns from (a composite mention names as many concepts as it has parts)."""
+        return [(m.text, m.gold.parts[0], len(m.gold.parts)) for m in self.mentions if m.gold.parts]
+
     def gold_ids(self) -> frozenset[str]:
         return frozenset(identifier for mention in self.mentions for identifier in mention.gold.ids())
 

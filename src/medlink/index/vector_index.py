@@ -110,9 +110,11 @@ class VectorIndex:
             if not self.count(source):
                 continue
             scores, rows = faiss_backend.search(self.faiss[source], queries, k)
-            for query, (row_scores, row_ids) in enumerate(zip(scores, rows, strict=True)):
-                results[query].extend(Hit(self.entries[source][r], float(s))
-                                      for s, r in zip(row_scores, row_ids, strict=True) if r >= 0)  # fmt: skip
+            found = rows >= 0
+            # One columnar read for the whole batch: reading rows one by one cost ~3 % of linking time.
+            entries = iter(self.entries[source].take(rows[found].tolist()))
+            for query, (row_scores, row_found) in enumerate(zip(scores.tolist(), found.tolist(), strict=True)):
+                results[query].extend(Hit(next(entries), s) for s, ok in zip(row_scores, row_found, strict=True) if ok)
         for hits in results:
             hits.sort(key=lambda hit: (-hit.score, hit.entry.source, hit.entry.key))
             del hits[k:]
@@ -193,8 +195,15 @@ class EntryTable(Sequence[IndexEntry]):
                           self.source, bool(self._added[row].as_py()))  # fmt: skip
 
     def __iter__(self) -> Iterator[IndexEntry]:
-        columns = zip(self._key.to_pylist(), self._text.to_pylist(), self._concepts.to_pylist(),
-                      self._added.to_pylist(), strict=True)  # fmt: skip
+        return self._records(self.table)
+
+    def take(self, rows: Sequence[int]) -> list[IndexEntry]:
+        """The entries at ``rows`` (repeats allowed), in that order, read in one columnar pass; a row out of
+        range raises ``IndexError`` (pyarrow's ``ArrowIndexError``)."""
+        return list(self._records(self.table.take(list(rows)))) if rows else []
+
+    def _records(self, table: Any) -> Iterator[IndexEntry]:
+        columns = zip(*(table.column(name).to_pylist() for name in ("key", "text", "concepts", "added")), strict=True)
         return (IndexEntry(key, text, tuple(concepts), self.source, added) for key, text, concepts, added in columns)
 
     def added(self) -> list[IndexEntry]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from medlink.encoders.base import Encoder, EncoderIdentity
+from medlink.encoders.count_head import ConceptCountPredictor
 from medlink.index import IndexEntry, VectorIndex
 from medlink.linking.results import Candidate, LinkResult, Stage
 from medlink.terminology import Terminology
@@ -50,6 +51,9 @@ class CachingEncoder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([self._vectors[t] for t in texts])
 
+    def clear(self) -> None:
+        self._vectors.clear()
+
     @staticmethod
     def _bounded(text: str) -> str:
         if len(text) > MAX_MENTION_CHARS:
@@ -57,6 +61,18 @@ class CachingEncoder:
                           stacklevel=4)  # fmt: skip
             return text[:MAX_MENTION_CHARS]
         return text
+
+
+class HeadCounter:
+    """The linker's concept counter from an encoder's count head, reusing the vectors the dense sieves cached."""
+
+    def __init__(self, encoder: CachingEncoder, head: ConceptCountPredictor) -> None:
+        if head.dimension != encoder.dimension:
+            raise ValueError(f"count head of dimension {head.dimension} for a {encoder.dimension}-dimensional encoder")
+        self.encoder, self.head = encoder, head
+
+    def predict_counts(self, texts: Sequence[str]) -> list[int]:
+        return self.head.predict(self.encoder.encode(list(texts))).tolist()
 
 
 @dataclass(frozen=True)

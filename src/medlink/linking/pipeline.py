@@ -21,7 +21,7 @@ from pathlib import Path
 
 from medlink.encoders.base import Encoder
 from medlink.index import MENTIONS, ONTOLOGY, IndexEntry, VectorIndex
-from medlink.linking.dense import CachingEncoder, DenseSieve, DenseStrategy
+from medlink.linking.dense import CachingEncoder, DenseSieve, DenseStrategy, HeadCounter
 from medlink.linking.exact import ExactSieve
 from medlink.linking.linker import Linker, LinkerConfig, Sieve
 from medlink.terminology import MedlinkError, Terminology
@@ -35,7 +35,7 @@ def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None,
     training mentions, as :func:`medlink.index.ontology_entries` and :func:`medlink.index.mention_entries` make
     them), so baselines need no encoder."""
     sieves: list[Sieve] = []
-    shared = CachingEncoder(encoder) if encoder is not None else None
+    shared = encoder if encoder is None or isinstance(encoder, CachingEncoder) else CachingEncoder(encoder)
     retriever = None  # the sparse retriever is fitted once, on first use, and shared
     for part in (p.strip() for p in spec.split(",") if p.strip()):
         name, _, threshold = part.partition("@")
@@ -78,12 +78,16 @@ def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None,
 
 def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder, sieves: str = DEFAULT_SIEVES,
                  config: LinkerConfig | None = None) -> Linker:  # fmt: skip
-    """A linker over ``index``, refusing an index built with another encoder or terminology."""
+    """A linker over ``index``, refusing an index built with another encoder or terminology. An encoder trained
+    with a concept-count head (``medlink train --count-head``) also decides how many concepts a mention claims."""
     index.check_compatible(encoder.identity, terminology.fingerprint())
     calibrated = index.manifest.get("nil_threshold")
     if config is None and calibrated is not None:
         config = LinkerConfig(nil_threshold=float(calibrated))
-    return Linker(terminology, parse_sieves(sieves, terminology, index, encoder), config)
+    shared = CachingEncoder(encoder)
+    head = getattr(encoder, "count_head", None)  # only trained encoders have one
+    counter = HeadCounter(shared, head) if head is not None else None
+    return Linker(terminology, parse_sieves(sieves, terminology, index, shared), config, counter)
 
 
 def open_index_linker(index_dir: Path | str, terminology_dir: Path | str | None = None,
@@ -123,16 +127,18 @@ def default_index_path(terminology: Terminology, encoder: Encoder) -> Path:
 
 
 def default_index(progress: bool = True) -> Path:
-    """The embedded default's index (MeSH descriptors, packaged MiniLM via ONNX), built and cached on first use.
+    """The embedded default's index (MeSH descriptors, medlink's own encoder via ONNX), built and cached on first
+    use.
 
     The first call encodes every name (about a minute and a half on 2 cores); later calls find it.
     """
     from medlink.encoders import load_encoder
+    from medlink.encoders.registry import DEFAULT_MODEL
     from medlink.index import build_index, ontology_entries
     from medlink.resources import load_default_terminology
 
     terminology = load_default_terminology()
-    encoder = load_encoder()
+    encoder = load_encoder(DEFAULT_MODEL)
     folder = default_index_path(terminology, encoder)
     if not (folder / "manifest.json").exists():
         build_index(
@@ -141,13 +147,13 @@ def default_index(progress: bool = True) -> Path:
             folder,
             terminology.fingerprint(),
             progress=progress,
-            origin={"encoder": "minilm", "backend": "onnx"},
+            origin={"encoder": DEFAULT_MODEL, "backend": "onnx"},
         )
     return folder
 
 
 def default_dense_linker(progress: bool = True, config: LinkerConfig | None = None) -> Linker:
-    """The embedded default with the full pipeline: MeSH descriptors, the packaged MiniLM (ONNX), exact → dense."""
+    """The embedded default with the full pipeline: MeSH descriptors, medlink's own encoder (ONNX), exact → dense."""
     return open_index_linker(default_index(progress), config=config)
 
 

@@ -23,16 +23,20 @@ from medlink.terminology import Terminology
 RRF_K = 60
 
 
+def char_ngram_tfidf(ngrams: tuple[int, int] = (2, 3)):
+    """The unfitted vectorizer: character n-grams within word boundaries, sublinear term frequency, unit rows."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(analyzer="char_wb", ngram_range=ngrams, sublinear_tf=True, dtype=np.float32)
+
+
 class SparseRetriever:
     """Character n-gram TF-IDF over normalized keys; cosine similarity, sparse matrix products."""
 
     def __init__(self, entries: Sequence[IndexEntry], terminology: Terminology, ngrams: tuple[int, int] = (2, 3)):
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
         self.entries = list(entries)
         self.normalizer = terminology.normalizer
-        self.vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=ngrams, sublinear_tf=True,
-                                          dtype=np.float32)  # fmt: skip
+        self.vectorizer = char_ngram_tfidf(ngrams)
         self.matrix = self.vectorizer.fit_transform([entry.key for entry in self.entries]).T.tocsr()
 
     @classmethod

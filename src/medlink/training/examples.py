@@ -22,6 +22,8 @@ class Examples:
     concepts: tuple[str, ...]  # label -> concept id
     parents: tuple[tuple[str, ...], ...] = ()  # label -> the concept's parent ids (for sibling batches)
     relations: tuple[tuple[int, str, int], ...] = ()  # (head label, relation, tail label): is_a and typed relations
+    counts: tuple[int, ...] = ()  # row -> how many concepts the mention names; 0 for a terminology name (no
+    # mention to learn a count from). Empty when no counts were given.
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -33,9 +35,16 @@ def training_examples(
     mention_share: float = MENTION_SHARE,
     max_names_per_concept: int | None = None,
     seed: int = 0,
+    mention_counts: Sequence[int] | None = None,
 ) -> Examples:
     """Names of every concept with at least two distinct names (a single name has no positive to learn from),
-    plus ``mentions`` (text, concept id) repeated to make up ``mention_share`` of the names' count."""
+    plus ``mentions`` (text, concept id) repeated to make up ``mention_share`` of the names' count.
+
+    ``mention_counts`` (one per mention: how many concepts it names) fills :attr:`Examples.counts` for the
+    concept-count head."""
+    mentions = list(mentions)
+    if mention_counts is not None and len(mention_counts) != len(mentions):
+        raise ValueError(f"{len(mention_counts)} mention counts for {len(mentions)} mentions")
     rng = random.Random(seed)
     label_of: dict[str, int] = {}
     texts: list[str] = []
@@ -49,17 +58,22 @@ def training_examples(
         label = label_of.setdefault(concept.id, len(label_of))
         texts.extend(names)
         labels.extend([label] * len(names))
-    pairs = [(text, terminology.resolve(concept_id)) for text, concept_id in mentions]
-    pairs = [(text, concept_id) for text, concept_id in pairs if concept_id is not None]
-    if pairs and mention_share > 0:
+    counts = [0] * len(texts)
+    given = mention_counts if mention_counts is not None else [1] * len(mentions)
+    triples = [(text, terminology.resolve(concept_id), count)
+               for (text, concept_id), count in zip(mentions, given, strict=True)]  # fmt: skip
+    triples = [triple for triple in triples if triple[1] is not None]
+    if triples and mention_share > 0:
         wanted = round(len(texts) * mention_share)
-        repeated = [pairs[i % len(pairs)] for i in range(max(wanted, len(pairs)))]
-        for text, concept_id in repeated:
+        for i in range(max(wanted, len(triples))):
+            text, concept_id, count = triples[i % len(triples)]
             texts.append(text)
             labels.append(label_of.setdefault(concept_id, len(label_of)))
+            counts.append(count)
     concepts = tuple(sorted(label_of, key=label_of.__getitem__))
     return Examples(tuple(texts), tuple(labels), concepts, tuple(terminology.parents(c) for c in concepts),
-                    relation_triples(terminology, label_of))  # fmt: skip
+                    relation_triples(terminology, label_of),
+                    tuple(counts) if mention_counts is not None else ())  # fmt: skip
 
 
 def relation_triples(terminology: Terminology, label_of: dict[str, int]) -> tuple[tuple[int, str, int], ...]:

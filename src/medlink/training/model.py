@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from medlink.encoders.base import prepare_text
+from medlink.encoders.count_head import ConceptCountPredictor
 from medlink.encoders.transformer import DEFAULT_MAX_LENGTH, detect_pooling, pool_torch
 from medlink.folders import replace_folder
 
@@ -39,6 +40,7 @@ class TermEncoderModel(nn.Module):
         """Pooled (not normalized) vectors; losses normalize where their formula does."""
         encoded = self.tokenizer([prepare_text(t) for t in texts], padding=True, truncation=True,
                                  max_length=self.max_length, return_tensors="pt")  # fmt: skip
+        encoded = encoded.to(self.transformer.device)
         hidden = self.transformer(**encoded).last_hidden_state
         return pool_torch(hidden, encoded["attention_mask"], self.pooling)
 
@@ -56,8 +58,9 @@ class TermEncoderModel(nn.Module):
                 parameter.requires_grad = False
         return sum(p.numel() for p in self.parameters() if p.requires_grad)
 
-    def save(self, folder: Path) -> Path:
-        """Write a sentence-transformers folder atomically (temporary folder, then rename)."""
+    def save(self, folder: Path, count_head: ConceptCountPredictor | None = None) -> Path:
+        """Write a sentence-transformers folder atomically (temporary folder, then rename), with the concept-count
+        head when one was trained."""
         folder = Path(folder)
         folder.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
@@ -76,6 +79,8 @@ class TermEncoderModel(nn.Module):
                 {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
             ], indent=2))  # fmt: skip
             (staging / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": self.max_length}))
+            if count_head is not None:
+                count_head.save(staging)
             replace_folder(staging, folder, "modules.json", "a model folder")
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)

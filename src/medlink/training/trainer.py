@@ -11,11 +11,13 @@ import json
 import random
 import shutil
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 
+from medlink.training.choices import SAMPLER_NAMES
 from medlink.training.examples import Examples
 from medlink.training.losses import (
     BatchHardSoftMarginTripletLoss,
@@ -24,11 +26,14 @@ from medlink.training.losses import (
     RelationMultiSimilarityLoss,
     SupervisedContrastiveLoss,
 )
+from medlink.training.losses.multi_task import ConceptCountHead, count_loss
 from medlink.training.model import TermEncoderModel
+from medlink.training.samplers.code_prefix_negatives import code_prefix_neighbours
 from medlink.training.samplers.mined_batches import MinedBatchSampler
 from medlink.training.samplers.positive_batches import PositiveBatchSampler
 from medlink.training.samplers.relation_batches import RelationBatchSampler
 from medlink.training.samplers.sibling_batches import SiblingBatchSampler
+from medlink.training.samplers.tfidf_negatives import tfidf_neighbours
 
 LOSSES = {
     "batch-hard": BatchHardSoftMarginTripletLoss,
@@ -36,7 +41,7 @@ LOSSES = {
     "contrastive": SupervisedContrastiveLoss,
     "triplet": InBatchTripletLoss,
 }
-SAMPLERS = ("random", "siblings", "parents", "mined")
+SAMPLERS = SAMPLER_NAMES
 
 
 @dataclass(frozen=True)
@@ -46,10 +51,15 @@ class TrainConfig:
     loss: str = "batch-hard"  # in-batch losses over concept labels: "batch-hard" (Xu & Bethard), "ms" (CODER),
     # "contrastive" (supervised InfoNCE, temperature 0.05) or "triplet" (DILBERT, one random triplet per anchor)
     sampler: str = "random"  # "random" concepts per batch, "siblings" grouped by parent, "parents" grouped with
-    # their parents, or "mined": grouped with the concepts the model itself confuses them with, re-mined every epoch
+    # their parents, "mined": grouped with the concepts the model itself confuses them with, re-mined every epoch;
+    # "tfidf": with the concepts whose names share the most character n-grams; "code-prefix": with concepts of the
+    # same code category (Liang et al. §3.1.2)
     relation_weight: float = 0.0  # μ of CODER's relation term (L = L + μ·L_rel); 0 leaves it out
     relation_batch: int = 64  # (head, relation, tail) triples per step for the relation term
-    mined_group: int = 4  # with "mined": a concept and its nearest neighbours per group
+    count_weight: float = 0.0  # weight of Liang et al.'s concept-count head (cross-entropy on how many concepts a
+    # training mention names, from its unit vector); 0 trains no head. With loss "triplet" this is their eq. 6.
+    mined_group: int = 4  # with "mined", "parents", "tfidf", "code-prefix": a concept and its negatives per group
+    code_prefix: int = 3  # with "code-prefix": characters of the code that name its category (ICD-10 "E11")
     epochs: int = 1
     batch_size: int = 64
     per_concept: int = 2
@@ -62,6 +72,7 @@ class TrainConfig:
     max_steps: int | None = None
     checkpoint_every: int = 200
     time_limit: float | None = None  # seconds: stop after the step that reaches it (equal-time comparisons)
+    device: str = "auto"  # "cuda" when a GPU is there (bf16 autocast), else "cpu"; or name one
 
 
 @dataclass(frozen=True)
@@ -89,29 +100,39 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
     output = Path(output)
     workdir = output.with_name(f".{output.name}.training")
     _seed_everything(config.seed)
-    model = TermEncoderModel(base, max_length=config.max_length)
+    device = resolve_device(config.device)
+    model = TermEncoderModel(base, max_length=config.max_length).to(device)
     model.freeze(config.freeze_layers)
     loss_function = LOSSES[config.loss]()
     sampler = _sampler(config, examples, model)
     relations = RelationBatchSampler(examples, config.relation_batch, config.seed) if config.relation_weight else None
     relation_loss = RelationMultiSimilarityLoss(len(relations.relation_names), model.dimension) if relations else None
+    if relation_loss is not None:
+        relation_loss.to(device)
+    head = ConceptCountHead(model.dimension).to(device) if config.count_weight else None
+    if head is not None and not any(examples.counts):
+        raise ValueError("a concept-count head needs training mentions with their concept counts")
     steps_per_epoch = max(1, len(sampler) // config.accumulation)
     total_steps = config.max_steps or steps_per_epoch * config.epochs
     trained = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(trained + (list(relation_loss.parameters()) if relation_loss else []), lr=config.lr)
+    extra = [*(relation_loss.parameters() if relation_loss else ()), *(head.parameters() if head else ())]
+    optimizer = torch.optim.AdamW(trained + extra, lr=config.lr)
     warmup = max(1, int(total_steps * config.warmup))
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup)))
     )
-    state = {"config": asdict(config), "base": str(base), "examples": len(examples)}
+    # The device is left out of the state: a run interrupted on a GPU may resume on a CPU.
+    state = {"config": {**asdict(config), "device": None}, "base": str(base), "examples": len(examples)}
     step, resumed_from = 0, 0
     checkpoint = workdir / "checkpoint.pt"
     if checkpoint.exists():
-        saved = torch.load(checkpoint, weights_only=False)
+        saved = torch.load(checkpoint, weights_only=False, map_location=device)
         if saved["state"] == state:
             model.load_state_dict(saved["model"])
             if relation_loss is not None:
                 relation_loss.load_state_dict(saved["relation_loss"])
+            if head is not None:
+                head.load_state_dict(saved["count_head"])
             optimizer.load_state_dict(saved["optimizer"])
             scheduler.load_state_dict(saved["scheduler"])
             step = resumed_from = saved["step"]
@@ -130,14 +151,19 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
                 next(batches)
             for index, batch in enumerate(batches, start=1):
                 texts = [examples.texts[row] for row in batch]
-                labels = torch.tensor([examples.labels[row] for row in batch])
-                loss = loss_function(model(texts), labels)
-                if relations is not None and relation_loss is not None:
-                    draw = step * config.accumulation + (index - 1) % config.accumulation  # same triples on resume
-                    relation = _relation_term(model, relation_loss, relations, examples, draw)
-                    loss = loss + config.relation_weight * relation
+                labels = torch.tensor([examples.labels[row] for row in batch], device=device)
+                with _autocast(device):
+                    vectors = model(texts).float()
+                    loss = loss_function(vectors, labels)
+                    if head is not None:
+                        loss = loss + config.count_weight * _count_term(head, vectors, batch, examples)
+                    if relations is not None and relation_loss is not None:
+                        draw = step * config.accumulation + (index - 1) % config.accumulation  # same on resume
+                        relation = _relation_term(model, relation_loss, relations, examples, draw)
+                        loss = loss + config.relation_weight * relation
                 loss = loss / config.accumulation
-                loss.backward()
+                if loss.requires_grad:  # all layers frozen and no mention in the batch: nothing to learn here
+                    loss.backward()
                 if index % config.accumulation:
                     continue
                 optimizer.step()
@@ -149,14 +175,27 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
                 bar.set_postfix(loss=f"{last_loss:.4f}")
                 out_of_time = config.time_limit is not None and time.perf_counter() - started >= config.time_limit
                 if step % config.checkpoint_every == 0 or step == total_steps or out_of_time:
-                    _save_checkpoint(checkpoint, model, optimizer, scheduler, step, state, relation_loss)
+                    _save_checkpoint(checkpoint, model, optimizer, scheduler, step, state, relation_loss, head)
                 if step >= total_steps or out_of_time:
                     break
     model.eval()
-    model.save(output)
+    model.to("cpu").save(output, head.predictor() if head is not None else None)
     (output / "medlink_training.json").write_text(json.dumps({**state, "steps": step}, indent=2))
     shutil.rmtree(workdir, ignore_errors=True)
     return TrainResult(step, time.perf_counter() - started, last_loss, resumed_from)
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} asked for, but torch sees no GPU")
+    return torch.device(name)
+
+
+def _autocast(device: torch.device):
+    """bf16 matrix products on a GPU (weights and optimizer stay fp32); plain fp32 on a CPU."""
+    return torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
 
 
 def _sampler(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
@@ -167,39 +206,61 @@ def _sampler(config: TrainConfig, examples: Examples, model: TermEncoderModel) -
         # DILBERT's parent negatives: each concept batched with its parent concepts (those that have texts).
         label_of = {concept: label for label, concept in enumerate(examples.concepts)}
         parents = [[label_of[p] for p in examples.parents[label] if p in label_of] for label in range(len(label_of))]
-        return MinedBatchSampler(examples.labels, lambda: parents, config.batch_size, config.per_concept,
-                                 config.seed, config.mined_group)  # fmt: skip
+        return _grouped(config, examples, lambda: parents)
     if config.sampler == "mined":
         # A resumed epoch mines with the restored model, not the one its first half was mined with.
-        return MinedBatchSampler(examples.labels, lambda: model_neighbours(model, examples, config.mined_group),
-                                 config.batch_size, config.per_concept, config.seed, config.mined_group)  # fmt: skip
+        return _grouped(config, examples, lambda: model_neighbours(model, examples, config.mined_group))
+    if config.sampler == "tfidf":  # computed once: tf-idf negatives do not follow the model
+        neighbours = tfidf_neighbours(first_texts(examples), config.mined_group)
+        return _grouped(config, examples, lambda: neighbours)
+    if config.sampler == "code-prefix":
+        negatives = code_prefix_neighbours(examples.concepts, config.mined_group, config.code_prefix, config.seed)
+        return _grouped(config, examples, lambda: negatives)
     return PositiveBatchSampler(examples.labels, config.batch_size, config.per_concept, config.seed)
 
 
-def model_neighbours(model: TermEncoderModel, examples: Examples, k: int, batch_size: int = 256) -> list[list[int]]:
-    """For every label, the labels whose first text the model now puts nearest to the label's first text."""
-    import faiss
-    import numpy as np
+def _grouped(config: TrainConfig, examples: Examples,
+             neighbours: Callable[[], Sequence[Sequence[int]]]) -> MinedBatchSampler:  # fmt: skip
+    """Batches of a concept and its negatives: ``neighbours()[label]`` lists them, called once per epoch."""
+    return MinedBatchSampler(examples.labels, neighbours, config.batch_size, config.per_concept, config.seed,
+                             config.mined_group)  # fmt: skip
 
-    first_row: dict[int, int] = {}
-    for row, label in enumerate(examples.labels):
-        first_row.setdefault(label, row)
-    labels = sorted(first_row)
-    texts = [examples.texts[first_row[label]] for label in labels]
+
+def first_texts(examples: Examples) -> list[str]:
+    """Each label's first text (its preferred name when it came from a terminology), in label order."""
+    first: dict[int, str] = {}
+    for text, label in zip(examples.texts, examples.labels, strict=True):
+        first.setdefault(label, text)
+    return [first[label] for label in range(len(first))]
+
+
+def model_neighbours(model: TermEncoderModel, examples: Examples, k: int, batch_size: int = 256) -> list[list[int]]:
+    """For every label, the labels whose first text the model now puts nearest to the label's first text.
+
+    Exact search by blocks of matrix products on the model's device: on a GPU a few seconds for 400k concepts."""
+    texts = first_texts(examples)
+    labels = list(range(len(texts)))
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch with little padding
-    vectors = np.zeros((len(texts), model.dimension), dtype=np.float32)
+    device = next(model.parameters()).device
+    vectors = torch.zeros((len(texts), model.dimension), dtype=torch.float32, device=device)
     was_training = model.training
     model.eval()
-    with torch.no_grad():
+    with torch.no_grad(), _autocast(device):
         for start in range(0, len(order), batch_size):
             rows = order[start : start + batch_size]
-            encoded = torch.nn.functional.normalize(model([texts[i] for i in rows]), dim=1)
-            vectors[rows] = encoded.numpy()
+            vectors[rows] = torch.nn.functional.normalize(model([texts[i] for i in rows]).float(), dim=1)
     model.train(was_training)
-    index = faiss.IndexFlatIP(model.dimension)
-    index.add(vectors)
-    _, found = index.search(vectors, min(k + 1, len(labels)))
-    return [[labels[j] for j in row if j >= 0 and labels[j] != labels[i]][:k] for i, row in enumerate(found)]
+    nearest: list[list[int]] = []
+    take = min(k + 1, len(labels))
+    rows_per_block = max(1, 2**26 // max(1, len(labels)))  # a block of scores stays near 256 MB
+    with torch.no_grad():
+        for start in range(0, len(labels), rows_per_block):
+            block = vectors[start : start + rows_per_block] @ vectors.T
+            found = block.topk(take, dim=1).indices.tolist()
+            for offset, row in enumerate(found):
+                own = labels[start + offset]
+                nearest.append([labels[j] for j in row if labels[j] != own][:k])
+    return nearest
 
 
 def _relation_term(model: TermEncoderModel, loss: RelationMultiSimilarityLoss, relations: RelationBatchSampler,
@@ -211,11 +272,22 @@ def _relation_term(model: TermEncoderModel, loss: RelationMultiSimilarityLoss, r
     return loss(heads, torch.tensor(batch.relation_ids), tails, torch.tensor(batch.tail_labels))
 
 
+def _count_term(head: ConceptCountHead, vectors: torch.Tensor, batch: list[int], examples: Examples) -> torch.Tensor:
+    """Liang et al.'s loss_c over the batch's mention rows (terminology names carry no count); 0 without any."""
+    counts = torch.tensor([examples.counts[row] for row in batch], device=vectors.device)
+    mentions = counts > 0
+    if not mentions.any():
+        return vectors.new_zeros(())
+    return count_loss(head, torch.nn.functional.normalize(vectors[mentions], dim=1), counts[mentions])
+
+
 def _save_checkpoint(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
                      scheduler: torch.optim.lr_scheduler.LRScheduler, step: int, state: dict,
-                     relation_loss: torch.nn.Module | None = None) -> None:  # fmt: skip
+                     relation_loss: torch.nn.Module | None = None,
+                     head: torch.nn.Module | None = None) -> None:  # fmt: skip
     partial = path.with_suffix(".partial")
     relations = relation_loss.state_dict() if relation_loss is not None else None
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                "step": step, "state": state, "relation_loss": relations}, partial)  # fmt: skip
+                "step": step, "state": state, "relation_loss": relations,
+                "count_head": head.state_dict() if head is not None else None}, partial)  # fmt: skip
     partial.replace(path)

@@ -42,6 +42,18 @@ class ConceptCountHead(nn.Module):
         """The predicted number of concepts (1, 2 or 3)."""
         return self.forward(mention_vectors).argmax(dim=1) + 1
 
+    def predictor(self):
+        """The same head as plain numbers, for the linker (:class:`medlink.encoders.count_head`)."""
+        from medlink.encoders.count_head import ConceptCountPredictor
+
+        weight, bias = self.linear.weight.detach().float().cpu().numpy(), self.linear.bias.detach().float().cpu()
+        return ConceptCountPredictor(weight, bias.numpy())
+
+
+def count_loss(head: ConceptCountHead, mention_vectors: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+    """loss_c of eq. 7: cross-entropy between the head's classes and the true number of concepts."""
+    return functional.cross_entropy(head(mention_vectors), count_class(counts))
+
 
 class MultiTaskLoss(nn.Module):
     def __init__(self, head: ConceptCountHead, margin: float = 1.0) -> None:
@@ -51,6 +63,4 @@ class MultiTaskLoss(nn.Module):
 
     def forward(self, mentions: torch.Tensor, positives: torch.Tensor, negatives: torch.Tensor,
                 counts: torch.Tensor) -> torch.Tensor:  # fmt: skip
-        return self.triplet(mentions, positives, negatives) + functional.cross_entropy(
-            self.head(mentions), count_class(counts)
-        )
+        return self.triplet(mentions, positives, negatives) + count_loss(self.head, mentions, counts)

@@ -1,0 +1,60 @@
+"""Benchmark: end-to-end linking speed as a share of the encoder's own speed, per linker batch size.
+
+    python benchmarks/linker_batch_size.py --index MESH_INDEX [--batch-sizes 1024,4096,16384] [--rounds 2]
+        [--terminology MESH_TERMINOLOGY]
+
+MESH_INDEX as in dense_linking.py (MeSH descriptors + supplementary concepts). The same 10k unseen mentions are
+linked (exact → OD-T) once per batch size and round, with the linker's result cache and the vector cache emptied
+each time, and the encoder alone is timed at the start of every round. This machine is a shared VM whose speed
+drifts by ±20 % within minutes, so only shares measured side by side in one process are compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dense_linking import benchmark_mentions
+
+
+def main() -> int:
+    from medlink.linking.dense import CachingEncoder
+    from medlink.linking.pipeline import open_index_linker
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--index", type=Path, required=True, help="index over MeSH descriptors + supplementary")
+    parser.add_argument("--terminology", type=Path, help="its compiled terminology, when the index does not record it")
+    parser.add_argument("--batch-sizes", default="1024,4096,16384")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--shared", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared")
+    args = parser.parse_args()
+
+    linker = open_index_linker(args.index, args.terminology, sieves="exact,OD-T")
+    cached = linker.sieves[1].encoder
+    assert isinstance(cached, CachingEncoder)
+    mentions = benchmark_mentions(linker.terminology, args.shared)
+    cached.encoder.encode(mentions[:200])  # warm-up: first ONNX runs allocate
+    print("| round | batch size | end to end (mentions/s) | encoder alone (mentions/s) | share |")
+    print("|---:|---:|---:|---:|---:|")
+    for round_ in range(1, args.rounds + 1):
+        started = time.perf_counter()
+        cached.encoder.encode(mentions)
+        encode_s = time.perf_counter() - started
+        for batch_size in (int(b) for b in args.batch_sizes.split(",")):
+            linker.config = replace(linker.config, batch_size=batch_size)
+            linker.clear_cache()
+            cached.clear()
+            started = time.perf_counter()
+            linker.link_many(mentions)
+            link_s = time.perf_counter() - started
+            print(f"| {round_} | {batch_size:,} | {len(mentions) / link_s:,.0f} | {len(mentions) / encode_s:,.0f} "
+                  f"| {encode_s / link_s:.0%} |", flush=True)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

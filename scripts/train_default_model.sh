@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Train medlink's default term encoder (docs/training.md, "The default model"): all-MiniLM-L6-v2 aligned on the
+# synonyms of the open terminologies plus NCBI-disease (train + dev) and BC5CDR (train) mentions. No test mention,
+# no BC5CDR dev mention, nothing of CADEC: those are the benchmarks it is scored on.
+#
+#   stage 1  supervised InfoNCE over random concept batches
+#   stage 2  the same loss over model-mined batches: each concept with the concepts stage 1 confuses it with,
+#            re-mined every epoch (DILBERT re-sampling, Liang et al. online negatives)
+#
+# Run from the repository root with ../shared beside it and medlink installed (.venv/bin on PATH). It picks a GPU
+# when torch sees one (the shipped model was trained on one H100; the times are in docs/training.md); on 2 CPU
+# cores the same recipe takes days, so shorten it with STEPS1 / STEPS2. Re-running resumes an interrupted stage.
+set -euo pipefail
+data=${MEDLINK_DATA:-../shared/data}
+work=${WORK:-build/default-model}
+base=${BASE:-minilm}
+batch=${BATCH:-1024}
+mkdir -p "$work"
+
+terms=$data/terminologies
+[ -d "$work/terms" ] || medlink terminology compile \
+    "ctd:$terms/medic/CTD_diseases.tsv.gz" \
+    "mesh-desc-tsv:$terms/mesh/mesh_descriptors.tsv.gz" \
+    "mesh-supp-tsv:$terms/mesh/mesh_supplementary.tsv.gz" \
+    "obo:$terms/obo/hp.obo.gz" \
+    "obo:$terms/obo/doid.obo.gz" \
+    "drugbank:$terms/drugbank/drugbank_vocabulary.csv.gz" \
+    -o "$work/terms"
+
+corpora=$data/corpora
+common=(--terminology "$work/terms" --loss contrastive --batch-size "$batch" --max-len 24
+        --mentions "pubtator:$corpora/ncbi-disease/NCBItrainset_corpus.txt"
+        --mentions "pubtator:$corpora/ncbi-disease/NCBIdevelopset_corpus.txt"
+        --mentions "pubtator:$corpora/bc5cdr/CDR_TrainingSet.PubTator.txt")
+medlink train "${common[@]}" --base "$base" --sampler random --max-steps "${STEPS1:-1500}" --lr 5e-5 --seed 0 \
+    ${TIME1:+--time-limit "$TIME1"} -o "$work/stage1"
+medlink train "${common[@]}" --base "$work/stage1" --sampler mined --max-steps "${STEPS2:-3000}" --lr 3e-5 \
+    --seed 1 ${TIME2:+--time-limit "$TIME2"} -o "$work/model"
