@@ -36,7 +36,7 @@ def packaged_minilm_path() -> Path:
 
 
 def resolve_model(name: str) -> str:
-    """A local path for ``minilm`` and existing folders; other names are hub names, left as they are."""
+    """A local path for ``medlink``, ``minilm`` and existing folders; other names are hub names, left as they are."""
     if name == PACKAGED_MINILM:
         return str(packaged_minilm_path())
     if name == DEFAULT_MODEL:

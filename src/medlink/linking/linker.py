@@ -197,30 +197,33 @@ class Linker:
                                   f"nil threshold {threshold:.3f}")  # fmt: skip
         margin = self.config.several_within
         if margin is not None and result.candidates and result.score is not None:
-            claimed = tuple(dict.fromkeys(
-                [*result.concepts, *(c.concept_id for c in result.candidates if c.score >= result.score - margin)]
-            ))  # fmt: skip
-            if len(claimed) > len(result.concepts):
-                names = tuple(self.terminology.concept_preferred_name(c) for c in claimed)
-                reason = f"{result.reason}; {len(claimed)} concepts within {margin} of the best"
-                return replace(result, concepts=claimed, preferred_names=names, several=True, reason=reason)
+            close = [c.concept_id for c in result.candidates if c.score >= result.score - margin]
+            return self._claim(result, close, f"{{}} concepts within {margin} of the best")
         return result
 
     def _claim_counted(self, results: dict[str, LinkResult]) -> dict[str, LinkResult]:
         """Retrieval decisions whose mention the counter says names n > 1 concepts claim their n best candidates."""
+        if self.counter is None or not self.config.count_head:
+            return results
         retrieved = [key for key, result in results.items() if result.stage in _RETRIEVAL and result.candidates]
-        if self.counter is None or not self.config.count_head or not retrieved:
+        if not retrieved:
             return results
         counts = self.counter.predict_counts([results[key].mention for key in retrieved])
         claimed = dict(results)
         for key, count in zip(retrieved, counts, strict=True):
-            result = results[key]
-            concepts = tuple(dict.fromkeys([*result.concepts, *(c.concept_id for c in result.candidates)]))[:count]
-            if len(concepts) > len(result.concepts):
-                names = tuple(self.terminology.concept_preferred_name(c) for c in concepts)
-                claimed[key] = replace(result, concepts=concepts, preferred_names=names, several=True,
-                                       reason=f"{result.reason}; the count head predicts {count} concepts")  # fmt: skip
+            best = [c.concept_id for c in results[key].candidates]
+            claimed[key] = self._claim(results[key], best, f"the count head predicts {count} concepts", limit=count)
         return claimed
+
+    def _claim(self, result: LinkResult, candidates: Sequence[str], why: str, limit: int | None = None) -> LinkResult:
+        """``result`` also claiming ``candidates`` (after its own concepts, at most ``limit`` in all), or unchanged
+        when that adds none. ``why`` joins the reason; ``{}`` in it becomes the number of concepts claimed."""
+        claimed = tuple(dict.fromkeys([*result.concepts, *candidates]))[:limit]
+        if len(claimed) <= len(result.concepts):
+            return result
+        names = tuple(self.terminology.concept_preferred_name(c) for c in claimed)
+        return replace(result, concepts=claimed, preferred_names=names, several=True,
+                       reason=f"{result.reason}; {why.format(len(claimed))}")  # fmt: skip
 
     def clear_cache(self) -> None:
         """Forget every decided mention (results are cached by normalized text)."""

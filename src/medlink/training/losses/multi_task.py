@@ -46,8 +46,10 @@ class ConceptCountHead(nn.Module):
         """The same head as plain numbers, for the linker (:class:`medlink.encoders.count_head`)."""
         from medlink.encoders.count_head import ConceptCountPredictor
 
-        weight, bias = self.linear.weight.detach().float().cpu().numpy(), self.linear.bias.detach().float().cpu()
-        return ConceptCountPredictor(weight, bias.numpy())
+        def plain(tensor: torch.Tensor):
+            return tensor.detach().float().cpu().numpy()
+
+        return ConceptCountPredictor(plain(self.linear.weight), plain(self.linear.bias))
 
 
 def count_loss(head: ConceptCountHead, mention_vectors: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
