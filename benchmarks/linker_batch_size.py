@@ -1,7 +1,8 @@
-"""Benchmark: end-to-end linking speed as a share of the encoder's own speed, per linker batch size.
+"""Benchmark: end-to-end linking speed as a share of the encoder's own speed, per linker batch size and HNSW
+efSearch.
 
     python benchmarks/linker_batch_size.py --index MESH_INDEX [--batch-sizes 1024,4096,16384] [--rounds 2]
-        [--terminology MESH_TERMINOLOGY]
+        [--ef-search 64,128] [--terminology MESH_TERMINOLOGY]
 
 MESH_INDEX as in dense_linking.py (MeSH descriptors + supplementary concepts). The same 10k unseen mentions are
 linked (exact → OD-T) once per batch size and round, with the linker's result cache and the vector cache emptied
@@ -30,6 +31,7 @@ def main() -> int:
     parser.add_argument("--terminology", type=Path, help="its compiled terminology, when the index does not record it")
     parser.add_argument("--batch-sizes", default="1024,4096,16384")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--ef-search", default=None, help="HNSW beams to compare (default: the index's own)")
     parser.add_argument("--shared", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared")
     args = parser.parse_args()
 
@@ -38,21 +40,26 @@ def main() -> int:
     assert isinstance(cached, CachingEncoder)
     mentions = benchmark_mentions(linker.terminology, args.shared)
     cached.encoder.encode(mentions[:200])  # warm-up: first ONNX runs allocate
-    print("| round | batch size | end to end (mentions/s) | encoder alone (mentions/s) | share |")
-    print("|---:|---:|---:|---:|---:|")
+    searched = linker.sieves[1].index.faiss["O"]
+    beams = [int(b) for b in args.ef_search.split(",")] if args.ef_search else [None]
+    print("| round | batch size | efSearch | end to end (mentions/s) | encoder alone (mentions/s) | share |")
+    print("|---:|---:|---:|---:|---:|---:|")
     for round_ in range(1, args.rounds + 1):
         started = time.perf_counter()
         cached.encoder.encode(mentions)
         encode_s = time.perf_counter() - started
-        for batch_size in (int(b) for b in args.batch_sizes.split(",")):
+        for batch_size, beam in ((int(b), e) for b in args.batch_sizes.split(",") for e in beams):
+            if beam is not None:
+                searched.hnsw.efSearch = beam
             linker.config = replace(linker.config, batch_size=batch_size)
             linker.clear_cache()
             cached.clear()
             started = time.perf_counter()
             linker.link_many(mentions)
             link_s = time.perf_counter() - started
-            print(f"| {round_} | {batch_size:,} | {len(mentions) / link_s:,.0f} | {len(mentions) / encode_s:,.0f} "
-                  f"| {encode_s / link_s:.0%} |", flush=True)  # fmt: skip
+            ef = searched.hnsw.efSearch if hasattr(searched, "hnsw") else "exact"
+            print(f"| {round_} | {batch_size:,} | {ef} | {len(mentions) / link_s:,.0f} "
+                  f"| {len(mentions) / encode_s:,.0f} | {encode_s / link_s:.0%} |", flush=True)  # fmt: skip
     return 0
 
 

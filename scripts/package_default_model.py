@@ -1,14 +1,19 @@
-"""Copy a model that `medlink train` wrote into medlink's package as the default encoder, with fp16 weights.
+"""Copy a model that `medlink train` or `medlink distill` wrote into medlink's package, with fp16 weights.
 
-    python scripts/package_default_model.py build/contrastive-model/model
+    python scripts/package_default_model.py build/contrastive-model/model                  # the default encoder
+    python scripts/package_default_model.py build/distilled/model -o src/medlink/resources/fast-model \
+        --share-with default-model                                                          # the fast encoder
 
-fp16 halves the weights (45 MB instead of 91 MB); the encoders compute in fp32 whatever the file stores. The
-model card (src/medlink/resources/default-model/MODEL_CARD.md) is written by hand, with the measured accuracy.
+fp16 halves the weights (45 MB instead of 91 MB); the encoders compute in fp32 whatever the file stores.
+``--share-with`` leaves out the tensors identical to those of a sibling packaged model (a student distilled with
+frozen embeddings shares them with its teacher): medlink.encoders.shared_weights puts them back on first use.
+The model card (MODEL_CARD.md in the target folder) is written by hand, with the measured accuracy.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -16,16 +21,18 @@ from pathlib import Path
 TARGET = Path(__file__).resolve().parents[1] / "src" / "medlink" / "resources" / "default-model"
 KEEP = ("config.json", "modules.json", "sentence_bert_config.json", "tokenizer.json", "tokenizer_config.json",
         "medlink_training.json", "count_head.json", "1_Pooling/config.json", "MODEL_CARD.md")  # fmt: skip
+SHARED_WEIGHTS_FILE = "shared_weights.json"  # as medlink.encoders.shared_weights reads it
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", type=Path, help="a folder written by `medlink train`")
     parser.add_argument("-o", "--output", type=Path, default=TARGET)
+    parser.add_argument("--share-with", help="sibling packaged model whose identical tensors are left out")
     args = parser.parse_args()
     from safetensors.torch import load_file, save_file
 
-    staging = Path(tempfile.mkdtemp(prefix=".default-model.", dir=args.output.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".{args.output.name}.", dir=args.output.parent))
     try:
         for name in KEEP:
             source = args.model / name
@@ -34,9 +41,15 @@ def main() -> None:
             if source.exists():
                 (staging / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(source, staging / name)
-        weights = load_file(args.model / "model.safetensors")
-        save_file({k: v.half().contiguous() for k, v in weights.items()}, staging / "model.safetensors",
-                  metadata={"format": "pt"})  # fmt: skip
+        weights = {k: v.half().contiguous() for k, v in load_file(args.model / "model.safetensors").items()}
+        if args.share_with:
+            donor = load_file(args.output.parent / args.share_with / "model.safetensors")
+            shared = sorted(k for k, v in weights.items() if k in donor and donor[k].equal(v))
+            weights = {k: v for k, v in weights.items() if k not in shared}
+            (staging / SHARED_WEIGHTS_FILE).write_text(json.dumps({"from": args.share_with, "tensors": shared},
+                                                                  indent=2))  # fmt: skip
+            print(f"{len(shared)} tensors shared with {args.share_with}: {', '.join(shared)}")
+        save_file(weights, staging / "model.safetensors", metadata={"format": "pt"})
         staging.chmod(0o755)  # mkdtemp makes it private; a package's data is readable by all
         for path in staging.rglob("*"):
             path.chmod(0o755 if path.is_dir() else 0o644)

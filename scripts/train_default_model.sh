@@ -17,15 +17,7 @@ base=${BASE:-minilm}
 batch=${BATCH:-1024}
 mkdir -p "$work"
 
-terms=$data/terminologies
-[ -d "$work/terms" ] || medlink terminology compile \
-    "ctd:$terms/medic/CTD_diseases.tsv.gz" \
-    "mesh-desc-tsv:$terms/mesh/mesh_descriptors.tsv.gz" \
-    "mesh-supp-tsv:$terms/mesh/mesh_supplementary.tsv.gz" \
-    "obo:$terms/obo/hp.obo.gz" \
-    "obo:$terms/obo/doid.obo.gz" \
-    "drugbank:$terms/drugbank/drugbank_vocabulary.csv.gz" \
-    -o "$work/terms"
+bash "$(dirname "$0")/compile_open_terminologies.sh" "$data" "$work/terms"
 
 corpora=$data/corpora
 common=(--terminology "$work/terms" --loss contrastive --batch-size "$batch" --max-len 24

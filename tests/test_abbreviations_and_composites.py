@@ -3,7 +3,13 @@
 import pytest
 
 from medlink.linking import Linker, LinkerConfig, Mention, Stage
-from medlink.linking.abbreviations import best_long_form, expand_abbreviations, find_abbreviations, initials_long_form
+from medlink.linking.abbreviations import (
+    best_long_form,
+    expand_abbreviations,
+    find_abbreviations,
+    initials_long_form,
+    permuted_initials_long_form,
+)
 from medlink.linking.composites import split_composite
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, make_concept
@@ -42,6 +48,15 @@ def test_word_initials_win_over_the_rightmost_characters() -> None:
     found = find_abbreviations("Mutations cause attenuated adenomatous polyposis coli (AAPC), a variant.")
     assert found == {"AAPC": "attenuated adenomatous polyposis coli"}
     assert initials_long_form("AAPC", ["in", "adenomatous", "polyposis", "coli"]) is None
+
+
+def test_initials_in_another_order_define_a_short_form() -> None:
+    # DM abbreviates the Latin "dystrophia myotonica"; Schwartz & Hearst find no long form for it here
+    found = find_abbreviations("Patients with myotonic dystrophy (DM) were studied.")
+    assert found == {"DM": "myotonic dystrophy"}
+    assert permuted_initials_long_form("DM", ["with", "myotonic", "dystrophy"]) == "myotonic dystrophy"
+    assert permuted_initials_long_form("DM", ["with", "muscular", "myopathy"]) is None  # the same letters needed
+    assert permuted_initials_long_form("D2", ["diabetes", "type"]) is None  # letters only
 
 
 def test_a_long_form_using_an_earlier_short_form_is_spelled_out() -> None:

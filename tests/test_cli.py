@@ -108,6 +108,17 @@ def test_unreadable_terminology_is_explained(tmp_path: Path) -> None:
     assert "is not a compiled terminology" in completed.stderr
 
 
+def test_distill_names_a_bad_layer_list() -> None:
+    for layers in ("a,b", "3,1", "-1,2"):
+        completed = run("distill", "--layers", layers, "-o", "unused", check=False)
+        assert completed.returncode == 2 and "increasing comma-separated layer indexes" in completed.stderr
+
+
+def test_exact_only_refuses_an_index_search_setting() -> None:
+    completed = run("link", "--exact-only", "--ef-search", "32", "heart attack", check=False)
+    assert completed.returncode == 2 and "--exact-only excludes --index and --ef-search" in completed.stderr
+
+
 def test_help_is_fast_and_lists_commands() -> None:
     out = run("--help").stdout
     assert "link" in out and "terminology" in out

@@ -44,3 +44,27 @@ def test_default_encoder_is_medlinks_own_model_shipped_in_fp16() -> None:
     heart, infarction, migraine = encoder.encode(["heart attack", "myocardial infarction", "migraine"])
     assert float(heart @ infarction) > float(heart @ migraine)
     assert not np.allclose(encoder.encode(["heart attack"]), base.encode(["heart attack"]), atol=1e-3)
+
+
+def test_fast_encoder_is_a_three_layer_student_assembled_from_shared_weights(isolated_cache) -> None:
+    from safetensors import safe_open
+
+    from medlink.encoders import load_encoder
+    from medlink.encoders.registry import FAST_MODEL, default_model_path, resolve_model
+
+    packaged = default_model_path().parent / "fast-model"
+    shared = json.loads((packaged / "shared_weights.json").read_text())
+    assert shared["from"] == "default-model" and "embeddings.word_embeddings.weight" in shared["tensors"]
+    with safe_open(str(packaged / "model.safetensors"), "np") as weights:
+        assert not set(shared["tensors"]) & set(weights.keys())  # the package leaves them out
+    folder = resolve_model(FAST_MODEL)
+    assert folder.startswith(str(isolated_cache)) and resolve_model(FAST_MODEL) == folder  # assembled once
+    assert json.loads((packaged / "config.json").read_text())["num_hidden_layers"] == 3
+    assert "medlink distill" in (packaged / "MODEL_CARD.md").read_text()
+    fast, default = load_encoder(FAST_MODEL), load_encoder()
+    assert fast.dimension == default.dimension and fast.identity.weights_sha256 != default.identity.weights_sha256
+    texts = ["heart attack", "myocardial infarction", "migraine", "ibuprofen"]
+    heart, infarction, migraine, _ = fast.encode(texts)
+    assert float(heart @ infarction) > float(heart @ migraine)
+    # a student of the default model, not an unrelated encoder: its vectors sit close to the teacher's
+    assert (fast.encode(texts) * default.encode(texts)).sum(axis=1).min() > 0.8

@@ -73,6 +73,10 @@ def test_hnsw_kind_gives_the_same_nearest_name(terminology, encoder, tmp_path) -
     assert index.manifest["kinds"] == {"O": "hnsw"}
     [hits] = index.search(encoder.encode(["motrin tablets"]), k=1)
     assert hits[0].entry.concepts == ("MESH:D007052",)
+    assert index.faiss["O"].hnsw.efSearch == index.manifest["hnsw"]["ef_search"]  # saved with the graph
+    narrow = VectorIndex.load(folder, ef_search=7)
+    assert narrow.faiss["O"].hnsw.efSearch == 7
+    assert narrow.search(encoder.encode(["motrin tablets"]), k=1)[0][0].entry.concepts == ("MESH:D007052",)
 
 
 def test_manifest_names_encoder_terminology_and_checksums(built, encoder, terminology) -> None:

@@ -9,6 +9,7 @@ from medlink.training.losses import (
     BatchHardSoftMarginTripletLoss,
     CoderLoss,
     ConceptCountHead,
+    EmbeddingDistillationLoss,
     MultiSimilarityLoss,
     MultiTaskLoss,
     RelationMultiSimilarityLoss,
@@ -144,3 +145,26 @@ def test_multi_task_loss_and_count_head() -> None:
     with torch.no_grad():
         head.linear.bias.copy_(t([0, 5, 0]))
     assert head.predict(t([[1, 1]])).tolist() == [2]
+
+
+def test_distillation_matches_vectors_and_in_batch_similarities_by_hand() -> None:
+    teacher = t([[1, 0], [1, 0], [0, 1]])
+    student = t([[1, 0], [0.6, 0.8], [0, 1]])
+    # vector term: 1 - cos per row = 0, 0.4, 0 -> 0.4 / 3
+    assert EmbeddingDistillationLoss(relation_weight=0)(student, teacher).item() == pytest.approx(0.4 / 3, abs=1e-6)
+
+    def softmax(values):
+        total = sum(math.exp(v) for v in values)
+        return [math.exp(v) / total for v in values]
+
+    def kl(p, q):
+        return sum(a * math.log(a / b) for a, b in zip(p, q, strict=True))
+
+    # rows of similarities to the other two texts (scale 1): teacher [1, 0], [1, 0], [0, 0];
+    # student [0.6, 0], [0.6, 0.8], [0, 0.8]
+    relation = (kl(softmax([1, 0]), softmax([0.6, 0])) + kl(softmax([1, 0]), softmax([0.6, 0.8]))
+                + kl(softmax([0, 0]), softmax([0, 0.8]))) / 3  # fmt: skip
+    value = EmbeddingDistillationLoss(relation_weight=2.0, scale=1.0)(student, teacher).item()
+    assert value == pytest.approx(0.4 / 3 + 2.0 * relation, abs=1e-5)
+    # a student that reproduces the teacher (at any length) has nothing left to learn
+    assert EmbeddingDistillationLoss()(3 * teacher, teacher).item() == pytest.approx(0, abs=1e-6)

@@ -65,23 +65,28 @@ def test_interrupted_training_resumes_from_its_checkpoint(terminology, tmp_path:
     examples = training_examples(terminology)
     config = TrainConfig(batch_size=4, max_steps=3, checkpoint_every=1, warmup=0.0)
     real = LOSSES["batch-hard"]
-
-    class FailsOnThirdCall(real):
-        calls = 0
-
-        def forward(self, embeddings, labels):
-            FailsOnThirdCall.calls += 1
-            if FailsOnThirdCall.calls == 3:
-                raise KeyboardInterrupt
-            return super().forward(embeddings, labels)
-
-    monkeypatch.setitem(LOSSES, "batch-hard", FailsOnThirdCall)
+    monkeypatch.setitem(LOSSES, "batch-hard", fails_on_third_call(real))
     with pytest.raises(KeyboardInterrupt):
         train(_minilm(), examples, tmp_path / "model", config, progress=False)
     assert not (tmp_path / "model").exists()
     monkeypatch.setitem(LOSSES, "batch-hard", real)
     result = train(_minilm(), examples, tmp_path / "model", config, progress=False)
     assert (result.resumed_from, result.steps) == (2, 3)
+
+
+def fails_on_third_call(loss: type) -> type:
+    """``loss`` whose third call is interrupted, as by Ctrl-C halfway through a run."""
+
+    class FailsOnThirdCall(loss):
+        calls = 0
+
+        def forward(self, *args):
+            FailsOnThirdCall.calls += 1
+            if FailsOnThirdCall.calls == 3:
+                raise KeyboardInterrupt
+            return super().forward(*args)
+
+    return FailsOnThirdCall
 
 
 def _minilm() -> str:
@@ -268,3 +273,56 @@ def test_static_negative_samplers_batch_each_concept_with_its_negatives(terminol
         for batch in batches:
             labels = [examples.labels[row] for row in batch]
             assert all(labels.count(label) == 2 for label in labels)  # every anchor keeps a positive
+
+
+def test_keep_layers_cuts_a_model_that_saves_and_loads_shallower(tmp_path: Path) -> None:
+    import json
+
+    from medlink.encoders import load_encoder
+    from medlink.training.distill import keep_layers
+    from medlink.training.model import TermEncoderModel
+
+    for bad in [(), (5, 0), (0, 6), (1, 1)]:
+        with pytest.raises(ValueError, match="layers must be increasing"):
+            keep_layers(TermEncoderModel(_minilm()), bad)
+    keep_layers(TermEncoderModel(_minilm()), (0, 5)).save(tmp_path / "cut")
+    assert json.loads((tmp_path / "cut" / "config.json").read_text())["num_hidden_layers"] == 2
+    vectors = load_encoder(str(tmp_path / "cut"), backend="torch").encode(["heart attack", "motrin"])
+    assert vectors.shape == (2, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+
+
+def test_distillation_brings_the_student_towards_the_teacher(terminology, tmp_path: Path) -> None:
+    from medlink.encoders import load_encoder
+    from medlink.training.distill import DistillConfig, distill, keep_layers
+    from medlink.training.model import TermEncoderModel
+
+    examples = training_examples(terminology)
+    teacher = load_encoder(_minilm(), backend="torch")
+    keep_layers(TermEncoderModel(_minilm()), (0, 5)).save(tmp_path / "cut")
+    config = DistillConfig(layers=(0, 5), batch_size=10, per_concept=2, lr=5e-4, warmup=0.0, max_steps=12)
+    result = distill(teacher, _minilm(), examples, tmp_path / "student", config, progress=False)
+    assert result.steps == 12 and result.layers == 2 and np.isfinite(result.last_loss)
+    texts = list(examples.texts)
+    target = teacher.encode(texts)
+
+    def agreement(folder: Path) -> float:
+        return float((load_encoder(str(folder), backend="torch").encode(texts) * target).sum(1).mean())
+
+    assert agreement(tmp_path / "student") > agreement(tmp_path / "cut") + 0.05
+
+
+def test_interrupted_distillation_resumes_from_its_checkpoint(terminology, tmp_path: Path, monkeypatch) -> None:
+    from medlink.encoders import load_encoder
+    from medlink.training import distill as distillation
+
+    real = distillation.EmbeddingDistillationLoss
+    teacher = load_encoder(_minilm(), backend="torch")
+    config = distillation.DistillConfig(layers=(0, 5), batch_size=4, max_steps=3, checkpoint_every=1)
+    examples = training_examples(terminology)
+    monkeypatch.setattr(distillation, "EmbeddingDistillationLoss", fails_on_third_call(real))
+    with pytest.raises(KeyboardInterrupt):
+        distillation.distill(teacher, _minilm(), examples, tmp_path / "student", config, progress=False)
+    assert not (tmp_path / "student").exists()
+    monkeypatch.setattr(distillation, "EmbeddingDistillationLoss", real)
+    result = distillation.distill(teacher, _minilm(), examples, tmp_path / "student", config, progress=False)
+    assert (result.resumed_from, result.steps) == (2, 3)

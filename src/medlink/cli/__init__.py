@@ -8,6 +8,7 @@ import click
 from medlink import __version__
 from medlink.cli.benchmark_command import benchmark
 from medlink.cli.calibrate_command import calibrate
+from medlink.cli.distill_command import distill
 from medlink.cli.eval_command import eval_command
 from medlink.cli.index_commands import index
 from medlink.cli.link_command import link
@@ -38,4 +39,5 @@ main.add_command(index)
 main.add_command(calibrate)
 main.add_command(mcsm)
 main.add_command(train)
+main.add_command(distill)
 main.add_command(benchmark)

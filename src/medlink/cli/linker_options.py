@@ -29,6 +29,7 @@ class LinkerChoice:
     abbreviations: bool = True
     composites: bool = True
     count_head: bool = True
+    ef_search: int | None = None
 
 
 def linker_options(function):
@@ -51,9 +52,12 @@ def linker_options(function):
         click.option("--count-head/--no-count-head", default=True, show_default=True,
                      help="Let an encoder trained with a concept-count head decide how many concepts a mention "
                           "claims (no effect on encoders without one)."),
+        click.option("--ef-search", type=click.IntRange(min=1), default=None,
+                     help="HNSW search beam: higher finds the true nearest names more often, lower is faster "
+                          "(default: what the index was built with; no effect on exact indexes)."),
     ]  # fmt: skip
     names = ("terminology_dir", "index_dir", "sieves", "exact_only", "nil_threshold", "several_within",
-             "abbreviations", "composites", "count_head")  # fmt: skip
+             "abbreviations", "composites", "count_head", "ef_search")  # fmt: skip
 
     @functools.wraps(function)
     def with_choice(**kwargs):
@@ -89,8 +93,8 @@ def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequen
     from medlink.linking.pipeline import DEFAULT_SIEVES, default_index, open_index_linker, with_training_mentions
 
     if choice.exact_only:
-        if choice.index_dir:
-            raise click.UsageError("--exact-only and --index exclude each other")
+        if choice.index_dir or choice.ef_search:
+            raise click.UsageError("--exact-only excludes --index and --ef-search: it searches no index")
         return _exact_linker(choice.terminology_dir, training_mentions)
     if choice.terminology_dir and not choice.index_dir:
         raise click.UsageError("a --terminology of your own needs an --index built from it (or --exact-only)")
@@ -99,7 +103,8 @@ def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequen
     folder = choice.index_dir or default_index(progress)
     if training_mentions:
         folder = with_training_mentions(folder, training_mentions, choice.terminology_dir)
-    return open_index_linker(folder, choice.terminology_dir, choice.sieves or DEFAULT_SIEVES)
+    return open_index_linker(folder, choice.terminology_dir, choice.sieves or DEFAULT_SIEVES,
+                             ef_search=choice.ef_search)  # fmt: skip
 
 
 def _exact_linker(terminology_dir: Path | None, training_mentions: Sequence[tuple[str, Sequence[str]]]) -> Linker:

@@ -15,7 +15,9 @@ import click
     type=click.Path(path_type=Path, exists=True, file_okay=False),
     help="Compiled terminology with semantic types (default: the embedded MeSH descriptors).",
 )
-@click.option("--encoder", "encoder_name", default="medlink", show_default=True, help="medlink, minilm, a folder.")
+@click.option(
+    "--encoder", "encoder_name", default="medlink", show_default=True, help="medlink, medlink-fast, minilm, a folder."
+)
 @click.option("--backend", type=click.Choice(["onnx", "torch"]), default="onnx", show_default=True)
 @click.option("-k", "k", type=int, default=40, show_default=True, help="Neighbourhood size.")
 @click.option("--sample", type=int, default=None, help="Score a fixed random sample of this many typed concepts.")

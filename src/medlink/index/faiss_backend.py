@@ -24,9 +24,15 @@ _ADD_CHUNK = 65_536
 
 @dataclass(frozen=True)
 class HnswParameters:
+    """FAISS HNSW settings (docs/performance.md has the sweep). ``m``: links per node (memory, recall);
+    ``ef_construction``: build-time beam (build time, graph quality); ``ef_search``: search-time beam, the speed /
+    recall knob. Over 662k MeSH names, ef_search 64 searches ~1.7× faster than 128 at 97.8 % vs 98.9 % top-1
+    agreement with brute force, and linked BC5CDR Chemical dev (5,304 mentions) identically; 32 lost one mention.
+    A loaded index can search with another value (``VectorIndex.load(ef_search=...)``, ``--ef-search``)."""
+
     m: int = 32
     ef_construction: int = 200
-    ef_search: int = 128
+    ef_search: int = 64
 
 
 def choose_kind(rows: int, requested: str = "auto") -> str:

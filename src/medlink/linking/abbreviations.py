@@ -6,8 +6,9 @@ BioSyn does the same with Ab3P; in NCBI-disease and BC5CDR many mentions are suc
 Candidates are ``long form (short form)``: the short form is 2–10 characters, has a letter, starts with a letter
 or digit and has at most two words; the long form is at most min(|SF| + 5, 2·|SF|) words before the parenthesis.
 The best long form is the shortest one whose words' characters spell the short form from right to left, the
-first short-form character starting a word. A. Schwartz and M. Hearst, "A simple algorithm for identifying
-abbreviation definitions in biomedical text", PSB 2003.
+first short-form character starting a word (A. Schwartz and M. Hearst, "A simple algorithm for identifying
+abbreviation definitions in biomedical text", PSB 2003). Two stricter rules come first: the last words whose
+initials spell the short form in order, then in another order ("myotonic dystrophy (DM)").
 """
 
 from __future__ import annotations
@@ -62,6 +63,16 @@ def initials_long_form(short: str, words: list[str]) -> str | None:
     return " ".join(tail) if all(w[0].lower() == c for w, c in zip(tail, letters, strict=True)) else None
 
 
+def permuted_initials_long_form(short: str, words: list[str]) -> str | None:
+    """The last words whose initials are the short form's letters in another order: "myotonic dystrophy (DM)" and
+    other short forms of a Latin or reordered name (dystrophia myotonica), which both rules above miss."""
+    letters = sorted(char.lower() for char in short if char.isalpha())
+    if len(letters) < 2 or len(letters) > len(words) or not short.isalpha():
+        return None
+    tail = words[-len(letters) :]
+    return " ".join(tail) if sorted(w[0].lower() for w in tail) == letters else None
+
+
 @lru_cache(maxsize=4096)
 def find_abbreviations(document: str) -> dict[str, str]:
     """Short form → long form for every definition in ``document`` (the first definition of each wins)."""
@@ -74,7 +85,8 @@ def find_abbreviations(document: str) -> dict[str, str]:
         sentence_start = max(before.rfind(". "), before.rfind("; ")) + 1
         words = before[sentence_start:].split()
         limit = min(len(short) + 5, 2 * len(short))
-        long = initials_long_form(short, words) or best_long_form(short, " ".join(words[-limit:]))
+        long = (initials_long_form(short, words) or permuted_initials_long_form(short, words)
+                or best_long_form(short, " ".join(words[-limit:])))  # fmt: skip
         if long:
             found[short] = long.strip(" ,;:")
     # A long form may use an earlier short form ("diffuse mesangial sclerosis (DMS) ... isolated DMS (IDMS)"):

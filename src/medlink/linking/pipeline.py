@@ -91,9 +91,11 @@ def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder,
 
 
 def open_index_linker(index_dir: Path | str, terminology_dir: Path | str | None = None,
-                      sieves: str = DEFAULT_SIEVES, config: LinkerConfig | None = None) -> Linker:  # fmt: skip
-    """A linker over a saved index, reopening the terminology and encoder its manifest names."""
-    index = VectorIndex.load(index_dir)
+                      sieves: str = DEFAULT_SIEVES, config: LinkerConfig | None = None,
+                      ef_search: int | None = None) -> Linker:  # fmt: skip
+    """A linker over a saved index, reopening the terminology and encoder its manifest names; ``ef_search``
+    overrides the HNSW search beam the index was saved with."""
+    index = VectorIndex.load(index_dir, ef_search=ef_search)
     return dense_linker(terminology_of(index, terminology_dir), index, encoder_of(index), sieves, config)
 
 

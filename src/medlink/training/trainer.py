@@ -123,22 +123,9 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
     )
     # The device is left out of the state: a run interrupted on a GPU may resume on a CPU.
     state = {"config": {**asdict(config), "device": None}, "base": str(base), "examples": len(examples)}
-    step, resumed_from = 0, 0
     checkpoint = workdir / "checkpoint.pt"
-    if checkpoint.exists():
-        saved = torch.load(checkpoint, weights_only=False, map_location=device)
-        if saved["state"] == state:
-            model.load_state_dict(saved["model"])
-            if relation_loss is not None:
-                relation_loss.load_state_dict(saved["relation_loss"])
-            if head is not None:
-                head.load_state_dict(saved["count_head"])
-            optimizer.load_state_dict(saved["optimizer"])
-            scheduler.load_state_dict(saved["scheduler"])
-            step = resumed_from = saved["step"]
-        else:
-            shutil.rmtree(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
+    step = resumed_from = resume_checkpoint(checkpoint, state, device, model, optimizer, scheduler,
+                                            relation_loss=relation_loss, count_head=head)  # fmt: skip
     started, last_loss = time.perf_counter(), float("nan")
     model.train()
     with tqdm(total=total_steps, initial=step, desc="training", unit=" steps", disable=not progress) as bar:
@@ -175,7 +162,7 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
                 bar.set_postfix(loss=f"{last_loss:.4f}")
                 out_of_time = config.time_limit is not None and time.perf_counter() - started >= config.time_limit
                 if step % config.checkpoint_every == 0 or step == total_steps or out_of_time:
-                    _save_checkpoint(checkpoint, model, optimizer, scheduler, step, state, relation_loss, head)
+                    save_checkpoint(checkpoint, model, optimizer, scheduler, step, state, relation_loss, head)
                 if step >= total_steps or out_of_time:
                     break
     model.eval()
@@ -281,7 +268,30 @@ def _count_term(head: ConceptCountHead, vectors: torch.Tensor, batch: list[int],
     return count_loss(head, torch.nn.functional.normalize(vectors[mentions], dim=1), counts[mentions])
 
 
-def _save_checkpoint(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+def resume_checkpoint(path: Path, state: dict, device: torch.device, model: torch.nn.Module,
+                      optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler,
+                      **extras: torch.nn.Module | None) -> int:  # fmt: skip
+    """Restore a checkpoint :func:`save_checkpoint` wrote for the same ``state`` and return its step; a checkpoint
+    of another configuration is deleted with its work folder (the run starts over), which is then (re)created.
+    ``extras`` are further modules saved under their names (None: not part of this run)."""
+    step = 0
+    if path.exists():
+        saved = torch.load(path, weights_only=False, map_location=device)
+        if saved["state"] == state:
+            model.load_state_dict(saved["model"])
+            for name, module in extras.items():
+                if module is not None:
+                    module.load_state_dict(saved[name])
+            optimizer.load_state_dict(saved["optimizer"])
+            scheduler.load_state_dict(saved["scheduler"])
+            step = saved["step"]
+        else:
+            shutil.rmtree(path.parent)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return step
+
+
+def save_checkpoint(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
                      scheduler: torch.optim.lr_scheduler.LRScheduler, step: int, state: dict,
                      relation_loss: torch.nn.Module | None = None,
                      head: torch.nn.Module | None = None) -> None:  # fmt: skip

@@ -2,6 +2,7 @@
 
 from medlink.training.losses.batch_hard_soft_margin import BatchHardSoftMarginTripletLoss
 from medlink.training.losses.coder import CoderLoss, RelationMultiSimilarityLoss
+from medlink.training.losses.distillation import EmbeddingDistillationLoss
 from medlink.training.losses.multi_similarity import MultiSimilarityLoss, multi_similarity
 from medlink.training.losses.multi_task import ConceptCountHead, MultiTaskLoss, count_class
 from medlink.training.losses.supervised_contrastive import SupervisedContrastiveLoss, supervised_contrastive
@@ -11,6 +12,7 @@ __all__ = [
     "BatchHardSoftMarginTripletLoss",
     "CoderLoss",
     "ConceptCountHead",
+    "EmbeddingDistillationLoss",
     "InBatchTripletLoss",
     "MultiSimilarityLoss",
     "MultiTaskLoss",

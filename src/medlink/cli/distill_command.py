@@ -1,0 +1,88 @@
+"""``medlink distill``: cut a term encoder down to fewer layers and train the cut model on the full one's vectors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+def _layers(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[int, ...]:
+    try:
+        layers = tuple(int(part) for part in value.split(","))
+    except ValueError:
+        layers = ()
+    if not layers or layers[0] < 0 or list(layers) != sorted(set(layers)):
+        raise click.BadParameter(f"increasing comma-separated layer indexes, e.g. 0,3,5 (got {value!r})")
+    return layers
+
+
+@click.command()
+@click.option(
+    "--teacher", default="medlink", show_default=True, help="Encoder to learn from: medlink, minilm or a folder."
+)
+@click.option(
+    "--layers",
+    default="0,3,5",
+    show_default=True,
+    callback=_layers,
+    help="Teacher layers the student keeps (0-based, increasing); fewer layers encode faster.",
+)
+@click.option(
+    "--terminology",
+    "terminology_dir",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="Compiled terminology whose names are the training texts (default: the embedded MeSH descriptors).",
+)
+@click.option("--mentions", "mentions_specs", multiple=True, help="Annotated mentions FORMAT:PATH to add (repeatable).")
+@click.option(
+    "--relation-weight",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="Weight of the in-batch similarity term (0: match vectors only).",
+)
+@click.option("--batch-size", type=int, default=256, show_default=True)
+@click.option("--per-concept", type=int, default=2, show_default=True, help="Synonyms of each concept in a batch.")
+@click.option("--lr", type=float, default=1e-4, show_default=True)
+@click.option("--max-len", "max_length", type=int, default=24, show_default=True)
+@click.option("--max-steps", type=int, default=None, help="Stop after this many steps (default: one pass).")
+@click.option("--time-limit", type=float, default=None, help="Stop after this many seconds.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--device", default="auto", show_default=True, help="auto (a GPU when torch sees one), cpu or cuda.")
+@click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path), required=True)
+def distill(teacher: str, layers: tuple[int, ...], terminology_dir: Path | None, mentions_specs: tuple[str, ...],
+            relation_weight: float, batch_size: int, per_concept: int, lr: float, max_length: int,
+            max_steps: int | None, time_limit: float | None, seed: int, device: str,
+            output_dir: Path) -> None:  # fmt: skip
+    """Distil an encoder into a shallower, faster one; run the same command again to resume.
+
+    The result is a model folder like `medlink train`'s: `medlink index build --encoder OUTPUT` uses it.
+    """
+    from medlink.encoders.registry import load_encoder, resolve_model
+    from medlink.resources import load_default_terminology
+    from medlink.terminology import load_terminology
+    from medlink.training.distill import DistillConfig
+    from medlink.training.distill import distill as run_distillation
+    from medlink.training.examples import training_examples
+
+    terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
+    mentions: list[tuple[str, str]] = []
+    if mentions_specs:
+        from medlink.evaluation.corpus_formats import load_corpus
+
+        for spec in mentions_specs:
+            mentions += [(text, ids[0]) for text, ids in load_corpus(spec).labelled_pairs()]
+    examples = training_examples(terminology, mentions, seed=seed)
+    config = DistillConfig(layers=layers, relation_weight=relation_weight, batch_size=batch_size,
+                           per_concept=per_concept, lr=lr, max_length=max_length, seed=seed, max_steps=max_steps,
+                           time_limit=time_limit, device=device)  # fmt: skip
+    click.echo(f"{len(examples):,} texts of {len(examples.concepts):,} concepts", err=True)
+    try:
+        result = run_distillation(load_encoder(teacher, max_length=max_length), resolve_model(teacher), examples,
+                                  output_dir, config)  # fmt: skip
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    resumed = f" (resumed at step {result.resumed_from})" if result.resumed_from else ""
+    click.echo(f"distilled {result.layers} layers in {result.steps} steps, {result.seconds:.0f} s{resumed}, "
+               f"last loss {result.last_loss:.4f}; model in {output_dir}")  # fmt: skip

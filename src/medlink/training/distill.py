@@ -1,0 +1,126 @@
+"""Distilling a term encoder into a shallower one: fewer layers encode proportionally faster, and encoding is what
+bounds linking on a CPU (docs/performance.md).
+
+The student starts as a copy of the teacher that keeps some of its layers (DistilBERT's initialisation: every
+other layer, here chosen by index), then learns the teacher's vectors on batches of synonyms
+(:class:`~medlink.training.losses.distillation.EmbeddingDistillationLoss`). The teacher runs through medlink's own
+encoders (ONNX by default), so it costs one fast forward pass per batch and never needs gradients.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from medlink.encoders.base import Encoder
+from medlink.training.examples import Examples
+from medlink.training.losses.distillation import EmbeddingDistillationLoss
+from medlink.training.model import TermEncoderModel
+from medlink.training.samplers.positive_batches import PositiveBatchSampler
+from medlink.training.trainer import resolve_device, resume_checkpoint, save_checkpoint
+
+
+@dataclass(frozen=True)
+class DistillConfig:
+    layers: tuple[int, ...] = (0, 3, 5)  # teacher layers the student keeps, bottom to top
+    freeze_embeddings: bool = True  # the teacher's token embeddings serve the student as they are, and are most
+    # of its parameters: freezing them saves a third of a CPU step
+    relation_weight: float = 1.0  # λ of the in-batch similarity term; 0 matches vectors only
+    batch_size: int = 256
+    per_concept: int = 2  # synonyms of a concept batched together: the near neighbours the ranking needs
+    lr: float = 1e-4
+    warmup: float = 0.05
+    max_length: int = 24
+    seed: int = 0
+    max_steps: int | None = None  # default: one pass over the concepts
+    checkpoint_every: int = 200
+    time_limit: float | None = None  # seconds
+    device: str = "auto"
+
+
+@dataclass(frozen=True)
+class DistillResult:
+    steps: int
+    seconds: float
+    last_loss: float
+    resumed_from: int
+    layers: int
+
+
+def keep_layers(model: TermEncoderModel, layers: Sequence[int]) -> TermEncoderModel:
+    """Cut ``model`` down to the given transformer layers (in place), so it saves and loads as a shallower model."""
+    stack = model.transformer.encoder.layer
+    if not layers or sorted(set(layers)) != list(layers) or layers[0] < 0 or layers[-1] >= len(stack):
+        raise ValueError(f"layers must be increasing indexes among the model's {len(stack)}, not {list(layers)}")
+    model.transformer.encoder.layer = nn.ModuleList(stack[i] for i in layers)
+    model.transformer.config.num_hidden_layers = len(layers)
+    return model
+
+
+def distill(teacher: Encoder, teacher_model: str | Path, examples: Examples, output: Path | str,
+            config: DistillConfig | None = None, progress: bool = True) -> DistillResult:  # fmt: skip
+    """Train a student cut from ``teacher_model`` (the teacher's weights folder) to reproduce ``teacher``'s vectors
+    on ``examples``' texts. Re-running the same call resumes from its checkpoint, like :func:`~.trainer.train`."""
+    from tqdm import tqdm
+
+    config = config or DistillConfig()
+    output = Path(output)
+    workdir = output.with_name(f".{output.name}.distilling")
+    random.seed(config.seed)
+    torch.manual_seed(config.seed)
+    device = resolve_device(config.device)
+    student = keep_layers(TermEncoderModel(teacher_model, max_length=config.max_length), config.layers).to(device)
+    for parameter in student.transformer.embeddings.parameters() if config.freeze_embeddings else ():
+        parameter.requires_grad = False
+    sampler = PositiveBatchSampler(examples.labels, config.batch_size, config.per_concept, config.seed)
+    total_steps = config.max_steps or len(sampler)
+    loss_function = EmbeddingDistillationLoss(config.relation_weight)
+    optimizer = torch.optim.AdamW([p for p in student.parameters() if p.requires_grad], lr=config.lr)
+    warmup = max(1, int(total_steps * config.warmup))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup)))
+    )
+    state = {"config": {**asdict(config), "layers": list(config.layers), "device": None},
+             "teacher": teacher.identity.fingerprint(),
+             "examples": len(examples)}  # fmt: skip
+    checkpoint = workdir / "checkpoint.pt"
+    step = resumed_from = resume_checkpoint(checkpoint, state, device, student, optimizer, scheduler)
+    started, last_loss = time.perf_counter(), float("nan")
+    student.train()
+    out_of_time = False
+    with tqdm(total=total_steps, initial=step, desc="distilling", unit=" steps", disable=not progress) as bar:
+        while step < total_steps and not out_of_time:
+            sampler.epoch = step // len(sampler)
+            batches = iter(sampler)
+            for _ in range(step % len(sampler)):  # batches of this epoch done before a resume
+                next(batches)
+            for batch in batches:
+                texts = [examples.texts[row] for row in batch]
+                target = torch.from_numpy(teacher.encode(texts)).to(device)
+                loss = loss_function(student(texts), target)
+                loss.backward()
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad()
+                step += 1
+                last_loss = loss.item()
+                bar.update(1)
+                bar.set_postfix(loss=f"{last_loss:.4f}")
+                out_of_time = config.time_limit is not None and time.perf_counter() - started >= config.time_limit
+                if step % config.checkpoint_every == 0 or step == total_steps or out_of_time:
+                    save_checkpoint(checkpoint, student, optimizer, scheduler, step, state)
+                if step >= total_steps or out_of_time:
+                    break
+    student.eval()
+    student.to("cpu").save(output)
+    (output / "medlink_training.json").write_text(json.dumps({**state, "steps": step, "distilled": True}, indent=2))
+    shutil.rmtree(workdir, ignore_errors=True)
+    return DistillResult(step, time.perf_counter() - started, last_loss, resumed_from, len(config.layers))

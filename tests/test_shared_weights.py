@@ -1,0 +1,45 @@
+"""A packaged model that leaves out the tensors it shares with a sibling is assembled whole on first use."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from medlink.encoders.shared_weights import SHARED_WEIGHTS_FILE, assembled_model, needs_assembly
+
+
+def _package(root: Path) -> Path:
+    (root / "teacher").mkdir(parents=True)
+    save_file({"embeddings.weight": torch.arange(6.0).reshape(2, 3), "layer.0": torch.ones(2)},
+              str(root / "teacher" / "model.safetensors"))  # fmt: skip
+    student = root / "student"
+    (student / "1_Pooling").mkdir(parents=True)
+    save_file({"layer.0": torch.zeros(2)}, str(student / "model.safetensors"))
+    (student / "config.json").write_text("{}")
+    (student / "1_Pooling" / "config.json").write_text("{}")
+    (student / SHARED_WEIGHTS_FILE).write_text(json.dumps({"from": "teacher", "tensors": ["embeddings.weight"]}))
+    return student
+
+
+def test_shared_tensors_are_put_back_once(tmp_path: Path) -> None:
+    student = _package(tmp_path / "package")
+    assert needs_assembly(student) and not needs_assembly(tmp_path / "package" / "teacher")
+    folder = assembled_model(student, tmp_path / "cache")
+    weights = load_file(folder / "model.safetensors")
+    assert weights["embeddings.weight"].equal(torch.arange(6.0).reshape(2, 3))
+    assert weights["layer.0"].equal(torch.zeros(2))  # its own tensor, not the sibling's
+    assert (folder / "1_Pooling" / "config.json").exists() and not (folder / SHARED_WEIGHTS_FILE).exists()
+    stamp = (folder / "model.safetensors").stat().st_mtime_ns
+    assert assembled_model(student, tmp_path / "cache") == folder
+    assert (folder / "model.safetensors").stat().st_mtime_ns == stamp  # reused, not rebuilt
+    assert [p.name for p in (tmp_path / "cache" / "models").iterdir()] == [folder.name]  # no staging left
+
+
+def test_a_sibling_without_the_shared_tensors_is_refused(tmp_path: Path) -> None:
+    student = _package(tmp_path / "package")
+    save_file({"layer.0": torch.ones(2)}, str(tmp_path / "package" / "teacher" / "model.safetensors"))
+    with pytest.raises(ValueError, match="lacks the shared tensors"):
+        assembled_model(student, tmp_path / "cache")
+    assert not (tmp_path / "cache" / "models").exists()
