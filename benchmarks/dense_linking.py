@@ -53,6 +53,13 @@ def timed(function, *args):
     return value, time.perf_counter() - started
 
 
+def cold_link_seconds(linker, mentions: list[str]) -> float:
+    """Seconds to link ``mentions`` with the linker's result cache and its sieves' vector cache emptied first."""
+    linker.clear_cache()
+    linker.sieves[1].encoder.clear()
+    return timed(linker.link_many, mentions)[1]
+
+
 def unseen_mentions(terminology, corpora: list[Path], count: int, seed: int = 0) -> list[str]:
     """Real corpus mentions that match no name exactly, topped up with misspelt names, all distinct."""
     from medlink.evaluation.corpus_formats import read_pubtator

@@ -24,19 +24,18 @@ FAST_MODEL = "medlink-fast"
 
 def default_model_path() -> Path:
     """medlink's own encoder (see its MODEL_CARD.md), fp16 weights inside the package."""
-    from importlib.resources import files
+    from medlink.resources import resource_path
 
-    return Path(str(files("medlink.resources").joinpath("default-model")))
+    return resource_path("default-model")
 
 
 def fast_model_path() -> Path:
     """medlink's distilled 3-layer encoder (see its MODEL_CARD.md), assembled in the cache on first use: the
     package stores only the tensors it does not share with the default model."""
-    from importlib.resources import files
-
     from medlink.encoders.shared_weights import assembled_model, needs_assembly
+    from medlink.resources import resource_path
 
-    packaged = Path(str(files("medlink.resources").joinpath("fast-model")))
+    packaged = resource_path("fast-model")
     return assembled_model(packaged, cache_root()) if needs_assembly(packaged) else packaged
 
 

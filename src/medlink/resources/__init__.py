@@ -15,8 +15,13 @@ from medlink.terminology import Terminology, load_terminology
 DEFAULT_TERMINOLOGY = "mesh-descriptors"
 
 
+def resource_path(folder: str) -> Path:
+    """A folder shipped in this package (the default terminology, the packaged encoders)."""
+    return Path(str(files("medlink.resources").joinpath(folder)))
+
+
 def default_terminology_path() -> Path:
-    return Path(str(files("medlink.resources").joinpath(DEFAULT_TERMINOLOGY)))
+    return resource_path(DEFAULT_TERMINOLOGY)
 
 
 def load_default_terminology() -> Terminology:

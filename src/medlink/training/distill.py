@@ -10,7 +10,6 @@ encoders (ONNX by default), so it costs one fast forward pass per batch and neve
 from __future__ import annotations
 
 import json
-import random
 import shutil
 import time
 from collections.abc import Sequence
@@ -25,7 +24,13 @@ from medlink.training.examples import Examples
 from medlink.training.losses.distillation import EmbeddingDistillationLoss
 from medlink.training.model import TermEncoderModel
 from medlink.training.samplers.positive_batches import PositiveBatchSampler
-from medlink.training.trainer import resolve_device, resume_checkpoint, save_checkpoint
+from medlink.training.trainer import (
+    linear_warmup_and_decay,
+    resolve_device,
+    resume_checkpoint,
+    save_checkpoint,
+    seed_everything,
+)
 
 
 @dataclass(frozen=True)
@@ -74,8 +79,7 @@ def distill(teacher: Encoder, teacher_model: str | Path, examples: Examples, out
     config = config or DistillConfig()
     output = Path(output)
     workdir = output.with_name(f".{output.name}.distilling")
-    random.seed(config.seed)
-    torch.manual_seed(config.seed)
+    seed_everything(config.seed)
     device = resolve_device(config.device)
     student = keep_layers(TermEncoderModel(teacher_model, max_length=config.max_length), config.layers).to(device)
     for parameter in student.transformer.embeddings.parameters() if config.freeze_embeddings else ():
@@ -84,12 +88,8 @@ def distill(teacher: Encoder, teacher_model: str | Path, examples: Examples, out
     total_steps = config.max_steps or len(sampler)
     loss_function = EmbeddingDistillationLoss(config.relation_weight)
     optimizer = torch.optim.AdamW([p for p in student.parameters() if p.requires_grad], lr=config.lr)
-    warmup = max(1, int(total_steps * config.warmup))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup)))
-    )
-    state = {"config": {**asdict(config), "layers": list(config.layers), "device": None},
-             "teacher": teacher.identity.fingerprint(),
+    scheduler = linear_warmup_and_decay(optimizer, total_steps, config.warmup)
+    state = {"config": {**asdict(config), "device": None}, "teacher": teacher.identity.fingerprint(),
              "examples": len(examples)}  # fmt: skip
     checkpoint = workdir / "checkpoint.pt"
     step = resumed_from = resume_checkpoint(checkpoint, state, device, student, optimizer, scheduler)

@@ -83,9 +83,18 @@ class TrainResult:
     resumed_from: int
 
 
-def _seed_everything(seed: int) -> None:
+def seed_everything(seed: int) -> None:
     random.seed(seed)
     torch.manual_seed(seed)
+
+
+def linear_warmup_and_decay(optimizer: torch.optim.Optimizer, total_steps: int,
+                            warmup_share: float) -> torch.optim.lr_scheduler.LambdaLR:  # fmt: skip
+    """The learning rate rises linearly over the first ``warmup_share`` of the steps, then falls linearly to 0."""
+    warmup = max(1, int(total_steps * warmup_share))
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup)))
+    )
 
 
 def train(base: str | Path, examples: Examples, output: Path | str, config: TrainConfig | None = None,
@@ -99,7 +108,7 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
         raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, not {config.sampler!r}")
     output = Path(output)
     workdir = output.with_name(f".{output.name}.training")
-    _seed_everything(config.seed)
+    seed_everything(config.seed)
     device = resolve_device(config.device)
     model = TermEncoderModel(base, max_length=config.max_length).to(device)
     model.freeze(config.freeze_layers)
@@ -117,10 +126,7 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
     trained = [p for p in model.parameters() if p.requires_grad]
     extra = [*(relation_loss.parameters() if relation_loss else ()), *(head.parameters() if head else ())]
     optimizer = torch.optim.AdamW(trained + extra, lr=config.lr)
-    warmup = max(1, int(total_steps * config.warmup))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup)))
-    )
+    scheduler = linear_warmup_and_decay(optimizer, total_steps, config.warmup)
     # The device is left out of the state: a run interrupted on a GPU may resume on a CPU.
     state = {"config": {**asdict(config), "device": None}, "base": str(base), "examples": len(examples)}
     checkpoint = workdir / "checkpoint.pt"
