@@ -8,8 +8,12 @@
 #            re-mined every epoch (DILBERT re-sampling, Liang et al. online negatives)
 #
 # Run from the repository root with ../shared beside it and medlink installed (.venv/bin on PATH). It picks a GPU
-# when torch sees one (the shipped model was trained on one H100; the times are in docs/training.md); on 2 CPU
-# cores the same recipe takes days, so shorten it with STEPS1 / STEPS2. Re-running resumes an interrupted stage.
+# when torch sees one; on 2 CPU cores the same recipe takes days, so shorten it with STEPS1 / STEPS2 (or cap each
+# stage with TIME1 / TIME2 seconds). FREEZE (default 1) freezes the token embeddings and the lowest layer, so the
+# embeddings stay those medlink-fast shares. Re-running resumes an interrupted stage.
+#
+# Ran once on an H100 (2026-11-23, docs/training.md "A GPU session"): the result scored below the shipped default
+# model on names alone, so it was not shipped.
 set -euo pipefail
 data=${MEDLINK_DATA:-../shared/data}
 work=${WORK:-build/default-model}
@@ -20,7 +24,7 @@ mkdir -p "$work"
 bash "$(dirname "$0")/compile_open_terminologies.sh" "$data" "$work/terms"
 
 corpora=$data/corpora
-common=(--terminology "$work/terms" --loss contrastive --batch-size "$batch" --max-len 24
+common=(--terminology "$work/terms" --loss contrastive --batch-size "$batch" --max-len 24 --freeze-layers "${FREEZE:-1}"
         --mentions "pubtator:$corpora/ncbi-disease/NCBItrainset_corpus.txt"
         --mentions "pubtator:$corpora/ncbi-disease/NCBIdevelopset_corpus.txt"
         --mentions "pubtator:$corpora/bc5cdr/CDR_TrainingSet.PubTator.txt")

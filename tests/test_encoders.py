@@ -56,3 +56,10 @@ def test_int8_is_close_but_not_identical(encoder) -> None:
 def test_int8_needs_onnx() -> None:
     with pytest.raises(Exception, match="int8 quantization needs the onnx backend"):
         load_encoder("minilm", backend="torch", quantize="int8")
+
+
+def test_only_the_torch_backend_takes_a_device() -> None:
+    with pytest.raises(Exception, match="the onnx backend runs on the CPU"):
+        load_encoder("minilm", device="cuda")
+    encoder = load_encoder("minilm", backend="torch", device="cpu")
+    assert str(next(encoder.model.parameters()).device) == "cpu"

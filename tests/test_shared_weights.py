@@ -43,3 +43,16 @@ def test_a_sibling_without_the_shared_tensors_is_refused(tmp_path: Path) -> None
     with pytest.raises(ValueError, match="lacks the shared tensors"):
         assembled_model(student, tmp_path / "cache")
     assert not (tmp_path / "cache" / "models").exists()
+
+
+def test_a_packaged_folder_named_as_encoder_is_assembled(tmp_path: Path, monkeypatch) -> None:
+    # `--encoder path/to/fast-model` must work like `--encoder medlink-fast`, not load a model without embeddings.
+    from medlink.encoders.registry import resolve_model
+
+    monkeypatch.setenv("MEDLINK_CACHE", str(tmp_path / "cache"))
+    student = _package(tmp_path / "package")
+    resolved = Path(resolve_model(str(student)))
+    assert resolved.parent == tmp_path / "cache" / "models"
+    assert "embeddings.weight" in load_file(resolved / "model.safetensors")
+    teacher = tmp_path / "package" / "teacher"
+    assert resolve_model(str(teacher)) == str(teacher.resolve())  # a complete folder is used where it is

@@ -65,6 +65,7 @@ def distill(teacher: str, layers: tuple[int, ...], terminology_dir: Path | None,
     from medlink.training.distill import DistillConfig
     from medlink.training.distill import distill as run_distillation
     from medlink.training.examples import training_examples
+    from medlink.training.trainer import resolve_device
 
     terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
     mentions: list[tuple[str, str]] = []
@@ -79,8 +80,11 @@ def distill(teacher: str, layers: tuple[int, ...], terminology_dir: Path | None,
                            time_limit=time_limit, device=device)  # fmt: skip
     click.echo(f"{len(examples):,} texts of {len(examples.concepts):,} concepts", err=True)
     try:
-        result = run_distillation(load_encoder(teacher, max_length=max_length), resolve_model(teacher), examples,
-                                  output_dir, config)  # fmt: skip
+        run_on = resolve_device(device)
+        # On a GPU the teacher runs there too, through torch (the ONNX backend is CPU-only).
+        teacher_encoder = (load_encoder(teacher, backend="torch", max_length=max_length, device=str(run_on))
+                           if run_on.type != "cpu" else load_encoder(teacher, max_length=max_length))  # fmt: skip
+        result = run_distillation(teacher_encoder, resolve_model(teacher), examples, output_dir, config)
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     resumed = f" (resumed at step {result.resumed_from})" if result.resumed_from else ""

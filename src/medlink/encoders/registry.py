@@ -32,11 +32,16 @@ def default_model_path() -> Path:
 def fast_model_path() -> Path:
     """medlink's distilled 3-layer encoder (see its MODEL_CARD.md), assembled in the cache on first use: the
     package stores only the tensors it does not share with the default model."""
-    from medlink.encoders.shared_weights import assembled_model, needs_assembly
     from medlink.resources import resource_path
 
-    packaged = resource_path("fast-model")
-    return assembled_model(packaged, cache_root()) if needs_assembly(packaged) else packaged
+    return _with_shared_weights(resource_path("fast-model"))
+
+
+def _with_shared_weights(folder: Path) -> Path:
+    """``folder`` itself, or for a folder packaged with ``shared_weights.json`` its weights assembled in the cache."""
+    from medlink.encoders.shared_weights import assembled_model, needs_assembly
+
+    return assembled_model(folder, cache_root()) if needs_assembly(folder) else folder
 
 
 def packaged_minilm_path() -> Path:
@@ -56,7 +61,7 @@ def resolve_model(name: str) -> str:
         return str(default_model_path())
     if name == FAST_MODEL:
         return str(fast_model_path())
-    return str(Path(name).resolve()) if Path(name).exists() else name
+    return str(_with_shared_weights(Path(name).resolve())) if Path(name).exists() else name
 
 
 def _export_key(model: str, quantize: str, pooling: str | None, max_length: int | None) -> str:
@@ -85,15 +90,19 @@ def load_encoder(
     quantize: str = "none",
     pooling: str | None = None,
     max_length: int | None = None,
+    device: str = "cpu",
 ) -> Encoder:
-    """An encoder ready to ``encode``. The ONNX backend exports on first use (a few seconds) and reuses it."""
+    """An encoder ready to ``encode``. The ONNX backend exports on first use (a few seconds) and reuses it;
+    ``device`` (e.g. "cuda") is for the torch backend, which runs where torch can."""
     model = resolve_model(name)
     if backend == "torch":
         from medlink.encoders.transformer import DEFAULT_MAX_LENGTH, TransformerEncoder
 
         if quantize != "none":
             raise MedlinkError("int8 quantization needs the onnx backend")
-        return TransformerEncoder(model, pooling=pooling, max_length=max_length or DEFAULT_MAX_LENGTH)
+        return TransformerEncoder(model, pooling=pooling, max_length=max_length or DEFAULT_MAX_LENGTH, device=device)
+    if device != "cpu":
+        raise MedlinkError(f"the onnx backend runs on the CPU; use the torch backend for device {device!r}")
     if backend != "onnx":
         raise MedlinkError(f"unknown encoder backend {backend!r} (onnx or torch)")
     if (Path(model) / "encoder.json").exists() and (Path(model) / "model.onnx").exists():

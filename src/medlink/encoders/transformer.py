@@ -55,14 +55,16 @@ def weights_sha256(model: str | Path) -> str:
 class TransformerEncoder:
     """Mean- or [CLS]-pooled transformer embeddings, L2-normalized, computed in length-sorted batches."""
 
-    def __init__(self, model: str | Path, pooling: str | None = None, max_length: int = DEFAULT_MAX_LENGTH) -> None:
+    def __init__(self, model: str | Path, pooling: str | None = None, max_length: int = DEFAULT_MAX_LENGTH,
+                 device: str = "cpu") -> None:  # fmt: skip
         import torch
         from transformers import AutoModel, AutoTokenizer
 
         self.model_name = str(model)
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_name)
-        # float32 whatever the checkpoint stores: fp16 weights (half the size) still compute in fp32 on a CPU.
-        self.model = AutoModel.from_pretrained(self.model_name, dtype=torch.float32).eval()
+        # float32 whatever the checkpoint stores: fp16 weights (half the size) still compute in fp32.
+        self.device = torch.device(device)
+        self.model = AutoModel.from_pretrained(self.model_name, dtype=torch.float32).eval().to(self.device)
         self.pooling = pooling or (detect_pooling(Path(model)) if Path(model).exists() else None) or "cls"
         if self.pooling not in ("mean", "cls"):
             raise ValueError(f"pooling must be 'mean' or 'cls', not {self.pooling!r}")
@@ -98,8 +100,8 @@ class TransformerEncoder:
         with torch.inference_mode():
             for batch in tqdm(batches, desc="encoding", unit=" batches", disable=not progress):
                 encoded = self.tokenize([texts[i] for i in batch])
-                inputs = {key: torch.from_numpy(value) for key, value in encoded.items()}
-                hidden = self.model(**inputs).last_hidden_state.numpy()
+                inputs = {key: torch.from_numpy(value).to(self.device) for key, value in encoded.items()}
+                hidden = self.model(**inputs).last_hidden_state.float().cpu().numpy()
                 out[batch] = pool(hidden, encoded["attention_mask"], self.pooling)
         return l2_normalize(out)
 
