@@ -8,6 +8,7 @@ from medlink.linking.abbreviations import (
     expand_abbreviations,
     find_abbreviations,
     initials_long_form,
+    named_long_form,
     permuted_initials_long_form,
 )
 from medlink.linking.composites import split_composite
@@ -64,6 +65,32 @@ def test_a_long_form_using_an_earlier_short_form_is_spelled_out() -> None:
     assert found == {"DMS": "diffuse mesangial sclerosis", "IDMS": "isolated diffuse mesangial sclerosis"}
 
 
+def test_a_long_form_never_spans_an_earlier_parenthesis() -> None:
+    found = find_abbreviations("The most striking of carboplatin's advantages (CBDCA) over cisplatin (CDDP) is …")
+    assert found == {}  # Schwartz & Hearst alone spell CDDP from "carboplatin's advantages (CBDCA) over cisplatin"
+
+
+CHEMICALS = {"cisplatin", "ammonium acetate", "acetate", "acid", "amiloride"}
+CHEMICAL_TEXT = (
+    "Rats drank water with ammonium acetate (NH4Ac) or N10-propargyl-5,8-dideazafolic acid (CB 3717). The advantage of "
+    "carboplatin (CBDCA) over cisplatin (CDDP) is clear. A potassium-sparing diuretic (amiloride) was given."
+)
+
+
+@pytest.mark.parametrize(
+    ("short", "expected"),
+    [
+        ("NH4Ac", "ammonium acetate"),  # the longest name, not "acetate"
+        ("CDDP", "cisplatin"),
+        ("CB 3717", None),  # "acid" does not start the phrase: "…dideazafolic acid" is one name
+        ("amiloride", None),  # a name in parentheses is an aside, not a short form
+        ("XYZ", None),  # not in the text
+    ],
+)
+def test_a_named_long_form_for_letters_that_spell_nothing(short: str, expected: str | None) -> None:
+    assert named_long_form(short, CHEMICAL_TEXT, lambda text: text.lower() in CHEMICALS) == expected
+
+
 def test_expansion_of_whole_mentions_and_tokens() -> None:
     assert expand_abbreviations("WD", DOCUMENT) == "Wilson disease"
     assert expand_abbreviations("WD patients", DOCUMENT) == "Wilson disease patients"
@@ -106,6 +133,14 @@ def test_linker_expands_abbreviations_from_the_document(terminology: Terminology
     assert linker.link("WD").stage is Stage.NIL  # without its document nothing defines WD
     off = Linker(terminology, config=LinkerConfig(expand_abbreviations=False))
     assert off.link(Mention("WD", document=DOCUMENT)).stage is Stage.NIL
+
+
+def test_linker_expands_short_forms_whose_letters_spell_nothing_to_a_name(terminology: Terminology) -> None:
+    document = "Tumours of the breast (XQ) were common. Patients with breast cancer (MPQ) were seen."
+    assert find_abbreviations(document) == {}  # no spelling rule finds either
+    result = Linker(terminology).link(Mention("MPQ", document=document))
+    assert result.concepts == ("MESH:D001943",) and "expanded to 'breast cancer'" in result.reason
+    assert Linker(terminology).link(Mention("XQ", document=document)).stage is Stage.NIL  # "breast" is no name
 
 
 def test_linker_links_composites_part_by_part(terminology: Terminology) -> None:

@@ -9,15 +9,28 @@ The best long form is the shortest one whose words' characters spell the short f
 first short-form character starting a word (A. Schwartz and M. Hearst, "A simple algorithm for identifying
 abbreviation definitions in biomedical text", PSB 2003). Two stricter rules come first: the last words whose
 initials spell the short form in order, then in another order ("myotonic dystrophy (DM)").
+
+Chemical short forms often spell nothing of their long form ("cisplatin (CDDP)", "isoproterenol (ISPH)",
+"ammonium acetate (NH4Ac)"). Given a test for terminology names, a mention that is such a short form, and no name
+itself, falls back to the longest run of words before its parenthesis that is a name and starts a phrase (it
+follows a function word, punctuation or the sentence start, so "…dideazafolic acid (CB 3717)" is not "acid").
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 _PARENTHESIS = re.compile(r"\(([^()]{1,40})\)")
 _TOKEN = re.compile(r"\S+")
+# Words after which a noun phrase starts: a named long form must follow one of them (or punctuation).
+_PHRASE_OPENERS = frozenset({
+    "a", "an", "the", "of", "with", "and", "or", "by", "to", "in", "into", "for", "from", "on", "as", "at", "than",
+    "that", "which", "was", "were", "is", "are", "be", "been", "after", "before", "during", "under", "over", "via",
+    "versus", "vs", "plus", "also", "both", "either", "not", "no", "nor", "its", "their", "his", "her", "this",
+    "these", "those", "such", "other", "some", "any", "all", "each", "per", "among", "between", "including"
+})  # fmt: skip
 
 
 def _valid_short_form(candidate: str) -> bool:
@@ -81,9 +94,7 @@ def find_abbreviations(document: str) -> dict[str, str]:
         short = match.group(1).strip()
         if not _valid_short_form(short) or short in found:
             continue
-        before = document[: match.start()].rstrip()
-        sentence_start = max(before.rfind(". "), before.rfind("; ")) + 1
-        words = before[sentence_start:].split()
+        words = _words_before(document, match.start())
         limit = min(len(short) + 5, 2 * len(short))
         long = (initials_long_form(short, words) or permuted_initials_long_form(short, words)
                 or best_long_form(short, " ".join(words[-limit:])))  # fmt: skip
@@ -94,17 +105,44 @@ def find_abbreviations(document: str) -> dict[str, str]:
     return {short: _spell_out(long, {k: v for k, v in found.items() if k != short}) for short, long in found.items()}
 
 
+def named_long_form(short: str, document: str, is_name: Callable[[str], bool]) -> str | None:
+    """The long form of ``short`` where the letters spell nothing: the longest phrase-initial run of words right
+    before ``(short)`` in ``document`` that ``is_name`` accepts ("over cisplatin (CDDP)" → "cisplatin")."""
+    if not _valid_short_form(short) or not any(char.isupper() for char in short) or is_name(short):
+        return None
+    for match in re.finditer(r"\(\s*" + re.escape(short) + r"\s*\)", document):
+        words = _words_before(document, match.start())
+        for count in range(min(len(words), 2 * len(short)), 0, -1):
+            opener = words[-count - 1] if count < len(words) else ""
+            starts_phrase = not opener or opener[-1] in ",;:(" or opener.lower() in _PHRASE_OPENERS
+            candidate = " ".join(words[-count:]).strip(" ,;:")
+            if starts_phrase and candidate and is_name(candidate):
+                return candidate
+    return None
+
+
+def _words_before(document: str, end: int) -> list[str]:
+    """The words of ``document[:end]`` back to the sentence start or an earlier parenthesis: a long form never
+    spans one ("carboplatin's advantages (CBDCA) over cisplatin (CDDP)" is not a definition of CDDP)."""
+    before = document[:end].rstrip()
+    start = max(before.rfind(". "), before.rfind("; "), before.rfind(")"), before.rfind("(")) + 1
+    return before[start:].split()
+
+
 def _spell_out(text: str, definitions: dict[str, str]) -> str:
     return _TOKEN.sub(lambda m: definitions.get(m.group(), m.group()), text)
 
 
-def expand_abbreviations(text: str, document: str | None) -> str:
-    """``text`` with every token that is a short form defined in ``document`` replaced by its long form."""
+def expand_abbreviations(text: str, document: str | None, is_name: Callable[[str], bool] | None = None) -> str:
+    """``text`` with every token that is a short form defined in ``document`` replaced by its long form; with
+    ``is_name``, a whole-mention short form that no spelling rule resolves may take a named long form."""
     if not document:
         return text
     definitions = find_abbreviations(document)
-    if not definitions:
-        return text
-    if text.strip() in definitions:
-        return definitions[text.strip()]
-    return _spell_out(text, definitions)
+    short = text.strip()
+    if short in definitions:
+        return definitions[short]
+    named = named_long_form(short, document, is_name) if is_name is not None else None
+    if named:
+        return named
+    return _spell_out(text, definitions) if definitions else text

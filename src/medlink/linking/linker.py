@@ -57,7 +57,8 @@ class LinkerConfig:
     batch_size: mentions handed to the sieves at a time; 4,096 rather than 1,024 lifts end-to-end speed from
         about 81 % to about 90 % of the encoder's own (fewer, fuller encoder and FAISS calls;
         benchmarks/linker_batch_size.py).
-    expand_abbreviations: use the document of a :class:`Mention` to expand short forms (Schwartz & Hearst).
+    expand_abbreviations: use the document of a :class:`Mention` to expand short forms (Schwartz & Hearst, and
+        terminology names for short forms whose letters spell nothing of them).
     split_composites: link composite mentions part by part.
     count_head: let the linker's concept counter (the encoder's count head, when it has one) decide how many of a
         dense or sparse decision's candidates a mention claims.
@@ -111,7 +112,8 @@ class Linker:
             original = _text_of(mention)
             originals.append(original)
             document = mention.document if isinstance(mention, Mention) else None
-            texts.append(expand_abbreviations(original, document) if self.config.expand_abbreviations else original)
+            expand = self.config.expand_abbreviations
+            texts.append(expand_abbreviations(original, document, self._is_name) if expand else original)
         results = self._link_texts(texts, split=self.config.split_composites)
         out = []
         for original, text, result in zip(originals, texts, results, strict=True):
@@ -119,6 +121,10 @@ class Linker:
                 result = replace(result, reason=f"abbreviation expanded to {text!r}; {result.reason}")
             out.append(result if result.mention == original else replace(result, mention=original))
         return out
+
+    def _is_name(self, text: str) -> bool:
+        """Whether ``text`` normalizes to a terminology name (guides abbreviations whose letters spell nothing)."""
+        return bool(self.terminology.lookup_normalized(self.terminology.normalizer(text)))
 
     def _link_texts(self, texts: list[str], split: bool) -> list[LinkResult]:
         keys = [self.terminology.normalizer(text) for text in texts]
