@@ -111,3 +111,16 @@ def test_a_stream_longer_than_the_cache(terminology: Terminology) -> None:
     linker.link_many(["cold", "heart attack"])  # fills the cache
     results = linker.link_many(["cold", "a", "b", "c", "heart attack", "cold"])  # deciding clears it midway
     assert [r.concept_id for r in results] == ["MESH:D000001", None, None, None, "MESH:D009203", "MESH:D000001"]
+
+
+def test_a_name_written_as_the_mention_comes_first_whatever_was_linked_before() -> None:
+    terminology = Terminology.from_concepts(
+        [make_concept("MESH:C031637", "phenothiazine"), make_concept("MESH:D010640", "Phenothiazines")]
+    )
+    linker = Linker(terminology)
+    plural, singular = linker.link_many(["phenothiazines", "Phenothiazine"])  # one normalized key, one cache entry
+    assert plural.concepts == ("MESH:D010640", "MESH:C031637")
+    assert plural.matched_name == "Phenothiazines"
+    assert plural.preferred_names == ("Phenothiazines", "phenothiazine")
+    assert singular.concepts == ("MESH:C031637", "MESH:D010640")
+    assert linker.link("phenothiazines ").concepts == plural.concepts

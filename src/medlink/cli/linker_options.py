@@ -30,6 +30,8 @@ class LinkerChoice:
     composites: bool = True
     count_head: bool = True
     ef_search: int | None = None
+    number_margin: float | None = None
+    number_agreement: bool = True
 
 
 def linker_options(function):
@@ -52,12 +54,17 @@ def linker_options(function):
         click.option("--count-head/--no-count-head", default=True, show_default=True,
                      help="Let an encoder trained with a concept-count head decide how many concepts a mention "
                           "claims (no effect on encoders without one)."),
+        click.option("--number-agreement/--no-number-agreement", default=True, show_default=True,
+                     help="A retrieved name stating another number than the mention ('SCA11' for 'SCA1') gives way "
+                          "to a close candidate stating the same numbers."),
+        click.option("--number-margin", type=click.FloatRange(min=0), default=None,
+                     help="How close (in cosine) that candidate must score to the best (default 0.15)."),
         click.option("--ef-search", type=click.IntRange(min=1), default=None,
                      help="HNSW search beam: higher finds the true nearest names more often, lower is faster "
                           "(default: what the index was built with; no effect on exact indexes)."),
     ]  # fmt: skip
     names = ("terminology_dir", "index_dir", "sieves", "exact_only", "nil_threshold", "several_within",
-             "abbreviations", "composites", "count_head", "ef_search")  # fmt: skip
+             "abbreviations", "composites", "count_head", "ef_search", "number_agreement", "number_margin")  # fmt: skip
 
     @functools.wraps(function)
     def with_choice(**kwargs):
@@ -84,8 +91,15 @@ def make_linker(choice: LinkerChoice, progress: bool = True,
         expand_abbreviations=choice.abbreviations,
         split_composites=choice.composites,
         count_head=choice.count_head,
+        number_margin=_number_margin(choice, config.number_margin),
     )
     return linker
+
+
+def _number_margin(choice: LinkerChoice, configured: float | None) -> float | None:
+    if not choice.number_agreement:
+        return None
+    return choice.number_margin if choice.number_margin is not None else configured
 
 
 def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequence[tuple[str, Sequence[str]]]

@@ -1,12 +1,14 @@
 """The exact-match sieve: a mention whose normalized text equals a normalized terminology name.
 
 It is the first sieve of every pipeline because it is both the most precise and free: no encoder call. All
-concepts sharing the name are returned, ordered by :meth:`Terminology.lookup_normalized`.
+concepts sharing the name are returned, ordered by :meth:`Terminology.lookup_normalized`; :func:`prefer_literal`
+then puts first the concepts whose name is written as the mention itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from medlink.index.entries import IndexEntry
 from medlink.linking.results import Candidate, LinkResult, Stage
@@ -66,3 +68,27 @@ class ExactSieve:
             candidates=tuple(Candidate(c, entry.text, EXACT_SCORE) for c in entry.concepts),
             strategy=strategy, reason=f"normalized text equals {what} {entry.text!r}",
         )  # fmt: skip
+
+
+def prefer_literal(result: LinkResult, mention: str) -> LinkResult:
+    """An exact result shared by several concepts, reordered so the concepts whose name is ``mention`` itself (up
+    to case and spacing) come first: "phenothiazines" names MeSH's Phenothiazines before the supplementary
+    "phenothiazine", which normalizes alike. Applied per mention after the cache, which keys on the normalized
+    text, so the order never depends on which spelling the linker met first."""
+    if result.stage is not Stage.EXACT or len(result.candidates) < 2 or result.several:
+        return result
+    literal = _literal(mention)
+    order = sorted(range(len(result.candidates)), key=lambda i: _literal(result.candidates[i].name) != literal)
+    if order[0] == 0:
+        return result
+    candidates = tuple(result.candidates[i] for i in order)
+    concepts = tuple(dict.fromkeys(c.concept_id for c in candidates))
+    names = dict(zip(result.concepts, result.preferred_names, strict=False))
+    return replace(result, concepts=concepts, candidates=candidates, matched_name=candidates[0].name,
+                   preferred_names=tuple(names.get(c, "") for c in concepts),
+                   reason=f"{result.reason}; {candidates[0].name!r} is written as the mention, so its concept "
+                          "comes first")  # fmt: skip
+
+
+def _literal(text: str) -> str:
+    return " ".join(text.casefold().split())

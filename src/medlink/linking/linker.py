@@ -21,7 +21,8 @@ from typing import Protocol
 
 from medlink.linking.abbreviations import expand_abbreviations
 from medlink.linking.composites import split_composite
-from medlink.linking.exact import ExactSieve
+from medlink.linking.exact import ExactSieve, prefer_literal
+from medlink.linking.numbers import agree_on_numbers
 from medlink.linking.results import LinkResult, Mention, Stage
 from medlink.terminology import Terminology
 
@@ -62,6 +63,9 @@ class LinkerConfig:
     split_composites: link composite mentions part by part.
     count_head: let the linker's concept counter (the encoder's count head, when it has one) decide how many of a
         dense or sparse decision's candidates a mention claims.
+    number_margin: a dense or sparse decision whose best name states other numbers than the mention ("SCA11" for
+        "SCA1") takes the best candidate stating the same numbers when it scores within this margin of the best
+        (linking/numbers.py); ``None`` never does.
     """
 
     cache_size: int = 200_000
@@ -71,6 +75,7 @@ class LinkerConfig:
     expand_abbreviations: bool = True
     split_composites: bool = True
     count_head: bool = True
+    number_margin: float | None = 0.15
 
 
 class Linker:
@@ -117,6 +122,7 @@ class Linker:
         results = self._link_texts(texts, split=self.config.split_composites)
         out = []
         for original, text, result in zip(originals, texts, results, strict=True):
+            result = prefer_literal(result, text)
             if text != original:
                 result = replace(result, reason=f"abbreviation expanded to {text!r}; {result.reason}")
             out.append(result if result.mention == original else replace(result, mention=original))
@@ -127,7 +133,9 @@ class Linker:
         return bool(self.terminology.lookup_normalized(self.terminology.normalizer(text)))
 
     def _link_texts(self, texts: list[str], split: bool) -> list[LinkResult]:
-        keys = [self.terminology.normalizer(text) for text in texts]
+        # Each distinct text is normalized once: in a stream of repeats, normalizing was the largest cost.
+        key_of = {text: self.terminology.normalizer(text) for text in dict.fromkeys(texts)}
+        keys = [key_of[text] for text in texts]
         # Taken from the cache first: deciding the rest may fill the cache and clear it.
         known = {key: self._cache[key] for key in keys if key in self._cache}
         undecided: dict[str, str] = {}
@@ -161,7 +169,7 @@ class Linker:
                     if outcome is None:
                         remaining.append((key, text))
                     else:
-                        found[key] = self._finish(outcome)
+                        found[key] = self._finish(outcome, key)
                 decided.update(self._claim_counted(found))
                 batch = remaining
             tried = ", ".join(getattr(sieve, "name", sieve.stage.value) for sieve in self.sieves)
@@ -195,7 +203,9 @@ class Linker:
             )  # fmt: skip
         return results
 
-    def _finish(self, result: LinkResult) -> LinkResult:
+    def _finish(self, result: LinkResult, key: str) -> LinkResult:
+        if self.config.number_margin is not None and result.stage in _RETRIEVAL:
+            result = agree_on_numbers(result, key, self.terminology, self.config.number_margin)
         threshold = self.config.nil_threshold
         if threshold is not None and result.stage is not Stage.EXACT and (result.score or 0.0) < threshold:
             return replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False,
