@@ -15,6 +15,7 @@ from medlink.cli.link_command import link
 from medlink.cli.mcsm_command import mcsm
 from medlink.cli.terminology_commands import terminology
 from medlink.cli.train_command import train
+from medlink.cli.trials_commands import trials
 from medlink.terminology.diagnostics import MedlinkError
 
 
@@ -41,3 +42,4 @@ main.add_command(mcsm)
 main.add_command(train)
 main.add_command(distill)
 main.add_command(benchmark)
+main.add_command(trials)

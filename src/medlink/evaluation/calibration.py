@@ -16,6 +16,7 @@ Each strategy's accuracy (nil counted as a label) on the development set is repo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from medlink.evaluation.corpus import Corpus
@@ -43,6 +44,17 @@ def _nil_under(prediction: Prediction, threshold: float | None, score: float | N
     return Prediction(stage="nil")
 
 
+def strategy_thresholds(tp_scores: Sequence[float], nil_scores: Sequence[float]) -> dict[str, float | None]:
+    """Each strategy's threshold from the best scores of correct decisions and of decisions that should be nil."""
+    min_fp = max(nil_scores) + _NUDGE if nil_scores else None
+    max_tp = min(tp_scores) if tp_scores else None
+    weighted = None
+    if min_fp is not None and max_tp is not None:
+        share_tp = len(tp_scores) / (len(tp_scores) + len(nil_scores))
+        weighted = share_tp * min_fp + (1 - share_tp) * max_tp
+    return {"min-fp": min_fp, "max-tp": max_tp, "weighted": weighted}
+
+
 def calibrate(linker: Linker, corpus: Corpus, strategy: str = "auto") -> Calibration:
     if strategy not in (*STRATEGIES, "auto"):
         raise ValueError(f"strategy must be auto or one of {', '.join(STRATEGIES)}, not {strategy!r}")
@@ -58,13 +70,7 @@ def calibrate(linker: Linker, corpus: Corpus, strategy: str = "auto") -> Calibra
             nil_scores.append(score)
         elif is_correct(gold, prediction):
             tp_scores.append(score)
-    min_fp = max(nil_scores) + _NUDGE if nil_scores else None
-    max_tp = min(tp_scores) if tp_scores else None
-    weighted = None
-    if min_fp is not None and max_tp is not None:
-        share_tp = len(tp_scores) / (len(tp_scores) + len(nil_scores))
-        weighted = share_tp * min_fp + (1 - share_tp) * max_tp
-    thresholds = {"min-fp": min_fp, "max-tp": max_tp, "weighted": weighted}
+    thresholds = strategy_thresholds(tp_scores, nil_scores)
     accuracy = {}
     for name, threshold in {**thresholds, "none": None}.items():
         if name != "none" and threshold is None:

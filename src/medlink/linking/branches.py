@@ -1,0 +1,66 @@
+"""Restricting a link to branches of a terminology's hierarchy: MeSH tree branches ("C" Diseases, "F03" Mental
+Disorders, "D" Chemicals and Drugs) or any tree-number prefix.
+
+A concept is in scope when one of its tree numbers starts with an allowed prefix; a concept with no tree number of
+its own (a MeSH supplementary record) is in scope when one of its parents is (its mapped descriptors). Text alone
+cannot tell "Cryptococcus" the organism from a disease, nor "Kidney Transplantation" from a condition: when a
+field of a record can only hold diseases, the best in-scope concept among what the linker considered is kept, and
+a result with none is nil, saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from medlink.linking.results import LinkResult, Stage
+from medlink.terminology import Terminology
+
+
+@dataclass
+class BranchScope:
+    """The concepts of ``terminology`` under the tree-number ``prefixes``."""
+
+    terminology: Terminology
+    prefixes: tuple[str, ...]
+    _allowed: dict[str, bool] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.prefixes:
+            raise ValueError("a branch scope needs at least one tree-number prefix")
+
+    def allows(self, concept_id: str) -> bool:
+        if concept_id not in self._allowed:
+            self._allowed[concept_id] = self._in_scope(concept_id, depth=0)
+        return self._allowed[concept_id]
+
+    def _in_scope(self, concept_id: str, depth: int) -> bool:
+        concept = self.terminology.get(concept_id)
+        if concept is None:
+            return False
+        if concept.tree_numbers:
+            return any(number.startswith(self.prefixes) for number in concept.tree_numbers)
+        return depth < 2 and any(self._in_scope(parent, depth + 1) for parent in concept.parents)
+
+    def restrict(self, result: LinkResult) -> LinkResult:
+        """``result`` with only its in-scope concepts; when it has none, its best in-scope candidate; else nil."""
+        if not result.concepts:
+            return result
+        kept = tuple(c for c in result.concepts if self.allows(c))
+        if kept == result.concepts:
+            return result
+        if kept:
+            return replace(result, concepts=kept, preferred_names=self._names(kept))
+        for candidate in result.candidates:
+            if self.allows(candidate.concept_id):
+                concepts = (candidate.concept_id,)
+                return replace(result, concepts=concepts, preferred_names=self._names(concepts), several=False,
+                               score=candidate.score, matched_name=candidate.name,
+                               reason=f"{result.reason}; best candidate in branches {','.join(self.prefixes)}: "
+                                      f"{candidate.name!r} ({candidate.score:.3f})")  # fmt: skip
+        return replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False,
+                       reason=f"{result.reason}; nothing it found is in branches "
+                              f"{','.join(self.prefixes)}")  # fmt: skip
+
+    def _names(self, concepts: Sequence[str]) -> tuple[str, ...]:
+        return tuple(self.terminology.concept_preferred_name(c) for c in concepts)

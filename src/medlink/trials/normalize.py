@@ -1,0 +1,242 @@
+"""Trial records in, linked conditions and interventions out: one :class:`NormalizedTrial` per record.
+
+Nothing here links text itself: conditions go to a conditions linker (diseases), drug-like interventions (see
+:data:`~medlink.trials.interventions.DRUG_TYPES`) to an interventions linker (drugs and chemicals), other
+interventions (procedures, devices, behaviours, radiation) to the conditions linker's vocabulary or nil. Records
+are handled in batches so each linker sees every string of the batch at once: repeats across records are linked
+once, and dense sieves encode in full batches.
+
+A condition is linked with the record's title and summary as its document, so a short form the summary defines
+("congenital adrenal hyperplasia (CAH)") is expanded. An intervention is split and cleaned first
+(:mod:`medlink.trials.interventions`); each drug part tries its spellings in order and keeps the first exact match,
+else the best-scoring retrieval. A retrieval scoring under its field's nil threshold is nil, with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from medlink.linking import Linker
+from medlink.linking.branches import BranchScope
+from medlink.linking.results import LinkResult, Mention, Stage
+from medlink.trials.interventions import DRUG_TYPES, PreparedIntervention, prepare_intervention
+from medlink.trials.records import Intervention, TrialRecord
+
+CONDITION, DRUG, OTHER = "condition", "drug", "other"
+
+
+@dataclass(frozen=True)
+class NilThresholds:
+    """Retrieval scores under which a string is nil, per field; exact matches are never nil.
+
+    The defaults were chosen with DILBERT's calibration strategies on the train split of the 5,097 shared records
+    with the embedded default (``medlink trials eval-normalization --split train --calibrate``; docs/trials.md):
+    ``max-tp`` for conditions, ``weighted`` for drugs, ``min-fp`` for other interventions, whose retrievals are
+    rarely right (a procedure is seldom named like a MeSH concept), so that only near-exact matches link.
+    """
+
+    condition: float | None = 0.52
+    drug: float | None = 0.62
+    other: float | None = 0.97
+
+    def of(self, field_name: str) -> float | None:
+        return {CONDITION: self.condition, DRUG: self.drug, OTHER: self.other}[field_name]
+
+
+@dataclass(frozen=True)
+class FieldBranches:
+    """The MeSH tree branches each field may link to (``None``: any concept).
+
+    NLM's own browse terms show the scope of each field: conditions are Diseases [C] and Mental Disorders [F03];
+    drug-like interventions are Chemicals and Drugs [D], supplementary records through their mapped descriptors.
+    A terminology without tree numbers (DrugBank, a TSV vocabulary) is not restricted.
+    """
+
+    condition: tuple[str, ...] | None = ("C", "F03")
+    drug: tuple[str, ...] | None = ("D",)
+    other: tuple[str, ...] | None = None
+
+    def of(self, field_name: str) -> tuple[str, ...] | None:
+        return {CONDITION: self.condition, DRUG: self.drug, OTHER: self.other}[field_name]
+
+
+@dataclass(frozen=True)
+class LinkedText:
+    """One condition or intervention string and what it was linked to.
+
+    ``stage`` is the linker's stage ("exact", "dense", "composite", "nil", …); ``nil_class`` names the kind of nil
+    for placebo and standard-of-care interventions; ``type`` is the intervention type (``None`` for conditions).
+    """
+
+    text: str
+    concepts: tuple[str, ...]
+    names: tuple[str, ...]
+    score: float | None
+    stage: str
+    type: str | None = None
+    nil_class: str | None = None
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        row: dict[str, Any] = {"text": self.text}
+        if self.type is not None:
+            row["type"] = self.type
+        row.update(concepts=list(self.concepts), names=list(self.names), score=self.score, stage=self.stage)
+        if self.type is not None:
+            row["nil_class"] = self.nil_class
+        return row
+
+
+@dataclass(frozen=True)
+class NormalizedTrial:
+    nct_id: str
+    conditions: tuple[LinkedText, ...] = ()
+    interventions: tuple[LinkedText, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "nct_id": self.nct_id,
+            "conditions": [c.to_dict() for c in self.conditions],
+            "interventions": [i.to_dict() for i in self.interventions],
+        }
+
+
+@dataclass
+class TrialNormalizer:
+    """Links the conditions and interventions of trial records.
+
+    ``conditions`` links conditions and non-drug interventions; ``interventions`` links drug-like interventions
+    (the same linker when one terminology holds both). ``batch_records`` records are linked together.
+    """
+
+    conditions: Linker
+    interventions: Linker
+    thresholds: NilThresholds = field(default_factory=NilThresholds)
+    batch_records: int = 256
+    use_document: bool = True
+    branches: FieldBranches = field(default_factory=FieldBranches)
+    keywords: bool = False
+
+    def __post_init__(self) -> None:
+        self._scopes: dict[str, BranchScope | None] = {}
+        for field_name in (CONDITION, DRUG, OTHER):
+            terminology = self._linker(field_name).terminology
+            prefixes = self.branches.of(field_name)
+            has_tree = prefixes is not None and any(terminology.concepts["tree_numbers"])
+            self._scopes[field_name] = BranchScope(terminology, prefixes) if has_tree and prefixes else None
+
+    def _linker(self, field_name: str) -> Linker:
+        return self.interventions if field_name == DRUG else self.conditions
+
+    def normalize(self, records: Iterable[TrialRecord]) -> Iterator[NormalizedTrial]:
+        batch: list[TrialRecord] = []
+        for record in records:
+            batch.append(record)
+            if len(batch) >= self.batch_records:
+                yield from self.normalize_batch(batch)
+                batch = []
+        if batch:
+            yield from self.normalize_batch(batch)
+
+    def normalize_batch(self, records: Sequence[TrialRecord]) -> list[NormalizedTrial]:
+        condition_results = self._link_conditions(records)
+        prepared = [[self._prepare(item) for item in record.interventions] for record in records]
+        spellings = {DRUG: [], OTHER: []}
+        for record, items in zip(records, prepared, strict=True):
+            for item, ready in zip(record.interventions, items, strict=True):
+                for part in ready.parts:
+                    spellings[_field_of(item)].extend(part)
+        linked = {
+            DRUG: self._link_unique(self.interventions, spellings[DRUG]),
+            OTHER: self._link_unique(self.conditions, spellings[OTHER]),
+        }
+        out = []
+        for record, results, items in zip(records, condition_results, prepared, strict=True):
+            conditions = tuple(self._finish(text, r, CONDITION)
+                               for text, r in zip(self._condition_texts(record), results, strict=True))  # fmt: skip
+            if self.keywords:  # a keyword counts only when it names a disease exactly
+                conditions = conditions[: len(record.conditions)] + tuple(
+                    c for c in conditions[len(record.conditions) :] if c.stage == Stage.EXACT.value and c.concepts)
+            interventions = tuple(self._intervention(item, ready, linked[_field_of(item)])
+                                  for item, ready in zip(record.interventions, items, strict=True))  # fmt: skip
+            out.append(NormalizedTrial(record.nct_id, conditions, interventions))
+        return out
+
+    def _link_conditions(self, records: Sequence[TrialRecord]) -> list[list[LinkResult]]:
+        mentions = []
+        for record in records:
+            document = f"{record.title}. {record.brief_summary}" if self.use_document else None
+            mentions.extend(Mention(text, document=document) for text in self._condition_texts(record))
+        results = iter(self.conditions.link_many(mentions))
+        return [[next(results) for _ in self._condition_texts(record)] for record in records]
+
+    def _condition_texts(self, record: TrialRecord) -> tuple[str, ...]:
+        return (*record.conditions, *record.keywords) if self.keywords else record.conditions
+
+    def _prepare(self, item: Intervention) -> PreparedIntervention:
+        linker = self.interventions if _field_of(item) == DRUG else self.conditions
+        whole = linker.terminology.lookup(item.name)  # a registered name that is a concept name stays whole
+        return prepare_intervention(item.name, item.other_names, split=not whole)
+
+    @staticmethod
+    def _link_unique(linker: Linker, texts: list[str]) -> dict[str, LinkResult]:
+        unique = list(dict.fromkeys(texts))
+        return dict(zip(unique, linker.link_many(unique), strict=True))
+
+    def _intervention(self, item: Intervention, ready: PreparedIntervention,
+                      linked: dict[str, LinkResult]) -> LinkedText:  # fmt: skip
+        if ready.nil_class is not None:
+            return LinkedText(item.name, (), (), None, Stage.NIL.value, item.type, ready.nil_class,
+                              f"a {ready.nil_class} intervention: no concept applies")  # fmt: skip
+        field_name = _field_of(item)
+        parts = [self._finish(spellings[0], _best_spelling([linked[s] for s in spellings]), field_name)
+                 for spellings in ready.parts]  # fmt: skip
+        if not parts:
+            return LinkedText(item.name, (), (), None, Stage.EMPTY.value, item.type, reason="nothing left to link")
+        if len(parts) == 1:
+            only = parts[0]
+            return LinkedText(item.name, only.concepts, only.names, only.score, only.stage, item.type,
+                              reason=only.reason)  # fmt: skip
+        concepts = tuple(dict.fromkeys(c for part in parts for c in part.concepts))
+        names = tuple(n for part in parts for n in part.names)
+        scores = [part.score for part in parts if part.concepts and part.score is not None]
+        return LinkedText(item.name, concepts, names, min(scores) if scores else None,
+                          Stage.COMPOSITE.value if concepts else Stage.NIL.value, item.type,
+                          reason="combination: " + "; ".join(f"{p.text} → {p.stage}" for p in parts))  # fmt: skip
+
+    def _finish(self, text: str, result: LinkResult, field_name: str) -> LinkedText:
+        """The result as a row: one concept unless the linker claimed several (composites); nil under the
+        field's threshold."""
+        scope = self._scopes[field_name]
+        if scope is not None:
+            result = scope.restrict(result)
+        concepts = result.concepts if result.several else result.concepts[:1]
+        threshold = self.thresholds.of(field_name)
+        retrieved = result.stage not in (Stage.EXACT, Stage.NIL, Stage.EMPTY)
+        if concepts and retrieved and threshold is not None and (result.score or 0.0) < threshold:
+            return LinkedText(text, (), (), result.score, Stage.NIL.value,
+                              reason=f"best candidate {result.matched_name!r} scored {result.score:.3f}, below the "
+                                     f"{field_name} nil threshold {threshold:.3f}")  # fmt: skip
+        terminology = self._linker(field_name).terminology
+        names = tuple(terminology.concept_preferred_name(c) for c in concepts)
+        return LinkedText(text, concepts, names, result.score, result.stage.value, reason=result.reason)
+
+
+def _field_of(item: Intervention) -> str:
+    return field_of(item.type)
+
+
+def field_of(intervention_type: str) -> str:
+    """Which field's linker and threshold an intervention of this type takes."""
+    return DRUG if intervention_type.strip().lower() in DRUG_TYPES else OTHER
+
+
+def _best_spelling(results: Sequence[LinkResult]) -> LinkResult:
+    """The first spelling matched exactly, else the best-scoring one that linked, else the first."""
+    for result in results:
+        if result.stage is Stage.EXACT:
+            return result
+    linked = [r for r in results if r.concepts]
+    return max(linked, key=lambda r: r.score or 0.0) if linked else results[0]

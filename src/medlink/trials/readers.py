@@ -1,0 +1,260 @@
+"""Reading ClinicalTrials.gov records, streamed, from the formats users have.
+
+- the legacy XML record (``public.xsd``; the TREC Clinical Trials corpus and the old bulk download): one
+  ``<clinical_study>`` per ``.xml`` file;
+- the current API v2 JSON (``protocolSection``, ``derivedSection``): one study per ``.json`` file, a page of the
+  API (``{"studies": [...]}``), or a JSON Lines dump with one study per line (``.jsonl``, ``.ndjson``).
+
+Any of these are read from a single file, a folder (searched recursively), or a ``.zip`` / ``.tar`` / ``.tar.gz`` /
+``.tgz`` archive, which is streamed member by member without extracting it. A record that cannot be parsed is
+reported with its file and archive member, counted in the :class:`~medlink.terminology.ReadReport` and skipped
+(``strict`` stops at it); a source holding no record at all is an error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tarfile
+import zipfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+from medlink.terminology.diagnostics import MedlinkError, ReadReport, SourceError
+from medlink.trials.criteria import split_criteria
+from medlink.trials.records import Intervention, TrialRecord
+
+_RECORD_SUFFIXES = (".xml", ".json", ".jsonl", ".ndjson")
+_ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
+_AGE_UNITS = {"year": 1.0, "month": 1 / 12, "week": 7 / 365.25, "day": 1 / 365.25, "hour": 1 / 8766,
+              "minute": 1 / 525960}  # fmt: skip
+_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(year|month|week|day|hour|minute)s?\s*$", re.IGNORECASE)
+_V2_TYPES = {"DIETARY_SUPPLEMENT": "Dietary Supplement", "COMBINATION_PRODUCT": "Combination Product",
+             "DIAGNOSTIC_TEST": "Diagnostic Test"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Member:
+    """One file's bytes and where it came from (``archive.tar.gz:folder/NCT….xml`` for archive members)."""
+
+    location: str
+    name: str
+    data: bytes
+
+
+def read_trials(sources: Iterable[Path | str], report: ReadReport | None = None) -> Iterator[TrialRecord]:
+    """Every record in ``sources`` (files, folders or archives), in order, streamed."""
+    report = report or ReadReport()
+    for source in sources:
+        path = Path(source)
+        found = 0
+        for member in _members(path):
+            for record in _parse_member(member, report):
+                found += 1
+                yield record
+        if found == 0 and not report.counts.get(_SKIPPED):
+            raise MedlinkError(f"{path}: no ClinicalTrials.gov record found (expected {', '.join(_RECORD_SUFFIXES)} "
+                               f"files, or archives of them)")  # fmt: skip
+
+
+_SKIPPED = "malformed records skipped"
+
+
+def _members(path: Path) -> Iterator[Member]:
+    if not path.exists():
+        raise MedlinkError(f"{path}: file not found")
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if (p.is_file() and _is_record_name(p.name)) or _is_archive(p))
+        for file in files:
+            yield from _members(file) if _is_archive(file) else [Member(str(file), file.name, file.read_bytes())]
+    elif _is_archive(path):
+        yield from _archive_members(path)
+    else:
+        yield Member(str(path), path.name, path.read_bytes())
+
+
+def _is_record_name(name: str) -> bool:
+    return name.lower().endswith(_RECORD_SUFFIXES) and not Path(name).name.startswith(".")
+
+
+def _is_archive(path: Path) -> bool:
+    return path.is_file() and path.name.lower().endswith(_ARCHIVE_SUFFIXES)
+
+
+def _archive_members(path: Path) -> Iterator[Member]:
+    try:
+        if path.name.lower().endswith(".zip"):
+            with zipfile.ZipFile(path) as archive:
+                for info in archive.infolist():
+                    if not info.is_dir() and _is_record_name(info.filename):
+                        yield Member(f"{path}:{info.filename}", info.filename, archive.read(info))
+            return
+        with tarfile.open(path, "r|*") as archive:  # a stream: members are read in order, never extracted
+            for info in archive:
+                if info.isfile() and _is_record_name(info.name):
+                    handle = archive.extractfile(info)
+                    if handle is not None:
+                        yield Member(f"{path}:{info.name}", info.name, handle.read())
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as error:
+        raise SourceError(path, f"cannot read the archive ({error}); is it truncated?") from None
+
+
+def _parse_member(member: Member, report: ReadReport) -> Iterator[TrialRecord]:
+    name = member.name.lower()
+    if name.endswith(".xml"):
+        record = _guarded(member, None, report, lambda: parse_legacy_xml(member.data))
+        yield from [record] if record is not None else []
+    elif name.endswith((".jsonl", ".ndjson")):
+        for number, line in enumerate(member.data.decode("utf-8", errors="replace").splitlines(), start=1):
+            if line.strip():
+                record = _guarded(member, number, report, lambda line=line: parse_api_study(json.loads(line)))
+                yield from [record] if record is not None else []
+    else:
+        studies = _guarded(member, None, report, lambda: _json_studies(member.data))
+        for study in studies or []:
+            record = _guarded(member, None, report, lambda study=study: parse_api_study(study))
+            yield from [record] if record is not None else []
+
+
+def _guarded(member: Member, line: int | None, report: ReadReport, parse: Any) -> Any:
+    try:
+        return parse()
+    except (ElementTree.ParseError, json.JSONDecodeError, UnicodeDecodeError, ValueError, TypeError,
+            KeyError, AttributeError) as error:  # fmt: skip
+        report.problem(member.location, line, f"not a readable trial record: {error}", kind=_SKIPPED)
+        return None
+
+
+def _json_studies(data: bytes) -> list[dict]:
+    document = json.loads(data.decode("utf-8"))
+    if isinstance(document, dict) and isinstance(document.get("studies"), list):
+        return document["studies"]  # a page of the API's /studies endpoint
+    if isinstance(document, list):
+        return document
+    return [document]
+
+
+# --- the legacy XML record ----------------------------------------------------------------------------------------
+
+
+def parse_legacy_xml(data: bytes) -> TrialRecord:
+    """One ``<clinical_study>`` document."""
+    root = ElementTree.fromstring(data)
+    if root.tag != "clinical_study":
+        raise ValueError(f"root element is <{root.tag}>, not <clinical_study>")
+    nct_id = _text(root.find("id_info/nct_id"))
+    if not nct_id:
+        raise ValueError("no id_info/nct_id")
+    criteria = _text(root.find("eligibility/criteria/textblock"))
+    inclusion, exclusion = split_criteria(criteria)
+    interventions = tuple(
+        Intervention(
+            type=_text(element.find("intervention_type")) or "Other",
+            name=_text(element.find("intervention_name")),
+            other_names=tuple(_text(other) for other in element.findall("other_name") if _text(other)),
+        )
+        for element in root.findall("intervention")
+        if _text(element.find("intervention_name"))
+    )
+    healthy = _text(root.find("eligibility/healthy_volunteers")).lower()
+    return TrialRecord(
+        nct_id=nct_id,
+        title=_text(root.find("official_title")) or _text(root.find("brief_title")),
+        brief_summary=_clean_block(_text(root.find("brief_summary/textblock"))),
+        conditions=_texts(root.findall("condition")),
+        keywords=_texts(root.findall("keyword")),
+        interventions=interventions,
+        criteria_text=criteria,
+        inclusion=inclusion,
+        exclusion=exclusion,
+        minimum_age=parse_age(_text(root.find("eligibility/minimum_age"))),
+        maximum_age=parse_age(_text(root.find("eligibility/maximum_age"))),
+        sex=_sex(_text(root.find("eligibility/gender")) or _text(root.find("eligibility/sex"))),
+        healthy_volunteers={"yes": True, "accepts healthy volunteers": True, "no": False}.get(healthy),
+        condition_browse=_texts(root.findall("condition_browse/mesh_term")),
+        intervention_browse=_texts(root.findall("intervention_browse/mesh_term")),
+    )
+
+
+def _text(element: ElementTree.Element | None) -> str:
+    return (element.text or "").strip() if element is not None else ""
+
+
+def _texts(elements: list[ElementTree.Element]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(text for element in elements if (text := _text(element))))
+
+
+def _clean_block(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- the API v2 JSON study ----------------------------------------------------------------------------------------
+
+
+def parse_api_study(study: dict) -> TrialRecord:
+    """One study of the ClinicalTrials.gov API v2 (``protocolSection`` and ``derivedSection``)."""
+    if not isinstance(study, dict) or "protocolSection" not in study:
+        raise ValueError("no protocolSection: not an API v2 study")
+    protocol = study["protocolSection"]
+    identification = protocol.get("identificationModule", {})
+    nct_id = identification.get("nctId", "")
+    if not nct_id:
+        raise ValueError("no protocolSection.identificationModule.nctId")
+    eligibility = protocol.get("eligibilityModule", {})
+    criteria = eligibility.get("eligibilityCriteria", "") or ""
+    inclusion, exclusion = split_criteria(criteria)
+    conditions_module = protocol.get("conditionsModule", {})
+    derived = study.get("derivedSection", {})
+    interventions = tuple(
+        Intervention(
+            type=_v2_type(item.get("type", "OTHER")),
+            name=item["name"].strip(),
+            other_names=tuple(name.strip() for name in item.get("otherNames", []) if name and name.strip()),
+        )
+        for item in protocol.get("armsInterventionsModule", {}).get("interventions", [])
+        if (item.get("name") or "").strip()
+    )
+    return TrialRecord(
+        nct_id=nct_id,
+        title=identification.get("officialTitle") or identification.get("briefTitle", ""),
+        brief_summary=_clean_block(protocol.get("descriptionModule", {}).get("briefSummary", "")),
+        conditions=tuple(dict.fromkeys(c.strip() for c in conditions_module.get("conditions", []) if c.strip())),
+        keywords=tuple(dict.fromkeys(k.strip() for k in conditions_module.get("keywords", []) if k.strip())),
+        interventions=interventions,
+        criteria_text=criteria,
+        inclusion=inclusion,
+        exclusion=exclusion,
+        minimum_age=parse_age(eligibility.get("minimumAge", "")),
+        maximum_age=parse_age(eligibility.get("maximumAge", "")),
+        sex=_sex(eligibility.get("sex", "")),
+        healthy_volunteers=eligibility.get("healthyVolunteers"),
+        condition_browse=_mesh_terms(derived.get("conditionBrowseModule", {})),
+        intervention_browse=_mesh_terms(derived.get("interventionBrowseModule", {})),
+    )
+
+
+def _v2_type(value: str) -> str:
+    return _V2_TYPES.get(value, value.replace("_", " ").title())
+
+
+def _mesh_terms(module: dict) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(mesh["term"] for mesh in module.get("meshes", []) if mesh.get("term")))
+
+
+# --- shared field parsing -----------------------------------------------------------------------------------------
+
+
+def parse_age(text: str) -> float | None:
+    """Years from the registry's "18 Years", "6 Months", "N/A" (no limit: ``None``)."""
+    match = _AGE.match(text or "")
+    if match is None:
+        return None
+    return round(float(match.group(1)) * _AGE_UNITS[match.group(2).lower()], 4)
+
+
+def _sex(text: str) -> str:
+    value = (text or "").strip().lower()
+    return value if value in ("female", "male") else "all"

@@ -1,0 +1,94 @@
+"""``medlink trials normalize`` as a function: records streamed from sources, batches normalized in this process
+or in ``workers`` processes (each building its own linkers from a :class:`NormalizerSpec`), rows written in input
+order through a :class:`ResumableWriter`, so a killed run resumes where it stopped."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+
+from medlink.terminology import ReadReport
+from medlink.trials.normalize import NormalizedTrial, TrialNormalizer
+from medlink.trials.output import ResumableWriter
+from medlink.trials.readers import read_trials
+from medlink.trials.records import TrialRecord
+from medlink.trials.setup import NormalizerSpec
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    read: int
+    skipped_done: int
+    written: int
+    report: ReadReport
+
+
+def normalize_to_file(sources: Sequence[Path], output: Path, spec: NormalizerSpec, workers: int = 1,
+                      report: ReadReport | None = None, progress: bool = False) -> RunSummary:  # fmt: skip
+    """Normalize every record of ``sources`` into ``output`` (``.jsonl`` or ``.parquet``), resuming a killed run."""
+    report = report or ReadReport()
+    counts = {"read": 0, "skipped": 0}
+    with ResumableWriter(output) as writer:
+
+        def pending() -> Iterator[TrialRecord]:
+            for record in read_trials(sources, report):
+                counts["read"] += 1
+                if record.nct_id in writer.done:
+                    counts["skipped"] += 1
+                    continue
+                yield record
+
+        batches = _batches(pending(), spec.batch_records)
+        bar = _bar(progress)
+        written = 0
+        for trials in _normalized(batches, spec, workers, progress):
+            written += writer.write(trials)
+            bar.update(len(trials))
+        bar.close()
+        writer.finish()
+    return RunSummary(counts["read"], counts["skipped"], written, report)
+
+
+def _batches(records: Iterable[TrialRecord], size: int) -> Iterator[list[TrialRecord]]:
+    iterator = iter(records)
+    while batch := list(islice(iterator, max(1, size))):
+        yield batch
+
+
+def _normalized(batches: Iterator[list[TrialRecord]], spec: NormalizerSpec, workers: int,
+                progress: bool) -> Iterator[list[NormalizedTrial]]:  # fmt: skip
+    if workers <= 1:
+        normalizer = spec.build(progress)
+        for batch in batches:
+            yield normalizer.normalize_batch(batch)
+        return
+    import multiprocessing
+
+    spec.build(progress)  # builds and caches the default index once, before the workers race to build it
+    context = multiprocessing.get_context("spawn")  # ONNX Runtime and torch threads do not survive a fork
+    with context.Pool(workers, initializer=_start_worker, initargs=(spec,)) as pool:
+        yield from pool.imap(_normalize_in_worker, batches)
+
+
+_worker_normalizer: TrialNormalizer | None = None  # one per worker process, set by its initializer
+
+
+def _start_worker(spec: NormalizerSpec) -> None:
+    global _worker_normalizer
+    import os
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _worker_normalizer = spec.build(progress=False)
+
+
+def _normalize_in_worker(batch: list[TrialRecord]) -> list[NormalizedTrial]:
+    assert _worker_normalizer is not None
+    return _worker_normalizer.normalize_batch(batch)
+
+
+def _bar(progress: bool):
+    from tqdm import tqdm
+
+    return tqdm(desc="normalizing records", unit=" records", disable=not progress)
