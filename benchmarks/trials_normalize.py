@@ -15,6 +15,7 @@ import json
 import platform
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from medlink.trials.normalize import NilThresholds
@@ -38,9 +39,7 @@ def main() -> None:
     parser.add_argument("--drug-nil", type=float, default=None)
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
-    thresholds = NilThresholds()
-    if args.drug_nil is not None:
-        thresholds = NilThresholds(thresholds.condition, args.drug_nil, thresholds.other)
+    thresholds = NilThresholds() if args.drug_nil is None else replace(NilThresholds(), drug=args.drug_nil)
     interventions = LinkerSpec(args.interventions_index) if args.interventions_index else None
     spec = NormalizerSpec(LinkerSpec(), interventions, thresholds)
     spec.build(progress=False)  # warms the default index (built and cached on first use) and the encoder export

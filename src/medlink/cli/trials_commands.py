@@ -43,6 +43,8 @@ def _normalizer_options(function):
 
     @functools.wraps(function)
     def with_spec(**kwargs):
+        from dataclasses import replace
+
         from medlink.trials.normalize import NilThresholds
         from medlink.trials.setup import LinkerSpec, NormalizerSpec
 
@@ -50,10 +52,9 @@ def _normalizer_options(function):
         conditions = LinkerSpec(kwargs.pop("conditions_index"), kwargs.pop("conditions_terminology"), exact)
         drug_index, drug_terminology = kwargs.pop("interventions_index"), kwargs.pop("interventions_terminology")
         interventions = LinkerSpec(drug_index, drug_terminology, exact) if drug_index or drug_terminology else None
-        defaults = NilThresholds()
-        thresholds = NilThresholds(*(value if (value := kwargs.pop(f"{name}_nil")) is not None else default
-                                     for name, default in (("condition", defaults.condition), ("drug", defaults.drug),
-                                                           ("other", defaults.other))))  # fmt: skip
+        given = {name: value for name in ("condition", "drug", "other")
+                 if (value := kwargs.pop(f"{name}_nil")) is not None}  # fmt: skip
+        thresholds = replace(NilThresholds(), **given)
         spec = NormalizerSpec(conditions, interventions, thresholds, kwargs.pop("batch_records"))
         return function(spec=spec, **kwargs)
 
@@ -105,6 +106,8 @@ def normalize(records: tuple[Path, ...], output_path: Path, workers: int, progre
 def eval_normalization(records: tuple[Path, ...], split: str, mesh_dir: Path | None, calibrate: bool,
                        output_format: str, strict: bool, spec) -> None:  # fmt: skip
     """Score normalization against NLM's condition and intervention browse terms (micro P / R / F1)."""
+    from dataclasses import replace
+
     from medlink.terminology import ReadReport
     from medlink.trials.calibration import calibrate_thresholds
     from medlink.trials.evaluation import BrowseScorer, in_split
@@ -120,10 +123,9 @@ def eval_normalization(records: tuple[Path, ...], split: str, mesh_dir: Path | N
     if calibrate:
         calibration = calibrate_thresholds(normalizer, scorer, chosen)
         output["calibration"] = calibration.to_dict()
-        normalizer.thresholds = calibration.thresholds
+        normalizer = replace(normalizer, thresholds=calibration.thresholds)
     started = time.perf_counter()
-    trials_out = [t for start in range(0, len(chosen), spec.batch_records)
-                  for t in normalizer.normalize_batch(chosen[start : start + spec.batch_records])]  # fmt: skip
+    trials_out = list(normalizer.normalize(chosen))
     seconds = time.perf_counter() - started
     evaluation = scorer.score(zip(chosen, trials_out, strict=True))
     output.update(evaluation.to_dict(), thresholds=vars(normalizer.thresholds), seconds=round(seconds, 2))

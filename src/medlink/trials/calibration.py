@@ -3,7 +3,7 @@
 NLM's browse terms stand in for gold labels: a retrieval decision (dense, sparse or hybrid) whose concept or an
 ancestor is a browse term of its record counts as a true positive, any other as a decision that should have been
 nil. Each strategy's threshold is then tried on its own field and the one with the best F1 on these records is
-kept. Linking is done once: trying a threshold re-reads the linkers' caches.
+kept. Linking is done once: trying a threshold (on a copy of the normalizer) re-reads the linkers' caches.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from medlink.evaluation.calibration import strategy_thresholds
 from medlink.trials.evaluation import BrowseScorer
-from medlink.trials.normalize import CONDITION, DRUG, OTHER, NilThresholds, NormalizedTrial, TrialNormalizer, field_of
+from medlink.trials.normalize import CONDITION, DRUG, OTHER, NilThresholds, TrialNormalizer, field_of
 from medlink.trials.records import TrialRecord
 
 _RETRIEVAL_STAGES = ("dense", "sparse", "hybrid")
@@ -32,42 +32,33 @@ class ThresholdCalibration:
 
 def calibrate_thresholds(normalizer: TrialNormalizer, scorer: BrowseScorer,
                          records: Sequence[TrialRecord]) -> ThresholdCalibration:  # fmt: skip
-    original = normalizer.thresholds
-    normalizer.thresholds = NilThresholds(None, None, None)
-    try:
-        trials = _normalize(normalizer, records)
-        scores: dict[str, tuple[list[float], list[float]]] = {f: ([], []) for f in (CONDITION, DRUG, OTHER)}
-        for record, trial in zip(records, trials, strict=True):
-            for items, browse in ((trial.conditions, record.condition_browse),
-                                  (trial.interventions, record.intervention_browse)):  # fmt: skip
-                gold = scorer.gold_ids(browse)
-                for item in items:
-                    if item.stage not in _RETRIEVAL_STAGES or item.score is None or not item.concepts:
-                        continue
-                    field_name = CONDITION if item.type is None else field_of(item.type)
-                    correct = scorer.is_correct(item.concepts[0], gold)
-                    scores[field_name][0 if correct else 1].append(item.score)
-        chosen = {}
-        candidates: dict[str, dict[str, float | None]] = {}
-        f1: dict[str, dict[str, float]] = {}
-        for field_name, (tp_scores, nil_scores) in scores.items():
-            candidates[field_name] = strategy_thresholds(tp_scores, nil_scores)
-            f1[field_name] = {}
-            for strategy, threshold in {**candidates[field_name], "none": None}.items():
-                if strategy != "none" and threshold is None:
+    unthresholded = NilThresholds(None, None, None)
+    trials = list(replace(normalizer, thresholds=unthresholded).normalize(records))
+    scores: dict[str, tuple[list[float], list[float]]] = {f: ([], []) for f in (CONDITION, DRUG, OTHER)}
+    for record, trial in zip(records, trials, strict=True):
+        for items, browse in ((trial.conditions, record.condition_browse),
+                              (trial.interventions, record.intervention_browse)):  # fmt: skip
+            gold = scorer.gold_ids(browse)
+            for item in items:
+                if item.stage not in _RETRIEVAL_STAGES or item.score is None or not item.concepts:
                     continue
-                normalizer.thresholds = replace(NilThresholds(None, None, None), **{field_name: threshold})
-                evaluation = scorer.score(zip(records, _normalize(normalizer, records), strict=True))
-                tally = evaluation.conditions if field_name == CONDITION else evaluation.interventions
-                f1[field_name][strategy] = round(tally.f1, 4)
-            best = max(f1[field_name], key=lambda s: f1[field_name][s])
-            chosen[field_name] = candidates[field_name].get(best) if best != "none" else None
-        return ThresholdCalibration(NilThresholds(**chosen), candidates, f1)
-    finally:
-        normalizer.thresholds = original
+                field_name = CONDITION if item.type is None else field_of(item.type)
+                correct = scorer.is_correct(item.concepts[0], gold)
+                scores[field_name][0 if correct else 1].append(item.score)
+    chosen = {}
+    candidates: dict[str, dict[str, float | None]] = {}
+    f1: dict[str, dict[str, float]] = {}
+    for field_name, (tp_scores, nil_scores) in scores.items():
+        candidates[field_name] = strategy_thresholds(tp_scores, nil_scores)
+        f1[field_name] = {}
+        for strategy, threshold in {**candidates[field_name], "none": None}.items():
+            if strategy != "none" and threshold is None:
+                continue
+            trying = replace(normalizer, thresholds=replace(unthresholded, **{field_name: threshold}))
+            evaluation = scorer.score(zip(records, trying.normalize(records), strict=True))
+            tally = evaluation.conditions if field_name == CONDITION else evaluation.interventions
+            f1[field_name][strategy] = round(tally.f1, 4)
+        best = max(f1[field_name], key=lambda s: f1[field_name][s])
+        chosen[field_name] = candidates[field_name].get(best) if best != "none" else None
+    return ThresholdCalibration(NilThresholds(**chosen), candidates, f1)
 
-
-def _normalize(normalizer: TrialNormalizer, records: Sequence[TrialRecord]) -> list[NormalizedTrial]:
-    step = normalizer.batch_records
-    return [trial for start in range(0, len(records), step)
-            for trial in normalizer.normalize_batch(records[start : start + step])]  # fmt: skip

@@ -50,15 +50,11 @@ def split_criteria(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             flush()
             continue
         bare = line.rstrip(":").strip()
-        if line.endswith(":") or _EXCLUSION_HEADING.match(line) or _INCLUSION_HEADING.match(line):
-            if _EXCLUSION_HEADING.match(bare):
-                flush()
-                section = EXCLUSION
-                continue
-            if _INCLUSION_HEADING.match(bare):
-                flush()
-                section = INCLUSION
-                continue
+        heading = EXCLUSION if _EXCLUSION_HEADING.match(bare) else INCLUSION if _INCLUSION_HEADING.match(bare) else None
+        if heading is not None:
+            flush()
+            section = heading
+            continue
         if _SUBHEADING.match(line):
             flush()
             continue

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from medlink.linking import Linker
@@ -124,20 +125,14 @@ class TrialNormalizer:
         for field_name in (CONDITION, DRUG, OTHER):
             terminology = self._linker(field_name).terminology
             prefixes = self.branches.of(field_name)
-            has_tree = prefixes is not None and any(terminology.concepts["tree_numbers"])
-            self._scopes[field_name] = BranchScope(terminology, prefixes) if has_tree and prefixes else None
+            has_tree = bool(prefixes) and any(terminology.concepts["tree_numbers"])
+            self._scopes[field_name] = BranchScope(terminology, prefixes) if has_tree else None
 
     def _linker(self, field_name: str) -> Linker:
         return self.interventions if field_name == DRUG else self.conditions
 
     def normalize(self, records: Iterable[TrialRecord]) -> Iterator[NormalizedTrial]:
-        batch: list[TrialRecord] = []
-        for record in records:
-            batch.append(record)
-            if len(batch) >= self.batch_records:
-                yield from self.normalize_batch(batch)
-                batch = []
-        if batch:
+        for batch in record_batches(records, self.batch_records):
             yield from self.normalize_batch(batch)
 
     def normalize_batch(self, records: Sequence[TrialRecord]) -> list[NormalizedTrial]:
@@ -147,7 +142,7 @@ class TrialNormalizer:
         for record, items in zip(records, prepared, strict=True):
             for item, ready in zip(record.interventions, items, strict=True):
                 for part in ready.parts:
-                    spellings[_field_of(item)].extend(part)
+                    spellings[field_of(item.type)].extend(part)
         linked = {
             DRUG: self._link_unique(self.interventions, spellings[DRUG]),
             OTHER: self._link_unique(self.conditions, spellings[OTHER]),
@@ -159,7 +154,7 @@ class TrialNormalizer:
             if self.keywords:  # a keyword counts only when it names a disease exactly
                 conditions = conditions[: len(record.conditions)] + tuple(
                     c for c in conditions[len(record.conditions) :] if c.stage == Stage.EXACT.value and c.concepts)
-            interventions = tuple(self._intervention(item, ready, linked[_field_of(item)])
+            interventions = tuple(self._intervention(item, ready, linked[field_of(item.type)])
                                   for item, ready in zip(record.interventions, items, strict=True))  # fmt: skip
             out.append(NormalizedTrial(record.nct_id, conditions, interventions))
         return out
@@ -176,8 +171,8 @@ class TrialNormalizer:
         return (*record.conditions, *record.keywords) if self.keywords else record.conditions
 
     def _prepare(self, item: Intervention) -> PreparedIntervention:
-        linker = self.interventions if _field_of(item) == DRUG else self.conditions
-        whole = linker.terminology.lookup(item.name)  # a registered name that is a concept name stays whole
+        # a registered name that is a concept name stays whole
+        whole = self._linker(field_of(item.type)).terminology.lookup(item.name)
         return prepare_intervention(item.name, item.other_names, split=not whole)
 
     @staticmethod
@@ -190,7 +185,7 @@ class TrialNormalizer:
         if ready.nil_class is not None:
             return LinkedText(item.name, (), (), None, Stage.NIL.value, item.type, ready.nil_class,
                               f"a {ready.nil_class} intervention: no concept applies")  # fmt: skip
-        field_name = _field_of(item)
+        field_name = field_of(item.type)
         parts = [self._finish(spellings[0], _best_spelling([linked[s] for s in spellings]), field_name)
                  for spellings in ready.parts]  # fmt: skip
         if not parts:
@@ -224,8 +219,11 @@ class TrialNormalizer:
         return LinkedText(text, concepts, names, result.score, result.stage.value, reason=result.reason)
 
 
-def _field_of(item: Intervention) -> str:
-    return field_of(item.type)
+def record_batches(records: Iterable[TrialRecord], size: int) -> Iterator[list[TrialRecord]]:
+    """``records`` in lists of ``size`` (the last one shorter)."""
+    iterator = iter(records)
+    while batch := list(islice(iterator, max(1, size))):
+        yield batch
 
 
 def field_of(intervention_type: str) -> str:

@@ -4,13 +4,12 @@ order through a :class:`ResumableWriter`, so a killed run resumes where it stopp
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 
 from medlink.terminology import ReadReport
-from medlink.trials.normalize import NormalizedTrial, TrialNormalizer
+from medlink.trials.normalize import NormalizedTrial, TrialNormalizer, record_batches
 from medlink.trials.output import ResumableWriter
 from medlink.trials.readers import read_trials
 from medlink.trials.records import TrialRecord
@@ -40,7 +39,7 @@ def normalize_to_file(sources: Sequence[Path], output: Path, spec: NormalizerSpe
                     continue
                 yield record
 
-        batches = _batches(pending(), spec.batch_records)
+        batches = record_batches(pending(), spec.batch_records)
         bar = _bar(progress)
         written = 0
         for trials in _normalized(batches, spec, workers, progress):
@@ -49,12 +48,6 @@ def normalize_to_file(sources: Sequence[Path], output: Path, spec: NormalizerSpe
         bar.close()
         writer.finish()
     return RunSummary(counts["read"], counts["skipped"], written, report)
-
-
-def _batches(records: Iterable[TrialRecord], size: int) -> Iterator[list[TrialRecord]]:
-    iterator = iter(records)
-    while batch := list(islice(iterator, max(1, size))):
-        yield batch
 
 
 def _normalized(batches: Iterator[list[TrialRecord]], spec: NormalizerSpec, workers: int,
@@ -66,7 +59,10 @@ def _normalized(batches: Iterator[list[TrialRecord]], spec: NormalizerSpec, work
         return
     import multiprocessing
 
-    spec.build(progress)  # builds and caches the default index once, before the workers race to build it
+    if any(linker.uses_default_index for linker in (spec.conditions, spec.interventions) if linker is not None):
+        from medlink.linking.pipeline import default_index
+
+        default_index(progress)  # built and cached once, before the workers race to build it
     context = multiprocessing.get_context("spawn")  # ONNX Runtime and torch threads do not survive a fork
     with context.Pool(workers, initializer=_start_worker, initargs=(spec,)) as pool:
         yield from pool.imap(_normalize_in_worker, batches)

@@ -22,10 +22,19 @@ class LinkerSpec:
     exact_only: bool = False
     sieves: str | None = None
 
+    @property
+    def exact(self) -> bool:
+        return self.exact_only or (self.terminology_dir is not None and self.index_dir is None)
+
+    @property
+    def uses_default_index(self) -> bool:
+        """Whether :meth:`build` opens the embedded default's index (built and cached on first use)."""
+        return not self.exact and self.index_dir is None
+
     def build(self, progress: bool = True) -> Linker:
         # The normalizer applies its own nil thresholds per field, so the linker decides without one.
         config = LinkerConfig(nil_threshold=None)
-        if self.exact_only or (self.terminology_dir is not None and self.index_dir is None):
+        if self.exact:
             from medlink.resources import load_default_terminology
             from medlink.terminology import load_terminology
 
@@ -51,6 +60,8 @@ class NormalizerSpec:
 
     def build(self, progress: bool = True) -> TrialNormalizer:
         conditions = self.conditions.build(progress)
-        same = self.interventions in (None, self.conditions)
-        interventions = conditions if same or self.interventions is None else self.interventions.build(progress)
+        if self.interventions is None or self.interventions == self.conditions:
+            interventions = conditions
+        else:
+            interventions = self.interventions.build(progress)
         return TrialNormalizer(conditions, interventions, self.thresholds, self.batch_records)
