@@ -18,10 +18,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from medlink.linking.recipe import LinkerRecipe
 from medlink.trials.normalize import NilThresholds
 from medlink.trials.output import read_rows
 from medlink.trials.run import normalize_to_file
-from medlink.trials.setup import LinkerSpec, NormalizerSpec
+from medlink.trials.setup import NormalizerSpec
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared/data/trials/ctgov-sample/ctgov_records.tar.gz"
 REGISTRY = 550_000
@@ -40,8 +41,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
     thresholds = NilThresholds() if args.drug_nil is None else replace(NilThresholds(), drug=args.drug_nil)
-    interventions = LinkerSpec(args.interventions_index) if args.interventions_index else None
-    spec = NormalizerSpec(LinkerSpec(), interventions, thresholds)
+    interventions = LinkerRecipe(args.interventions_index) if args.interventions_index else None
+    spec = NormalizerSpec(LinkerRecipe(), interventions, thresholds)
     spec.build(progress=False)  # warms the default index (built and cached on first use) and the encoder export
     with tempfile.TemporaryDirectory() as folder:
         output = Path(folder) / "out.jsonl"

@@ -1,9 +1,55 @@
 """medlink: link free-text medical terms to terminology concepts.
 
-Heavy dependencies (pyarrow, torch, faiss) are imported only by the modules that use them, so importing medlink
-and running ``medlink --help`` stay instant.
+    >>> import medlink
+    >>> medlink.link("heart attack").concept_id
+    'MESH:D009203'
+    >>> linker = medlink.Linker.load()            # or Linker.load("my-index/")
+    >>> [r.to_dict() for r in linker.link_many(["heart attack", "Crohn's disease"])]
+
+Heavy dependencies (pyarrow, torch, faiss) are imported only when one of these names is first used, so importing
+medlink and running ``medlink --help`` stay instant.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+_EXPORTS = {
+    "Linker": "medlink.linking",
+    "LinkerConfig": "medlink.linking",
+    "LinkerRecipe": "medlink.linking.recipe",
+    "LinkResult": "medlink.linking",
+    "Mention": "medlink.linking",
+    "Candidate": "medlink.linking",
+    "Stage": "medlink.linking",
+    "link": "medlink.api",
+    "MedlinkError": "medlink.terminology.diagnostics",
+}
+
+__all__ = [
+    "Candidate",
+    "LinkResult",
+    "Linker",
+    "LinkerConfig",
+    "LinkerRecipe",
+    "MedlinkError",
+    "Mention",
+    "Stage",
+    "__version__",
+    "link",
+]  # fmt: skip
+
+if TYPE_CHECKING:
+    from medlink.api import link
+    from medlink.linking import Candidate, Linker, LinkerConfig, LinkResult, Mention, Stage
+    from medlink.linking.recipe import LinkerRecipe
+    from medlink.terminology.diagnostics import MedlinkError
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'medlink' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

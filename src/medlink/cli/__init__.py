@@ -13,6 +13,7 @@ from medlink.cli.eval_command import eval_command
 from medlink.cli.index_commands import index
 from medlink.cli.link_command import link
 from medlink.cli.mcsm_command import mcsm
+from medlink.cli.serve_command import serve
 from medlink.cli.terminology_commands import terminology
 from medlink.cli.train_command import train
 from medlink.cli.trials_commands import trials
@@ -43,3 +44,4 @@ main.add_command(train)
 main.add_command(distill)
 main.add_command(benchmark)
 main.add_command(trials)
+main.add_command(serve)

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from medlink.linking import Linker
+from medlink.terminology.diagnostics import MedlinkError
 
 
 @dataclass(frozen=True)
@@ -105,18 +106,19 @@ def _number_margin(choice: LinkerChoice, configured: float | None) -> float | No
 def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequence[tuple[str, Sequence[str]]]
                  ) -> Linker:  # fmt: skip
     from medlink.linking.pipeline import DEFAULT_SIEVES, default_index, open_index_linker, with_training_mentions
+    from medlink.linking.recipe import LinkerRecipe
 
+    try:  # the recipe checks that the options go together
+        recipe = LinkerRecipe(choice.index_dir, choice.terminology_dir, choice.exact_only, choice.sieves,
+                              choice.ef_search)  # fmt: skip
+    except MedlinkError as error:
+        raise click.UsageError(str(error)) from None
+    if not training_mentions:
+        return recipe.build(progress=progress)
     if choice.exact_only:
-        if choice.index_dir or choice.ef_search:
-            raise click.UsageError("--exact-only excludes --index and --ef-search: it searches no index")
         return _exact_linker(choice.terminology_dir, training_mentions)
-    if choice.terminology_dir and not choice.index_dir:
-        raise click.UsageError("a --terminology of your own needs an --index built from it (or --exact-only)")
-    if choice.sieves and not choice.index_dir:
-        raise click.UsageError("--sieves needs --index")
-    folder = choice.index_dir or default_index(progress)
-    if training_mentions:
-        folder = with_training_mentions(folder, training_mentions, choice.terminology_dir)
+    folder = with_training_mentions(choice.index_dir or default_index(progress), training_mentions,
+                                    choice.terminology_dir)  # fmt: skip
     return open_index_linker(folder, choice.terminology_dir, choice.sieves or DEFAULT_SIEVES,
                              ef_search=choice.ef_search)  # fmt: skip
 

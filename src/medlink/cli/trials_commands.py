@@ -45,13 +45,19 @@ def _normalizer_options(function):
     def with_spec(**kwargs):
         from dataclasses import replace
 
+        from medlink.linking.recipe import LinkerRecipe
         from medlink.trials.normalize import NilThresholds
-        from medlink.trials.setup import LinkerSpec, NormalizerSpec
+        from medlink.trials.setup import NormalizerSpec
 
         exact = kwargs.pop("exact_only")
-        conditions = LinkerSpec(kwargs.pop("conditions_index"), kwargs.pop("conditions_terminology"), exact)
+
+        def recipe(index: Path | None, terminology: Path | None) -> LinkerRecipe:
+            # A terminology given without an index is linked by exact match.
+            return LinkerRecipe(index, terminology, exact or (terminology is not None and index is None))
+
+        conditions = recipe(kwargs.pop("conditions_index"), kwargs.pop("conditions_terminology"))
         drug_index, drug_terminology = kwargs.pop("interventions_index"), kwargs.pop("interventions_terminology")
-        interventions = LinkerSpec(drug_index, drug_terminology, exact) if drug_index or drug_terminology else None
+        interventions = recipe(drug_index, drug_terminology) if drug_index or drug_terminology else None
         given = {name: value for name in ("condition", "drug", "other")
                  if (value := kwargs.pop(f"{name}_nil")) is not None}  # fmt: skip
         thresholds = replace(NilThresholds(), **given)

@@ -14,15 +14,17 @@ input always gives the same output.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from medlink.linking.abbreviations import expand_abbreviations
 from medlink.linking.composites import split_composite
 from medlink.linking.exact import ExactSieve, prefer_literal
 from medlink.linking.numbers import agree_on_numbers
+from medlink.linking.recipe import LinkerRecipe
 from medlink.linking.results import LinkResult, Mention, Stage
 from medlink.terminology import Terminology
 
@@ -79,7 +81,14 @@ class LinkerConfig:
 
 
 class Linker:
-    """Links mentions to the concepts of one terminology."""
+    """Links mentions to the concepts of one terminology.
+
+    Thread-safe (one batch is linked at a time; the encoder uses every core for it). A linker made by
+    :meth:`load` pickles as its :class:`LinkerRecipe` and settings, and the copy rebuilds its terminology, index
+    and encoder on first use, so it can be handed to process pools, spaCy's ``n_process`` and Spark workers.
+    """
+
+    _BUILT_ON_USE = ("terminology", "sieves", "counter")  # what an unpickled linker rebuilds from its recipe
 
     def __init__(
         self,
@@ -92,26 +101,88 @@ class Linker:
         self.sieves: tuple[Sieve, ...] = tuple(sieves) if sieves is not None else (ExactSieve(terminology),)
         self.config = config or LinkerConfig()
         self.counter = counter
-        self._cache: dict[str, LinkResult] = {}
+        self.recipe: LinkerRecipe | None = None  # set by LinkerRecipe.build; what pickling carries
+        self._cache: dict[str, LinkResult] = {}  # by normalized text, before abbreviations and literal preference
+        self._by_text: dict[str, LinkResult] = {}  # final results of mentions given without a document
+        self._cached_config = self.config
+        self._lock = threading.RLock()
+
+    @classmethod
+    def load(
+        cls,
+        index_dir: Path | str | None = None,
+        *,
+        terminology: Path | str | None = None,
+        exact_only: bool = False,
+        sieves: str | None = None,
+        ef_search: int | None = None,
+        config: LinkerConfig | None = None,
+        progress: bool = False,
+    ) -> Linker:
+        """A linker over a saved index, or with no arguments the embedded default (MeSH descriptors shipped with
+        medlink, exact match then dense retrieval; its index is built and cached on first use, about a minute and
+        a half). ``exact_only`` links by exact normalized match alone (``terminology`` or the embedded MeSH); see
+        :class:`LinkerRecipe` for the other arguments. ``config`` replaces the settings the index was calibrated
+        with."""
+        recipe = LinkerRecipe(Path(index_dir) if index_dir else None, Path(terminology) if terminology else None,
+                              exact_only, sieves, ef_search)  # fmt: skip
+        return recipe.build(config, progress)
 
     @classmethod
     def from_path(cls, terminology_dir: Path | str, config: LinkerConfig | None = None) -> Linker:
-        from medlink.terminology import load_terminology
+        """An exact-match linker over a compiled terminology (the same as ``load(terminology=…, exact_only=True)``)."""
+        return cls.load(terminology=terminology_dir, exact_only=True, config=config)
 
-        return cls(load_terminology(terminology_dir), config=config)
+    # --- pickling: the recipe travels, the heavy parts are rebuilt where the copy is used --------------------
 
-    @classmethod
-    def default(cls, config: LinkerConfig | None = None) -> Linker:
-        """The embedded default: MeSH descriptors shipped with medlink, exact match only."""
-        from medlink.resources import load_default_terminology
+    def __getstate__(self) -> dict[str, Any]:
+        if self.recipe is None:
+            raise TypeError("this Linker was assembled from parts and cannot be pickled; make it with Linker.load() "
+                            "(an index folder, a terminology with exact_only, or the embedded default)")  # fmt: skip
+        return {"recipe": self.recipe, "config": self.config}
 
-        return cls(load_default_terminology(), config=config)
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.recipe = state["recipe"]
+        self.config = state["config"]
+        self._cache, self._by_text, self._cached_config = {}, {}, self.config
+        self._lock = threading.RLock()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes not set yet: an unpickled linker builds its parts on first use.
+        if name not in Linker._BUILT_ON_USE or "recipe" not in self.__dict__ or self.recipe is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        with self._lock:
+            if name not in self.__dict__:
+                built = self.recipe.build(self.config)
+                for part in Linker._BUILT_ON_USE:
+                    setattr(self, part, getattr(built, part))
+        return self.__dict__[name]
 
     def link(self, mention: str | Mention) -> LinkResult:
         return self.link_many([mention])[0]
 
     def link_many(self, mentions: Iterable[str | Mention]) -> list[LinkResult]:
         """Link a batch; each distinct normalized key is decided once."""
+        with self._lock:
+            return self._link_mentions(mentions)
+
+    def _link_mentions(self, mentions: Iterable[str | Mention]) -> list[LinkResult]:
+        if self._cached_config is not self.config:  # results decided under other settings no longer hold
+            self.clear_cache()
+            self._cached_config = self.config
+        # A mention without a document always gets the same result: a repeat costs one lookup by its text.
+        mentions = list(mentions)
+        results: list[LinkResult | None] = [self._by_text.get(m) if type(m) is str else None for m in mentions]
+        missing = [i for i, result in enumerate(results) if result is None]
+        if missing:
+            decided = self._link_uncached([mentions[i] for i in missing])
+            for i, result in zip(missing, decided, strict=True):
+                results[i] = result
+                if type(mentions[i]) is str:
+                    self._remember(mentions[i], result, self._by_text)
+        return results  # type: ignore[return-value]  # every slot is filled above
+
+    def _link_uncached(self, mentions: list[str | Mention]) -> list[LinkResult]:
         originals, texts = [], []
         for mention in mentions:
             original = _text_of(mention)
@@ -176,7 +247,7 @@ class Linker:
             for key, text in batch:
                 decided[key] = LinkResult(text, (), Stage.NIL, reason=f"no concept found by: {tried}")
         for key, result in decided.items():
-            self._remember(key, result)
+            self._remember(key, result, self._cache)
         return decided
 
     def _link_composites(self, pending: list[tuple[str, str]]) -> dict[str, LinkResult]:
@@ -242,15 +313,16 @@ class Linker:
                        reason=f"{result.reason}; {why.format(len(claimed))}")  # fmt: skip
 
     def clear_cache(self) -> None:
-        """Forget every decided mention (results are cached by normalized text)."""
+        """Forget every decided mention (results are cached by normalized text and by mention text)."""
         self._cache.clear()
+        self._by_text.clear()
 
-    def _remember(self, key: str, result: LinkResult) -> None:
+    def _remember(self, key: str, result: LinkResult, cache: dict[str, LinkResult]) -> None:
         if self.config.cache_size <= 0:
             return
-        if len(self._cache) >= self.config.cache_size:
-            self._cache.clear()  # a simple bound; a full cache means the stream has little repetition anyway
-        self._cache[key] = result
+        if len(cache) >= self.config.cache_size:
+            cache.clear()  # a simple bound; a full cache means the stream has little repetition anyway
+        cache[key] = result
 
 
 def _text_of(mention: str | Mention) -> str:

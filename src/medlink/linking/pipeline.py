@@ -154,11 +154,6 @@ def default_index(progress: bool = True) -> Path:
     return folder
 
 
-def default_dense_linker(progress: bool = True, config: LinkerConfig | None = None) -> Linker:
-    """The embedded default with the full pipeline: MeSH descriptors, medlink's own encoder (ONNX), exact → dense."""
-    return open_index_linker(default_index(progress), config=config)
-
-
 def with_training_mentions(index_dir: Path, pairs: Sequence[tuple[str, Sequence[str]]],
                            terminology_dir: Path | str | None = None) -> Path:  # fmt: skip
     """An index that also holds these annotated mentions (source D): ``index_dir`` itself when it already has

@@ -59,7 +59,7 @@ def _normalized(batches: Iterator[list[TrialRecord]], spec: NormalizerSpec, work
         return
     import multiprocessing
 
-    if any(linker.uses_default_index for linker in (spec.conditions, spec.interventions) if linker is not None):
+    if any(recipe.uses_default_index for recipe in spec.recipes):
         from medlink.linking.pipeline import default_index
 
         default_index(progress)  # built and cached once, before the workers race to build it

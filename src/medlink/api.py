@@ -1,0 +1,30 @@
+"""One-shot linking for notebooks and scripts: ``medlink.link("heart attack")``.
+
+The embedded default linker is loaded on the first call (its index is built and cached on the very first one, about
+a minute and a half) and kept for later calls in this process; ``Linker.load()`` gives a linker of your own.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from typing import overload
+
+from medlink.linking import Linker, LinkResult, Mention
+
+
+@functools.cache
+def default_linker() -> Linker:
+    """The embedded default (MeSH descriptors, exact → dense), loaded once per process."""
+    return Linker.load()
+
+
+@overload
+def link(mentions: str | Mention) -> LinkResult: ...
+@overload
+def link(mentions: Iterable[str | Mention]) -> list[LinkResult]: ...
+def link(mentions: str | Mention | Iterable[str | Mention]) -> LinkResult | list[LinkResult]:
+    """Link one mention (a result) or several (a list of results, in order) with the embedded default."""
+    if isinstance(mentions, str | Mention):
+        return default_linker().link(mentions)
+    return default_linker().link_many(mentions)

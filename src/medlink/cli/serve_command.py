@@ -1,0 +1,53 @@
+"""``medlink serve``: the REST service (FastAPI + uvicorn) around one linker."""
+
+from __future__ import annotations
+
+import click
+
+from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
+
+
+@click.command()
+@linker_options
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind; the default serves this machine only (use 0.0.0.0 behind a proxy, with "
+                   "MEDLINK_API_KEY set).")  # fmt: skip
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--max-batch", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Most mentions (or trial records) in one request.")  # fmt: skip
+@click.option("--max-body-bytes", type=click.IntRange(min=1), default=2 * 1024 * 1024, show_default=True,
+              help="Largest request body.")  # fmt: skip
+@click.option("--batch-wait-ms", type=click.FloatRange(min=0), default=2.0, show_default=True,
+              help="How long to gather concurrent requests into one encoder batch.")  # fmt: skip
+@click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
+              show_default=True)  # fmt: skip
+def serve(linker_choice: LinkerChoice, host: str, port: int, max_batch: int, max_body_bytes: int,
+          batch_wait_ms: float, log_level: str) -> None:  # fmt: skip
+    """Serve a linker over HTTP: POST /v1/link, GET /v1/concepts/{id}, POST /v1/trials/normalize, GET /health,
+    GET /metrics; OpenAPI pages at /docs.
+
+    \b
+    Examples:
+      medlink serve                                   # the embedded default on 127.0.0.1:8000
+      MEDLINK_API_KEY=secret medlink serve --host 0.0.0.0 --index my-index/
+      curl -s localhost:8000/v1/link -H 'content-type: application/json' -d '{"mentions": ["heart attack"]}'
+
+    When MEDLINK_API_KEY is set, every request but /health must send it (Authorization: Bearer KEY or
+    X-API-Key: KEY). SIGTERM or Ctrl-C stops taking requests, answers those in flight, then exits.
+    """
+    try:
+        import uvicorn
+
+        from medlink.serve.app import create_app
+        from medlink.serve.settings import ServiceSettings
+    except ImportError as error:
+        raise click.ClickException(f"the service needs its extras ({error.name} is missing): "
+                                   "pip install 'medlink[serve]'") from None  # fmt: skip
+    try:
+        settings = ServiceSettings.from_environment(max_batch=max_batch, max_body_bytes=max_body_bytes,
+                                                    batch_wait_seconds=batch_wait_ms / 1000)  # fmt: skip
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    linker = make_linker(linker_choice, progress=True)  # loaded (and the default index built) before serving
+    uvicorn.run(create_app(linker, settings), host=host, port=port, log_level=log_level,
+                timeout_graceful_shutdown=30)  # fmt: skip

@@ -1,0 +1,73 @@
+"""How to build a linker, as a small picklable description.
+
+A linker holds an ONNX session and FAISS indexes, which cannot be pickled; its :class:`LinkerRecipe` can. A
+linker built from a recipe (``Linker.load``) pickles as that recipe and its settings, and the copy rebuilds itself
+in the receiving process on first use: that is what lets a linker go into a process pool, a spaCy ``n_process``
+pipeline or a Spark worker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from medlink.terminology.diagnostics import MedlinkError
+
+if TYPE_CHECKING:
+    from medlink.linking.linker import Linker, LinkerConfig
+
+
+@dataclass(frozen=True)
+class LinkerRecipe:
+    """A linker over ``index_dir`` (exact match, then dense retrieval, with the index's own terminology unless
+    ``terminology_dir`` is given), over ``terminology_dir`` alone with ``exact_only`` (no encoder, no index), or
+    the embedded default: the MeSH descriptors shipped with medlink, exact → dense, its index built and cached on
+    first use.
+
+    sieves: the sieve order (``medlink.linking.pipeline``; default ``exact,D-T@0.95,OD-T``); needs ``index_dir``.
+    ef_search: the HNSW search beam (default: what the index was built with).
+    """
+
+    index_dir: Path | None = None
+    terminology_dir: Path | None = None
+    exact_only: bool = False
+    sieves: str | None = None
+    ef_search: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("index_dir", "terminology_dir"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Path):
+                object.__setattr__(self, name, Path(value))
+        if self.exact_only and (self.index_dir is not None or self.ef_search is not None):
+            raise MedlinkError("exact-only linking searches no index: drop the index (and ef_search) or exact_only")
+        if not self.exact_only and self.terminology_dir is not None and self.index_dir is None:
+            raise MedlinkError("a terminology of your own needs an index built from it (or exact_only)")
+        if self.sieves and self.index_dir is None:
+            raise MedlinkError("a sieve order needs an index of your own")
+
+    @property
+    def uses_default_index(self) -> bool:
+        """Whether :meth:`build` opens the embedded default's index (built and cached on first use)."""
+        return not self.exact_only and self.index_dir is None
+
+    def build(self, config: LinkerConfig | None = None, progress: bool = False) -> Linker:
+        """The linker this recipe describes; ``config`` replaces the settings an index was calibrated with."""
+        from medlink.linking.linker import Linker
+
+        if self.exact_only:
+            from medlink.resources import load_default_terminology
+            from medlink.terminology import load_terminology
+
+            folder = self.terminology_dir
+            terminology = load_terminology(folder) if folder else load_default_terminology()
+            linker = Linker(terminology, config=config)
+        else:
+            from medlink.linking.pipeline import DEFAULT_SIEVES, default_index, open_index_linker
+
+            folder = self.index_dir or default_index(progress)
+            linker = open_index_linker(folder, self.terminology_dir, self.sieves or DEFAULT_SIEVES, config=config,
+                                       ef_search=self.ef_search)  # fmt: skip
+        linker.recipe = self
+        return linker

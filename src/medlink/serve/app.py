@@ -1,0 +1,143 @@
+"""The web service: one linker behind ``POST /v1/link`` and friends.
+
+Routes: ``POST /v1/link`` (a batch of mentions, optionally with a document for abbreviations), ``GET
+/v1/concepts/{id}``, ``POST /v1/trials/normalize`` (ClinicalTrials.gov API v2 studies), ``GET /health``, ``GET
+/metrics`` (Prometheus text) and the OpenAPI pages at ``/docs``. Bad input gets a 4xx that says what to change,
+never a 500.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
+
+from medlink import __version__
+from medlink.linking import Linker, Mention
+from medlink.serve.batching import LinkBatcher
+from medlink.serve.guards import Guard
+from medlink.serve.metrics import CONTENT_TYPE, ServiceMetrics
+from medlink.serve.schemas import ConceptOut, ErrorOut, LinkRequest, LinkResponse, MentionIn, TrialsRequest
+from medlink.serve.settings import ServiceSettings
+from medlink.terminology.diagnostics import MedlinkError
+
+log = logging.getLogger("medlink.serve")
+_ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (401, 404, 413, 422)}
+
+
+def create_app(linker: Linker, settings: ServiceSettings | None = None) -> FastAPI:
+    """The service around ``linker`` (load it first: the app does not build indexes on a request)."""
+    settings = settings or ServiceSettings()
+    metrics = ServiceMetrics()
+    batcher = LinkBatcher(linker, settings.batch_mentions, settings.batch_wait_seconds, metrics.observe_batch)
+    normalizer = None  # the trial normalizer, made on first use around the same linker
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        batcher.start()
+        yield
+        await batcher.stop()  # uvicorn has stopped taking requests; answer the ones already queued
+        log.info("medlink service stopped")
+
+    app = FastAPI(title="medlink", version=__version__, lifespan=lifespan,
+                  description="Link free-text medical terms to terminology concepts.")  # fmt: skip
+    _add_error_handlers(app)
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        return {"status": "ok", "version": __version__, "concepts": len(linker.terminology),
+                "index": str(linker.recipe.index_dir or "embedded default") if linker.recipe else None}  # fmt: skip
+
+    @app.get("/metrics", response_class=Response)
+    async def prometheus() -> Response:
+        return Response(metrics.render(), media_type=CONTENT_TYPE)
+
+    @app.post("/v1/link", responses={200: {"model": LinkResponse}, **_ERRORS})
+    async def link(body: LinkRequest) -> JSONResponse:
+        """Link a batch of mentions; concurrent requests are linked together in one encoder batch."""
+        _check_batch(len(body.mentions), settings.max_batch, "mentions")
+        mentions = [_mention(item, body.document) for item in body.mentions]
+        results = await batcher.link(mentions)
+        return JSONResponse({"results": [result.to_dict() for result in results]})
+
+    @app.get("/v1/concepts/{concept_id}", response_model=ConceptOut, responses=_ERRORS)
+    async def concept(concept_id: str) -> dict[str, Any]:
+        """A concept of the linker's terminology (alternative ids resolve to their concept)."""
+        found = linker.terminology.get(concept_id)
+        if found is None:
+            raise HTTPException(404, f"unknown concept id {concept_id!r} in this terminology")
+        return {
+            "id": found.id, "preferred_name": found.preferred_name,
+            "names": [{"text": name.text, "kind": str(name.kind)} for name in found.names],
+            "semantic_types": list(found.semantic_types), "parents": list(found.parents),
+            "tree_numbers": list(found.tree_numbers), "alt_ids": list(found.alt_ids), "xrefs": list(found.xrefs),
+            "definition": found.definition, "source": found.source,
+        }  # fmt: skip
+
+    @app.post("/v1/trials/normalize", responses=_ERRORS)
+    async def normalize_trials(body: TrialsRequest) -> JSONResponse:
+        """Conditions and interventions of ClinicalTrials.gov API v2 studies, linked (as ``medlink trials
+        normalize`` writes them)."""
+        from medlink.trials.normalize import TrialNormalizer
+        from medlink.trials.readers import parse_api_study
+
+        nonlocal normalizer
+        _check_batch(len(body.records), settings.max_batch, "records")
+        records, problems = [], []
+        for position, study in enumerate(body.records):
+            try:
+                records.append(parse_api_study(study))
+            except (ValueError, KeyError, TypeError, AttributeError) as error:
+                problems.append(f"records[{position}]: {error}")
+        if problems:
+            return _error(422, "a record is not a ClinicalTrials.gov API v2 study", problems)
+        normalizer = normalizer or TrialNormalizer(linker, linker)
+        normalized = await asyncio.to_thread(normalizer.normalize_batch, records)
+        return JSONResponse({"records": [trial.to_dict() for trial in normalized]})
+
+    app.add_middleware(Guard, settings=settings, metrics=metrics)
+    return app
+
+
+def _mention(item: str | MentionIn, shared_document: str | None) -> str | Mention:
+    if isinstance(item, MentionIn):
+        return Mention(item.text, item.document if item.document is not None else shared_document)
+    return Mention(item, shared_document) if shared_document else item  # plain text: cached by its text
+
+
+def _check_batch(size: int, limit: int, what: str) -> None:
+    if size > limit:
+        raise HTTPException(413, f"{size:,} {what} in one request; the limit is {limit:,}: split the batch, or "
+                                 f"start the server with a larger --max-batch")  # fmt: skip
+
+
+def _error(status: int, message: str, problems: list[str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message, "problems": problems or []}, status_code=status)
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        problems = []
+        for item in error.errors():
+            if item.get("type") == "json_invalid":
+                problems.append(f"the body is not valid JSON: {item.get('ctx', {}).get('error', item['msg'])}")
+                continue
+            where = ".".join(str(part) for part in item["loc"] if part != "body") or "body"
+            problems.append(f"{where}: {item['msg']}")
+        return _error(422, "invalid request", problems)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, error: HTTPException) -> JSONResponse:
+        return _error(error.status_code, str(error.detail))
+
+    @app.exception_handler(MedlinkError)
+    async def medlink_error(request: Request, error: MedlinkError) -> JSONResponse:
+        return _error(422, str(error))

@@ -1,0 +1,105 @@
+"""The Python API: ``medlink.link``, ``Linker.load``, pickling into process pools, threads, the results cache."""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import replace
+
+import pytest
+
+import medlink
+from medlink import Linker, Mention, Stage
+from medlink.resources import load_default_terminology
+
+MENTIONS = ["heart attack", "Crohn's disease", "myocardial infarctoin", "type 2 diabetes", "breast and ovarian cancer",
+            "", "no such disease at all qqq"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def default() -> Linker:
+    return Linker.load()  # the embedded default, exact → dense; its index is built once per test session
+
+
+def _link_in_worker(linker: Linker, mentions: list[str]) -> list[dict]:
+    return [result.to_dict() for result in linker.link_many(mentions)]
+
+
+def test_one_shot_link_and_top_level_names() -> None:
+    assert medlink.link("heart attack").concept_id == "MESH:D009203"
+    results = medlink.link(["heart attack", Mention("Crohn's disease")])
+    assert [r.concept_id for r in results] == ["MESH:D009203", "MESH:D003424"]
+    assert set(medlink.__all__) - {"__version__"} == set(medlink._EXPORTS)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        medlink.nothing  # noqa: B018
+
+
+def test_load_default_runs_exact_then_dense(default: Linker) -> None:
+    exact, dense = default.link_many(["heart attack", "myocardial infarctoin"])
+    assert exact.stage is Stage.EXACT and dense.stage is Stage.DENSE
+    assert dense.concept_id == "MESH:D009203"
+    assert dense.to_dict()["candidates"][0]["concept_id"] == "MESH:D009203"
+
+
+def test_load_refuses_options_that_do_not_go_together(tmp_path) -> None:
+    with pytest.raises(medlink.MedlinkError, match="exact-only linking searches no index"):
+        Linker.load(tmp_path, exact_only=True)
+    with pytest.raises(medlink.MedlinkError, match="needs an index"):
+        Linker.load(terminology=tmp_path)
+
+
+def test_pickled_linker_rebuilds_lazily_and_links_the_same(default: Linker) -> None:
+    default.config = replace(default.config, nil_threshold=0.5)
+    try:
+        data = pickle.dumps(default)
+        assert len(data) < 2_000  # the recipe and settings, not the index
+        copy = pickle.loads(data)
+        assert "terminology" not in vars(copy)  # nothing heavy is loaded until the copy is used
+        assert copy.config.nil_threshold == 0.5
+        assert [r.to_dict() for r in copy.link_many(MENTIONS)] == [r.to_dict() for r in default.link_many(MENTIONS)]
+        assert "terminology" in vars(copy)
+    finally:
+        default.config = replace(default.config, nil_threshold=None)
+
+
+def test_a_linker_assembled_from_parts_says_why_it_cannot_pickle() -> None:
+    with pytest.raises(TypeError, match=r"assembled from parts.*Linker\.load"):
+        pickle.dumps(Linker(load_default_terminology()))
+
+
+def test_linker_in_a_spawned_process_pool(default: Linker) -> None:
+    expected = _link_in_worker(default, MENTIONS)
+    context = multiprocessing.get_context("spawn")  # the strictest start method: everything is pickled
+    with ProcessPoolExecutor(max_workers=2, mp_context=context) as pool:
+        outputs = list(pool.map(_link_in_worker, [default, default], [MENTIONS, MENTIONS[::-1]]))
+    assert outputs[0] == expected
+    assert outputs[1] == expected[::-1]
+
+
+def test_threads_share_one_linker(default: Linker) -> None:
+    default.clear_cache()
+    batches = [MENTIONS[i:] + MENTIONS[:i] for i in range(len(MENTIONS))] * 4
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        outputs = list(pool.map(lambda batch: _link_in_worker(default, batch), batches))
+    for batch, output in zip(batches, outputs, strict=True):
+        assert output == _link_in_worker(default, batch)
+
+
+def test_repeats_are_served_from_the_cache_and_settings_changes_clear_it(default: Linker) -> None:
+    first = default.link("myocardial infarctoin")
+    assert first.stage is Stage.DENSE
+    assert default.link("myocardial infarctoin") is first  # a repeat is one lookup by its text
+    default.config = replace(default.config, nil_threshold=0.999)
+    try:
+        assert default.link("myocardial infarctoin").stage is Stage.NIL  # decided again under the new settings
+    finally:
+        default.config = replace(default.config, nil_threshold=None)
+    assert default.link("myocardial infarctoin").to_dict() == first.to_dict()
+
+
+def test_mentions_with_a_document_are_not_cached_by_text() -> None:
+    linker = Linker.load(exact_only=True)
+    expanded = linker.link(Mention("CD", document="Crohn disease (CD) is a chronic illness."))
+    assert expanded.concept_id == "MESH:D003424"
+    assert linker.link(Mention("CD", document="Nothing defines it here.")).concept_id != "MESH:D003424"
