@@ -90,3 +90,20 @@ class LinkResult:
             "candidates": [asdict(candidate) for candidate in self.candidates],
             "parts": [part.to_dict() for part in self.parts],
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LinkResult:
+        """The result :meth:`to_dict` wrote (from JSON output, a service response or a spaCy span)."""
+        return cls(
+            mention=data["mention"],
+            concepts=tuple(data["concepts"]),
+            stage=Stage(data["stage"]),
+            score=data.get("score"),
+            matched_name=data.get("matched_name"),
+            preferred_names=tuple(data.get("preferred_names", ())),
+            candidates=tuple(Candidate(**candidate) for candidate in data.get("candidates", ())),
+            reason=data.get("reason", ""),
+            strategy=data.get("strategy", ""),
+            several=data.get("several", False),
+            parts=tuple(cls.from_dict(part) for part in data.get("parts", ())),
+        )

