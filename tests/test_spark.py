@@ -98,3 +98,24 @@ def test_parquet_job_killed_midway_resumes_without_loss_or_duplicates(spark, tmp
     sample = table[:: count // 20]
     expected = Linker.load().link_many([row["mention"] for row in sample])
     assert [row["concept_id"] for row in sample] == [result.concept_id for result in expected]
+
+
+def test_trial_records_are_normalized_in_workers(spark) -> None:
+    import json
+
+    from medlink.linking.recipe import LinkerRecipe
+    from medlink.spark import normalize_trials
+    from medlink.trials.readers import parse_api_study
+    from medlink.trials.setup import NormalizerSpec
+
+    study = (Path(__file__).parent / "fixtures" / "trials" / "api_v2_study.json").read_text()
+    df = spark.createDataFrame([(1, study), (2, "{not json"), (3, '{"studies": 1}')], "id long, record string")
+    spec = NormalizerSpec(LinkerRecipe(exact_only=True))
+    rows = sorted(normalize_trials(df, "record", spec).collect(), key=lambda row: row["id"])
+    expected = spec.build(progress=False).normalize_batch([parse_api_study(json.loads(study))])[0]
+    assert rows[0]["nct_id"] == "NCT90000003" and rows[0]["error"] is None
+    assert json.loads(rows[0]["normalized"]) == expected.to_dict()
+    assert rows[1]["normalized"] is None and "not a ClinicalTrials.gov API v2 study" in rows[1]["error"]
+    assert "no protocolSection" in rows[2]["error"]
+    with pytest.raises(MedlinkError, match="no column 'study'"):
+        normalize_trials(df, "study", spec)
