@@ -66,3 +66,12 @@ def test_factory_is_registered_by_the_entry_point_alone() -> None:
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
     assert "medlink_linker" in completed.stdout
+
+
+def test_nil_threshold_config_reaches_the_linker() -> None:
+    pipeline = spacy.blank("en")
+    pipeline.add_pipe("entity_ruler").add_patterns(PATTERNS)
+    pipeline.add_pipe("medlink_linker", config={"nil_threshold": 0.99})
+    [span] = pipeline("A myocardial infarctoin.").ents
+    assert span._.medlink.stage.value == "nil" and span._.concepts == ()
+    assert "below the nil threshold" in span._.medlink.reason

@@ -15,13 +15,14 @@ workers and ``DocBin`` files; ``span._.medlink`` rebuilds the record from it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from itertools import islice
 from pathlib import Path
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from medlink.linking import Linker, LinkerConfig, LinkResult, Mention
+from medlink.linking import Linker, LinkResult, Mention
 
 
 def _register_extensions() -> None:
@@ -81,5 +82,5 @@ def make_medlink_linker(nlp: Language, name: str, index: str | None, terminology
     linker = Linker.load(Path(index) if index else None, terminology=terminology, exact_only=exact_only,
                          sieves=sieves)  # fmt: skip
     if nil_threshold is not None:
-        linker.config = LinkerConfig(**{**vars(linker.config), "nil_threshold": nil_threshold})
+        linker.config = replace(linker.config, nil_threshold=nil_threshold)
     return MedlinkLinkerComponent(linker, labels, use_document)
