@@ -79,9 +79,9 @@ def test_parquet_job_killed_midway_resumes_without_loss_or_duplicates(spark, tmp
         time.sleep(0.05)
     os.killpg(job.pid, signal.SIGKILL)  # the driver, its JVM and its Python workers, mid-job
     job.wait(timeout=60)
-    assert not (output / "_SUCCESS").exists()
+    assert not (output / "_SUCCESS").exists(), "the job finished before it was killed"
     survived = {path.name: path.stat().st_mtime_ns for path in output.glob("part-*.parquet")}
-    assert 0 < len(survived) < 8
+    assert 0 < len(survived) < 8, sorted(survived)
 
     df = spark.createDataFrame([(i, f"myocardial infarctoin of segment {i}") for i in range(count)],
                                "id long, mention string")  # fmt: skip
@@ -97,7 +97,13 @@ def test_parquet_job_killed_midway_resumes_without_loss_or_duplicates(spark, tmp
     table = pq.read_table(output, columns=["mention", "concept_id"]).to_pylist()
     sample = table[:: count // 20]
     expected = Linker.load().link_many([row["mention"] for row in sample])
-    assert [row["concept_id"] for row in sample] == [result.concept_id for result in expected]
+    # A mention's vector varies in the last bits with the padding of the batch it was encoded in, so a near-tie
+    # between two names may go either way; anything else must agree.
+    agree = [row["concept_id"] == result.concept_id or (len(result.candidates) > 1 and row["concept_id"] in
+             {c.concept_id for c in result.candidates if c.score >= result.candidates[0].score - 1e-3})
+             for row, result in zip(sample, expected, strict=True)]  # fmt: skip
+    assert all(agree), [(row, result.concept_id) for row, result, ok in zip(sample, expected, agree, strict=True)
+                        if not ok]  # fmt: skip
 
 
 def test_trial_records_are_normalized_in_workers(spark) -> None:

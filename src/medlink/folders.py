@@ -1,4 +1,5 @@
-"""Replacing a folder of medlink output (a compiled terminology, an index) in one step.
+"""Replacing a folder of medlink output (a compiled terminology, an index) in one step, and building a cache entry
+once when several processes want it at the same time.
 
 Everything is written to a staging folder beside the target first; the target is then swapped out by renames, so
 a crash leaves either the old folder or the new one, never half of each. A folder that is not medlink output
@@ -7,15 +8,19 @@ a crash leaves either the old folder or the new one, never half of each. A folde
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-
-from medlink.terminology.diagnostics import MedlinkError
 
 
 def replace_folder(staging: Path, target: Path, manifest: str, what: str) -> None:
     """Move ``staging`` to ``target``; an existing ``target`` must hold ``manifest`` (it is ``what`` we wrote)."""
+    # Imported here: medlink.terminology imports this module, and this one is also imported first (by workers).
+    from medlink.terminology.diagnostics import MedlinkError
+
     if target.exists():
         if not (target / manifest).exists() and any(target.iterdir()):
             raise MedlinkError(f"{target} exists and is not {what}; refusing to overwrite it")
@@ -26,3 +31,20 @@ def replace_folder(staging: Path, target: Path, manifest: str, what: str) -> Non
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(staging, target)
+
+
+@contextmanager
+def building_lock(target: Path) -> Iterator[None]:
+    """Hold an exclusive lock (``.NAME.lock`` beside ``target``) while building ``target``.
+
+    Server workers, spaCy's ``n_process`` and Spark workers may all ask for the same cached encoder export or
+    default index at once; the first builds it, the others wait here and then find it built (check again inside
+    the lock). The kernel releases the lock when its holder dies, so a killed build never blocks the next one.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.with_name(f".{target.name}.lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

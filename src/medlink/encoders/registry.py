@@ -109,5 +109,9 @@ def load_encoder(
         return OnnxEncoder(Path(model))  # already an exported folder
     folder = cache_root() / "encoders" / f"{Path(model).name}-{_export_key(model, quantize, pooling, max_length)}"
     if not (folder / "encoder.json").exists():
-        export_onnx(model, folder, quantize=quantize, pooling=pooling, max_length=max_length)
+        from medlink.folders import building_lock
+
+        with building_lock(folder):  # another process may be exporting it: wait, then use its export
+            if not (folder / "encoder.json").exists():
+                export_onnx(model, folder, quantize=quantize, pooling=pooling, max_length=max_length)
     return OnnxEncoder(folder)

@@ -143,14 +143,12 @@ def default_index(progress: bool = True) -> Path:
     encoder = load_encoder(DEFAULT_MODEL)
     folder = default_index_path(terminology, encoder)
     if not (folder / "manifest.json").exists():
-        build_index(
-            ontology_entries(terminology),
-            encoder,
-            folder,
-            terminology.fingerprint(),
-            progress=progress,
-            origin={"encoder": DEFAULT_MODEL, "backend": "onnx"},
-        )
+        from medlink.folders import building_lock
+
+        with building_lock(folder):  # another process may be building it: wait, then use its index
+            if not (folder / "manifest.json").exists():
+                build_index(ontology_entries(terminology), encoder, folder, terminology.fingerprint(),
+                            progress=progress, origin={"encoder": DEFAULT_MODEL, "backend": "onnx"})  # fmt: skip
     return folder
 
 
