@@ -11,15 +11,12 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from medlink.spark.columns import prepare_recipe
+from medlink.spark.workers import worker_normalizer
 from medlink.terminology.diagnostics import MedlinkError
-from medlink.trials.normalize import TrialNormalizer
 from medlink.trials.setup import NormalizerSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-
-_NORMALIZERS: dict[NormalizerSpec, TrialNormalizer] = {}  # one per Python worker, as workers.py explains
-
 
 def normalize_trials(df: DataFrame, column: str, spec: NormalizerSpec | None = None, prefix: str = "") -> DataFrame:
     """``df`` with ``nct_id``, ``normalized`` (the JSON ``medlink trials normalize`` writes for the record) and
@@ -41,9 +38,7 @@ def _normalize_batches(batches: Iterator[pd.DataFrame], spec: NormalizerSpec, co
                        ) -> Iterator[pd.DataFrame]:  # fmt: skip
     from medlink.trials.readers import parse_api_study
 
-    if spec not in _NORMALIZERS:
-        _NORMALIZERS[spec] = spec.build(progress=False)
-    normalizer = _NORMALIZERS[spec]
+    normalizer = worker_normalizer(spec)  # one per Python worker, as workers.py explains
     for frame in batches:
         records, errors = [], []
         for text in frame[column]:

@@ -1,27 +1,31 @@
 """What runs inside Spark's Python workers: one linker per worker process, and pandas batches linked with it.
 
 Spark reuses its Python workers across tasks (``spark.python.worker.reuse``, on by default), so a linker kept here
-is loaded once per worker, not once per task, batch or row. The module-level table is the one place medlink keeps
-process-wide state, because a worker process has no other object that outlives a task.
+is loaded once per worker, not once per task, batch or row. The two memoized loaders here are the one place
+medlink keeps process-wide state, because a worker process has no other object that outlives a task.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 import pandas as pd
 
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.recipe import LinkerRecipe
+from medlink.trials.normalize import TrialNormalizer
+from medlink.trials.setup import NormalizerSpec
 
-_LINKERS: dict[tuple[LinkerRecipe, LinkerConfig | None], Linker] = {}
 
-
+@functools.cache
 def worker_linker(recipe: LinkerRecipe, config: LinkerConfig | None) -> Linker:
-    key = (recipe, config)
-    if key not in _LINKERS:
-        _LINKERS[key] = recipe.build(config)
-    return _LINKERS[key]
+    return recipe.build(config)
+
+
+@functools.cache
+def worker_normalizer(spec: NormalizerSpec) -> TrialNormalizer:
+    return spec.build(progress=False)
 
 
 def link_frame(frame: pd.DataFrame, column: str, linker: Linker, prefix: str) -> pd.DataFrame:
