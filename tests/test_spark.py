@@ -36,6 +36,32 @@ print(link_to_parquet(df, "mention", sys.argv[1], partitions=8))
 """
 
 
+def session_members(session_id: int) -> list[int]:
+    """Processes of a session; the pyspark daemon moves its workers to a process group of their own."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended while we looked
+        if int(fields[3]) == session_id and fields[0] != "Z":
+            members.append(int(stat.parent.name))
+    return members
+
+
+def kill_session(session_id: int) -> None:
+    """SIGKILL every process of the session and wait until none is left, so no worker finishes a part after."""
+    deadline = time.monotonic() + 30
+    while members := session_members(session_id):
+        assert time.monotonic() < deadline, f"processes {members} survived SIGKILL"
+        for pid in members:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+
+
 @pytest.fixture(scope="module")
 def spark():
     from pyspark.sql import SparkSession
@@ -77,7 +103,7 @@ def test_parquet_job_killed_midway_resumes_without_loss_or_duplicates(spark, tmp
     while not list(output.glob("part-*.parquet")):
         assert job.poll() is None and time.monotonic() < deadline, "the job ended before writing a partition"
         time.sleep(0.05)
-    os.killpg(job.pid, signal.SIGKILL)  # the driver, its JVM and its Python workers, mid-job
+    kill_session(job.pid)  # the driver, its JVM and its Python workers, mid-job
     job.wait(timeout=60)
     assert not (output / "_SUCCESS").exists(), "the job finished before it was killed"
     survived = {path.name: path.stat().st_mtime_ns for path in output.glob("part-*.parquet")}
