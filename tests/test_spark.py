@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -55,10 +56,8 @@ def kill_session(session_id: int) -> None:
     while members := session_members(session_id):
         assert time.monotonic() < deadline, f"processes {members} survived SIGKILL"
         for pid in members:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         time.sleep(0.05)
 
 
