@@ -157,3 +157,206 @@ def _mesh(mesh_dir: Path | None, normalizer):
 
         return load_terminology(mesh_dir)
     return normalizer.interventions.terminology
+
+
+# --- matching patients to trials (TrialMatcher) ------------------------------------------------------------------
+
+
+def _matcher_options(function):
+    options = [
+        click.option("--encoders", "encoders", default=None,
+                     help="Trial encoders: a folder from `medlink trials train`, or a term encoder name for both "
+                          "sides (default: the index's own, else the shipped ones)."),
+        click.option("--rerank", "reranker", default=None,
+                     help="Cross-encoder over the top trials: 'msmarco' (pip install 'medlink[rerank]') or an ONNX "
+                          "cross-encoder folder (default: none)."),
+        click.option("--rerank-top", type=click.IntRange(min=1), default=20, show_default=True,
+                     help="How many top trials the reranker reads."),
+        click.option("--weights", default="", help="Fusion weights to change, e.g. 'bm25=0.3,rerank=2' "
+                                                   "(see medlink.trials.matching.scoring.FusionWeights)."),
+        click.option("--no-concepts", is_flag=True, help="Do not compare the diseases of the note and the trials."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        function = option(function)
+
+    @functools.wraps(function)
+    def with_spec(**kwargs):
+        from medlink.trials.matching.scoring import FusionWeights
+        from medlink.trials.matching.setup import MatcherSpec
+
+        try:
+            weights = FusionWeights.parse(kwargs.pop("weights"))
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--weights") from None
+        spec = MatcherSpec(kwargs.pop("index_dir", None), kwargs.pop("encoders"), kwargs.pop("reranker"), weights,
+                           not kwargs.pop("no_concepts"), kwargs.pop("rerank_top"))  # fmt: skip
+        return function(spec=spec, **kwargs)
+
+    return with_spec
+
+
+@trials.command("index")
+@click.argument("records", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path, file_okay=False), required=True)
+@click.option("--encoders", default=None, help="Trial encoders (default: the shipped ones).")
+@click.option("--progress/--no-progress", default=None, help="Progress bars on standard error (default: if a tty).")
+@_normalizer_options
+def index_trials(records: tuple[Path, ...], output_dir: Path, encoders: str | None, progress: bool | None,
+                 strict: bool, spec) -> None:  # fmt: skip
+    """Index trial RECORDS for matching: description, inclusion and exclusion vectors (whole and per criterion),
+    BM25, the concepts of conditions, interventions and exclusions, age and sex limits."""
+    from medlink.resources import load_default_terminology
+    from medlink.terminology import ReadReport
+    from medlink.trials.matching.build import index_records
+    from medlink.trials.matching.concepts import ConceptScanner
+    from medlink.trials.matching.encoders import load_trial_encoders
+    from medlink.trials.readers import read_trials
+
+    show = sys.stderr.isatty() if progress is None else progress
+    report = ReadReport(strict=strict)
+    started = time.perf_counter()
+    trial_encoders = load_trial_encoders(encoders)
+    index = index_records(read_trials(records, report), output_dir, trial_encoders, spec.build(show),
+                          ConceptScanner(load_default_terminology()), show)  # fmt: skip
+    for line in report.lines():
+        click.echo(line, err=True)
+    click.echo(f"{len(index):,} trials indexed into {output_dir} with encoders {trial_encoders.name!r} "
+               f"({time.perf_counter() - started:,.0f} s)", err=True)  # fmt: skip
+
+
+@trials.command("train")
+@click.argument("records", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path, file_okay=False), required=True)
+@click.option("--base", default="minilm", show_default=True, help="Encoder both sides start from.")
+@click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=2), default=16, show_default=True)
+@click.option("--max-steps", type=click.IntRange(min=1), default=None)
+@click.option("--time-limit", type=float, default=None, help="Seconds: stop (and save) after the step reaching it.")
+@click.option("--device", default="auto", show_default=True, help="cpu, cuda, or auto.")
+@click.option("--strict", is_flag=True, help="Stop at the first malformed record instead of skipping it.")
+def train_trials(records: tuple[Path, ...], output_dir: Path, base: str, epochs: int, batch_size: int,
+                 max_steps: int | None, time_limit: float | None, device: str, strict: bool) -> None:  # fmt: skip
+    """Train TrialMatcher's patient and trial encoders on RECORDS (inclusion criteria as eligible patients,
+    exclusion criteria as ineligible ones; paper 003 eq. 1–4). Run it again after an interruption to resume."""
+    from medlink.encoders.registry import resolve_model
+    from medlink.terminology import ReadReport
+    from medlink.trials.matching.training import TrialTrainConfig, train_trial_encoders, training_trials
+    from medlink.trials.readers import read_trials
+
+    report = ReadReport(strict=strict)
+    examples = training_trials(read_trials(records, report))
+    config = TrialTrainConfig(epochs=epochs, batch_size=batch_size, max_steps=max_steps, time_limit=time_limit,
+                              device=device)  # fmt: skip
+    try:
+        result = train_trial_encoders(resolve_model(base), examples, output_dir, config, progress=sys.stderr.isatty())
+    except ValueError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"{result.steps} steps ({result.resumed_from} resumed) in {result.seconds:,.0f} s, last loss "
+               f"{result.last_loss:.4f}: {output_dir}", err=True)  # fmt: skip
+
+
+@trials.command("match")
+@click.argument("note")
+@click.option("--index", "index_dir", type=click.Path(path_type=Path, file_okay=False), required=True)
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_matcher_options
+def match(note: str, top: int, output_format: str, spec) -> None:
+    """Rank the trials of an index for a patient NOTE ('-' reads it from standard input), with why."""
+    if note == "-":
+        note = sys.stdin.read()
+    result = spec.build().match(note, top)
+    if output_format == "json":
+        click.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    age = "?" if result.note.age is None else f"{result.note.age:g}"
+    click.echo(f"patient: age {age}, sex {result.note.sex or '?'}; diseases named: "
+               f"{', '.join(result.concepts) or 'none found'}")  # fmt: skip
+    for trial in result.trials:
+        click.echo(f"\n{trial.rank:>2}. {trial.nct_id}  {trial.score:+.3f}  {trial.title}")
+        verdicts = {"age": trial.age_ok, "sex": trial.sex_ok}
+        click.echo("    " + ", ".join(f"{k} {'ok' if v else 'EXCLUDED' if v is False else 'not checked'}"
+                                      for k, v in verdicts.items()))  # fmt: skip
+        if trial.shared_concepts:
+            click.echo(f"    shared conditions: {', '.join(trial.shared_concepts)}")
+        for criterion in trial.best_inclusion:
+            click.echo(f"    + {criterion.score:.2f} {criterion.text[:150]}")
+        for criterion in trial.fired_exclusions:
+            click.echo(f"    - excluded by: {criterion[:150]}")
+
+
+def _collection_options(function):
+    options = [
+        click.option("--birco", type=click.Path(path_type=Path, dir_okay=False), default=None,
+                     help="A BIRCO collection (JSON with query, corpus, qrel), e.g. the SIGIR 2016 test_shared.json."),
+        click.option("--trec", type=click.Path(path_type=Path, file_okay=False), default=None,
+                     help="A TREC CT folder (queries.jsonl, qrels/test.tsv); needs --index of the trials at hand."),
+        click.option("--index", "index_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+                     help="Trial index (default for --birco: the collection's own trial texts)."),
+        click.option("--full", is_flag=True,
+                     help="Search the whole index (top 100) instead of ranking each patient's judged pool."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _rank(birco: Path | None, trec: Path | None, full: bool, spec):
+    from medlink.trials.matching.collections import read_birco, read_trec
+    from medlink.trials.matching.runs import FULL, POOL, rank_collection
+
+    if (birco is None) == (trec is None):
+        raise click.UsageError("give one collection: --birco FILE or --trec FOLDER")
+    collection = read_birco(birco) if birco else read_trec(trec)
+    if spec.index_dir is None and not collection.trial_texts:
+        raise click.UsageError(f"{trec}: TREC CT topics come without trials; give --index of the trials you have")
+    matcher = spec.build(collection.trial_texts, progress=sys.stderr.isatty())
+    runs = rank_collection(matcher, collection, FULL if full else POOL, progress=sys.stderr.isatty())
+    if not runs.collection.qrels:
+        raise click.ClickException("no judged trial of this collection is in the index: nothing to rank")
+    return runs
+
+
+@trials.command("rank")
+@_collection_options
+@click.option("--run", "run_path", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="Where to write the TREC run file.")  # fmt: skip
+@_matcher_options
+def rank(birco: Path | None, trec: Path | None, full: bool, run_path: Path, spec) -> None:
+    """Rank each patient's trials of a test collection and write a standard TREC run file."""
+    from medlink.trials.matching.metrics import write_run
+
+    runs = _rank(birco, trec, full, spec)
+    write_run(runs.system, run_path)
+    click.echo(f"{len(runs.system)} patients ranked into {run_path}", err=True)
+
+
+@trials.command("eval")
+@_collection_options
+@click.option("--run", "run_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Also write the system's TREC run file here.")  # fmt: skip
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_matcher_options
+def eval_trials(birco: Path | None, trec: Path | None, full: bool, run_path: Path | None, output_format: str,
+                spec) -> None:  # fmt: skip
+    """NDCG@10, P@10, MRR, R-precision and Recall@100 of the matcher on a test collection, with BM25 from the same
+    index beside it (ir_measures). On TREC CT only the judged trials present in the index count."""
+    from medlink.trials.matching.metrics import evaluate, write_run
+
+    runs = _rank(birco, trec, full, spec)
+    if run_path:
+        write_run(runs.system, run_path)
+    judged = runs.collection
+    table = {"system": evaluate(runs.system, judged.qrels), "bm25": evaluate(runs.bm25, judged.qrels)}
+    report = {"collection": judged.name, "protocol": "full" if full else "judged pool", "patients": len(judged.qrels),
+              "judgements": sum(len(v) for v in judged.qrels.values()), **table}  # fmt: skip
+    if output_format == "json":
+        click.echo(json.dumps(report, indent=2))
+        return
+    click.echo(f"{judged.name}: {report['patients']} patients, {report['judgements']:,} judgements, "
+               f"{report['protocol']}")  # fmt: skip
+    click.echo(f"{'':8}" + "".join(f"{name:>16}" for name in table["system"]))
+    for system, scores in table.items():
+        click.echo(f"{system:8}" + "".join(f"{value:>16.4f}" for value in scores.values()))

@@ -1,0 +1,89 @@
+"""Disease concepts named in free text (a patient note, an exclusion criterion), found by exact match of word
+n-grams against a terminology: the linker's exact sieve applied to every span, longest first.
+
+medlink has no mention detector, and a note's diseases are mostly written as terminology names ("type 2
+diabetes", "myocardial infarction"). Each clause (text between punctuation) is normalized once with the
+terminology's own normalizer and its token n-grams are looked up, longest span first, spans never overlapping.
+Only concepts inside ``branches`` count (MeSH Diseases C and Mental Disorders F03 by default), which keeps out
+everyday words that happen to be names of chemicals or organisms. A span preceded in its clause by a negation
+("no", "denies", "without", "negative for") is dropped: "no history of diabetes" does not say diabetes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from medlink.linking.branches import BranchScope
+from medlink.terminology import Terminology
+
+_CLAUSES = re.compile(r"[.;:,()\[\]\n!?]+")
+_NEGATIONS = frozenset({"no", "not", "denies", "denied", "without", "negative", "absence", "free", "nor"})
+DISEASE_BRANCHES = ("C", "F03")
+
+
+@dataclass
+class ConceptScanner:
+    """Finds the concepts of ``terminology`` under ``branches`` named in a text.
+
+    max_words: the longest span looked up (MeSH disease names rarely exceed six words).
+    min_chars: spans shorter than this are ignored (two-letter tokens are mostly abbreviations of something else).
+    negation_window: how many words before a span a negation still applies to.
+    """
+
+    terminology: Terminology
+    branches: tuple[str, ...] = DISEASE_BRANCHES
+    max_words: int = 6
+    min_chars: int = 4
+    negation_window: int = 5
+    _scope: BranchScope = field(init=False, repr=False)
+    _negations: frozenset[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._scope = BranchScope(self.terminology, self.branches)
+        # compared after normalization, which turns "denies" into "deny"
+        self._negations = frozenset(self.terminology.normalizer(word) for word in _NEGATIONS)
+
+    def scan(self, text: str) -> tuple[str, ...]:
+        """The in-scope concepts named (not negated) in ``text``, in order of first mention, each once."""
+        found: dict[str, None] = {}
+        for clause in _CLAUSES.split(text):
+            tokens = self.terminology.normalizer(clause).split()
+            start = 0
+            while start < len(tokens):
+                width = self._longest_name(tokens, start)
+                if not width:
+                    start += 1
+                    continue
+                key = " ".join(tokens[start : start + width])
+                before = tokens[max(0, start - self.negation_window) : start]
+                negated = any(token in self._negations for token in before)
+                if not negated:
+                    for match in self.terminology.lookup_normalized(key):
+                        if self._scope.allows(match.concept_id):
+                            found.setdefault(match.concept_id)
+                start += width
+        return tuple(found)
+
+    def scan_all(self, texts: Iterable[str]) -> tuple[str, ...]:
+        found: dict[str, None] = {}
+        for text in texts:
+            found.update(dict.fromkeys(self.scan(text)))
+        return tuple(found)
+
+    def _longest_name(self, tokens: list[str], start: int) -> int:
+        for width in range(min(self.max_words, len(tokens) - start), 0, -1):
+            key = " ".join(tokens[start : start + width])
+            if len(key) >= self.min_chars and self.terminology.has_normalized(key):
+                return width
+        return 0
+
+    def related(self, patient: Iterable[str], trial: Iterable[str]) -> tuple[str, ...]:
+        """The trial's concepts the patient has: the same concept, or one of its descendants ("Breast Neoplasms"
+        for a trial on "Neoplasms")."""
+        patient_set = set(patient)
+        with_ancestors = set(patient_set)
+        for concept in patient_set:
+            with_ancestors.update(self.terminology.ancestors(concept))
+        return tuple(concept for concept in trial if concept in with_ancestors)

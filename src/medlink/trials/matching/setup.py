@@ -1,0 +1,52 @@
+"""What a matcher is made of, as a small picklable description shared by the command line and the service."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from medlink.terminology.diagnostics import MedlinkError
+from medlink.trials.matching.build import index_texts
+from medlink.trials.matching.concepts import ConceptScanner
+from medlink.trials.matching.encoders import load_trial_encoders
+from medlink.trials.matching.index import TrialIndex, TrialIndexError
+from medlink.trials.matching.matcher import TrialMatcher
+from medlink.trials.matching.scoring import FusionWeights
+
+
+@dataclass(frozen=True)
+class MatcherSpec:
+    """index_dir: a trial index (``medlink trials index``); without one, :meth:`build` needs trial texts.
+    encoders: the trial encoders (default: the index's own, else the shipped ones).
+    reranker: ``msmarco``, an ONNX cross-encoder folder, or ``None``.
+    concepts: whether the note's diseases are found and compared with the trials' (MeSH, embedded).
+    """
+
+    index_dir: Path | None = None
+    encoders: str | None = None
+    reranker: str | None = None
+    weights: FusionWeights = field(default_factory=FusionWeights)
+    concepts: bool = True
+    rerank_top: int = 20
+
+    def build(self, trial_texts: Mapping[str, str] | None = None, progress: bool = False) -> TrialMatcher:
+        from medlink.resources import load_default_terminology
+        from medlink.trials.matching.rerank import load_reranker
+
+        scanner = ConceptScanner(load_default_terminology()) if self.concepts else None
+        if self.index_dir is not None:
+            index = TrialIndex.load(self.index_dir)
+            encoders = load_trial_encoders(self.encoders or index.manifest.get("encoder_name"))
+            built_with = index.manifest.get("concept_terminology")
+            if scanner and built_with and built_with != scanner.terminology.fingerprint():
+                raise TrialIndexError(f"{self.index_dir} was built with another disease terminology than this "
+                                      f"medlink's embedded MeSH; rebuild it with `medlink trials index`")  # fmt: skip
+        elif trial_texts:
+            encoders = load_trial_encoders(self.encoders)
+            index = index_texts(trial_texts, encoders, scanner, progress)
+        else:
+            raise MedlinkError("no trials to match against: give a trial index (--index) or a collection with trial "
+                               "texts (--birco)")  # fmt: skip
+        reranker = load_reranker(self.reranker) if self.reranker else None
+        return TrialMatcher(index, encoders, scanner, self.weights, reranker, self.rerank_top)

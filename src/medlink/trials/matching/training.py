@@ -1,0 +1,182 @@
+"""TrialMatcher pre-training (paper 003, §2.1, eq. 1–4): a patient encoder and a trial encoder learnt from trial
+records alone, with inclusion criteria I as proxies of eligible patients and exclusion criteria E of ineligible ones.
+
+    L_p2t = triplet(Enc_p(I), Enc_t(D), Enc_t(D_r))     a patient is nearer its trial than a random other trial
+    L_t2p = triplet(Enc_t(D), Enc_p(I), Enc_p(E))       a trial is nearer its eligible than its ineligible patients
+    L     = L_p2t + λ · L_t2p
+
+D_r is the description of another trial of the same batch (so no extra encoding); records without exclusion
+criteria leave out their L_t2p term. Both encoders start from the same base model. The loop, checkpoints and
+resumption are the term trainer's (``medlink.training.trainer``): rerunning an interrupted command resumes it.
+
+The result is a folder with ``patient/`` and ``trial/`` (sentence-transformers folders, fp16 weights) and
+``trial_model.json``; it replaces the output folder in one rename.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from medlink.folders import replace_folder
+from medlink.training.losses import TripletLoss
+from medlink.training.model import TermEncoderModel
+from medlink.training.trainer import (
+    TrainResult,
+    linear_warmup_and_decay,
+    resolve_device,
+    resume_checkpoint,
+    save_checkpoint,
+    seed_everything,
+)
+from medlink.trials.matching.texts import criteria_text, description
+from medlink.trials.records import TrialRecord
+
+MANIFEST = "trial_model.json"
+PATIENT, TRIAL = "patient", "trial"
+
+
+@dataclass(frozen=True)
+class TrialTrainConfig:
+    """Defaults: one CPU epoch over a few thousand records from the packaged MiniLM."""
+
+    epochs: int = 1
+    batch_size: int = 16
+    lr: float = 2e-5
+    warmup: float = 0.1
+    margin: float = 0.3  # of the cosine-distance triplet (distances lie in [0, 2])
+    trial_to_patient_weight: float = 1.0  # λ of L_t2p
+    max_length: int = 128  # tokens per text while training; criteria beyond it are cut
+    seed: int = 0
+    max_steps: int | None = None
+    checkpoint_every: int = 50
+    time_limit: float | None = None  # seconds: stop after the step that reaches it
+    device: str = "auto"
+
+
+@dataclass(frozen=True)
+class TrainingTrial:
+    """What one record contributes: its description, inclusion text and exclusion text ("" when it has none)."""
+
+    nct_id: str
+    description: str
+    inclusion: str
+    exclusion: str
+
+
+def training_trials(records: Iterable[TrialRecord]) -> list[TrainingTrial]:
+    """Records with a description and inclusion criteria (the others teach nothing here), sorted by NCT id."""
+    trials = [TrainingTrial(r.nct_id, description(r), criteria_text(r.inclusion), criteria_text(r.exclusion))
+              for r in records]  # fmt: skip
+    return sorted((t for t in trials if t.description and t.inclusion), key=lambda t: t.nct_id)
+
+
+class TrialMatcherLoss(torch.nn.Module):
+    """Eq. 1–4 over one batch, with in-batch random negatives for L_p2t."""
+
+    def __init__(self, margin: float, trial_to_patient_weight: float, seed: int) -> None:
+        super().__init__()
+        self.triplet = TripletLoss(distance="cosine", margin=margin)
+        self.weight = trial_to_patient_weight
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def forward(self, inclusion: torch.Tensor, descriptions: torch.Tensor, exclusion: torch.Tensor,
+                has_exclusion: torch.Tensor) -> torch.Tensor:  # fmt: skip
+        size = len(descriptions)
+        # each row's negative trial: a random other row of the batch (shift by 1 … size−1)
+        shift = torch.randint(1, size, (size,), generator=self.generator).to(descriptions.device) if size > 1 else None
+        loss = descriptions.new_zeros(())
+        if shift is not None:
+            others = (torch.arange(size, device=descriptions.device) + shift) % size
+            loss = loss + self.triplet(inclusion, descriptions, descriptions[others])
+        if self.weight and has_exclusion.any():
+            rows = has_exclusion
+            loss = loss + self.weight * self.triplet(descriptions[rows], inclusion[rows], exclusion[rows])
+        return loss
+
+
+def train_trial_encoders(base: str | Path, trials: list[TrainingTrial], output: Path | str,
+                         config: TrialTrainConfig | None = None, progress: bool = True) -> TrainResult:  # fmt: skip
+    from tqdm import tqdm
+
+    config = config or TrialTrainConfig()
+    if len(trials) < 2:
+        raise ValueError(f"training needs at least 2 records with inclusion criteria, found {len(trials)}")
+    output = Path(output)
+    workdir = output.with_name(f".{output.name}.training")
+    seed_everything(config.seed)
+    device = resolve_device(config.device)
+    encoders = torch.nn.ModuleDict({
+        PATIENT: TermEncoderModel(base, max_length=config.max_length),
+        TRIAL: TermEncoderModel(base, max_length=config.max_length),
+    }).to(device)  # fmt: skip
+    loss_function = TrialMatcherLoss(config.margin, config.trial_to_patient_weight, config.seed)
+    batches_per_epoch = max(1, len(trials) // config.batch_size)
+    total_steps = config.max_steps or batches_per_epoch * config.epochs
+    optimizer = torch.optim.AdamW(encoders.parameters(), lr=config.lr)
+    scheduler = linear_warmup_and_decay(optimizer, total_steps, config.warmup)
+    state = {"config": {**asdict(config), "device": None}, "base": str(base), "trials": len(trials),
+             "first": trials[0].nct_id, "last": trials[-1].nct_id}  # fmt: skip
+    checkpoint = workdir / "checkpoint.pt"
+    step = resumed_from = resume_checkpoint(checkpoint, state, device, encoders, optimizer, scheduler)
+    started, last_loss = time.perf_counter(), float("nan")
+    encoders.train()
+    with tqdm(total=total_steps, initial=step, desc="training", unit=" steps", disable=not progress) as bar:
+        while step < total_steps:
+            batch = _batch(trials, config, step, batches_per_epoch)
+            inclusion = encoders[PATIENT]([t.inclusion for t in batch] + [t.exclusion or "-" for t in batch])
+            descriptions = encoders[TRIAL]([t.description for t in batch])
+            has_exclusion = torch.tensor([bool(t.exclusion) for t in batch], device=device)
+            loss = loss_function(inclusion[: len(batch)], descriptions, inclusion[len(batch) :], has_exclusion)
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            step += 1
+            last_loss = loss.item()
+            bar.update(1)
+            bar.set_postfix(loss=f"{last_loss:.4f}")
+            out_of_time = config.time_limit is not None and time.perf_counter() - started >= config.time_limit
+            if step % config.checkpoint_every == 0 or step == total_steps or out_of_time:
+                save_checkpoint(checkpoint, encoders, optimizer, scheduler, step, state)
+            if out_of_time:
+                break
+    encoders.eval()
+    save_trial_model(encoders, output, {**state, "steps": step, "last_loss": last_loss})
+    shutil.rmtree(workdir, ignore_errors=True)
+    return TrainResult(step, time.perf_counter() - started, last_loss, resumed_from)
+
+
+def _batch(trials: list[TrainingTrial], config: TrialTrainConfig, step: int, per_epoch: int) -> list[TrainingTrial]:
+    """Batch ``step``: the same on a resumed run (each epoch's order comes from the seed and the epoch)."""
+    epoch, index = divmod(step, per_epoch)
+    order = list(range(len(trials)))
+    random.Random(config.seed * 1_000_003 + epoch).shuffle(order)
+    rows = order[index * config.batch_size : (index + 1) * config.batch_size]
+    return [trials[row] for row in rows]
+
+
+def save_trial_model(encoders: torch.nn.ModuleDict, output: Path, manifest: dict) -> Path:
+    """Both encoders (fp16 weights: half the size, computed in fp32 when loaded) and the manifest, in one rename."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+    try:
+        for name in (PATIENT, TRIAL):
+            model = encoders[name].to("cpu")
+            model.transformer.half()
+            model.save(staging / name)
+            model.transformer.float()
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2))
+        replace_folder(staging, output, MANIFEST, "a trial model folder")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return output
