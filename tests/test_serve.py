@@ -114,6 +114,41 @@ def test_trial_records_are_normalized(url: str) -> None:
     assert bad.status_code == 422 and bad.json()["problems"] == ["records[1]: no protocolSection: not an API v2 study"]
 
 
+@pytest.fixture(scope="module")
+def matcher_url(linker: Linker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from medlink.trials import TrialRecord
+    from medlink.trials.matching.build import index_records
+    from medlink.trials.matching.concepts import ConceptScanner
+    from medlink.trials.matching.encoders import load_trial_encoders
+    from medlink.trials.matching.index import TrialIndex
+    from medlink.trials.matching.matcher import TrialMatcher
+    from medlink.trials.normalize import TrialNormalizer
+
+    exact = Linker(linker.terminology)
+    records = [TrialRecord("NCT1", title="Metformin in type 2 diabetes", conditions=("Type 2 Diabetes",),
+                           inclusion=("Type 2 diabetes",), minimum_age=18.0),
+               TrialRecord("NCT2", title="Asthma in children", conditions=("Asthma",), maximum_age=12.0)]  # fmt: skip
+    folder, encoders = tmp_path_factory.mktemp("served") / "ti", load_trial_encoders("minilm")
+    scanner = ConceptScanner(linker.terminology)
+    index_records(records, folder, encoders, TrialNormalizer(exact, exact), scanner)
+    matcher = TrialMatcher(TrialIndex.load(folder), encoders, scanner)
+    yield from _serve(create_app(linker, ServiceSettings(), matcher), _free_port())
+
+
+def test_patients_are_matched_to_trials(matcher_url: str, url: str) -> None:
+    note = {"note": "A 61-year-old man with type 2 diabetes.", "top": 2}
+    response = httpx.post(f"{matcher_url}/v1/trials/match", json=note, timeout=60)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["age"] == 61 and [t["nct_id"] for t in body["trials"]] == ["NCT1", "NCT2"]
+    assert body["trials"][1]["age_ok"] is False
+    empty = httpx.post(f"{matcher_url}/v1/trials/match", json={"note": " "})
+    assert empty.status_code == 422 and "the patient note is empty" in empty.json()["error"]
+    assert httpx.post(f"{matcher_url}/v1/trials/match", json={"note": "x", "top": 0}).status_code == 422
+    none = httpx.post(f"{url}/v1/trials/match", json=note)
+    assert none.status_code == 404 and "--trials-index" in none.json()["error"]
+
+
 @pytest.mark.parametrize(
     ("kwargs", "status", "says"),
     [

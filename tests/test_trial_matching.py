@@ -317,6 +317,22 @@ def test_training_writes_both_encoders_and_resumes(tmp_path: Path, isolated_cach
         train_trial_encoders(resolve_model("minilm"), examples[:1], tmp_path / "one", config, progress=False)
 
 
+def test_eligibility_reranker_trains_exports_onnx_and_reranks(tmp_path: Path, isolated_cache) -> None:
+    from medlink.encoders.registry import resolve_model
+    from medlink.trials.matching.eligibility import EligibilityConfig, eligibility_pairs, train_eligibility_reranker
+    from medlink.trials.matching.rerank import load_reranker
+    from medlink.trials.matching.training import training_trials
+
+    examples = training_trials(RECORDS)
+    pairs = eligibility_pairs(examples, EligibilityConfig(other_trial_negatives=True))
+    assert sorted(label for *_, label in pairs) == [0.0] * 8 + [1.0] * 4  # 4 exclusion sets, 4 other trials' sets
+    config = EligibilityConfig(batch_size=4, max_steps=2, max_length=32, checkpoint_every=1)
+    result = train_eligibility_reranker(resolve_model("minilm"), examples, tmp_path / "rr", config, progress=False)
+    assert result.steps == 2 and (tmp_path / "rr" / "model.onnx").exists()
+    scores = load_reranker(str(tmp_path / "rr")).score(NOTE, ["Metformin in type 2 diabetes", "Hip surgery"])
+    assert scores.shape == (2,) and np.isfinite(scores).all() and scores[0] != scores[1]
+
+
 # --- commands -----------------------------------------------------------------------------------------------------
 
 

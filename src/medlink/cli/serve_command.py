@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
@@ -19,12 +21,14 @@ from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
               help="Largest request body.")  # fmt: skip
 @click.option("--batch-wait-ms", type=click.FloatRange(min=0), default=2.0, show_default=True,
               help="How long to gather concurrent requests into one encoder batch.")  # fmt: skip
+@click.option("--trials-index", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="A trial index (`medlink trials index`) to serve POST /v1/trials/match from.")  # fmt: skip
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True)  # fmt: skip
 def serve(linker_choice: LinkerChoice, host: str, port: int, max_batch: int, max_body_bytes: int,
-          batch_wait_ms: float, log_level: str) -> None:  # fmt: skip
-    """Serve a linker over HTTP: POST /v1/link, GET /v1/concepts/{id}, POST /v1/trials/normalize, GET /health,
-    GET /metrics; OpenAPI pages at /docs.
+          batch_wait_ms: float, trials_index: Path | None, log_level: str) -> None:  # fmt: skip
+    """Serve a linker over HTTP: POST /v1/link, GET /v1/concepts/{id}, POST /v1/trials/normalize, POST
+    /v1/trials/match (with --trials-index), GET /health, GET /metrics; OpenAPI pages at /docs.
 
     \b
     Examples:
@@ -49,5 +53,10 @@ def serve(linker_choice: LinkerChoice, host: str, port: int, max_batch: int, max
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     linker = make_linker(linker_choice, progress=True)  # loaded (and the default index built) before serving
-    uvicorn.run(create_app(linker, settings), host=host, port=port, log_level=log_level,
+    matcher = None
+    if trials_index is not None:
+        from medlink.trials.matching.setup import MatcherSpec
+
+        matcher = MatcherSpec(trials_index).build()
+    uvicorn.run(create_app(linker, settings, matcher), host=host, port=port, log_level=log_level,
                 timeout_graceful_shutdown=30)  # fmt: skip

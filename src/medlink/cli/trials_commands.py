@@ -255,6 +255,43 @@ def train_trials(records: tuple[Path, ...], output_dir: Path, base: str, epochs:
                f"{result.last_loss:.4f}: {output_dir}", err=True)  # fmt: skip
 
 
+@trials.command("train-reranker")
+@click.argument("records", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path, file_okay=False), required=True)
+@click.option("--base", default="minilm", show_default=True, help="Model the cross-encoder starts from.")
+@click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=2), default=16, show_default=True)
+@click.option("--max-steps", type=click.IntRange(min=1), default=None)
+@click.option("--time-limit", type=float, default=None, help="Seconds: stop (and export) after the step reaching it.")
+@click.option("--other-trial-negatives", is_flag=True,
+              help="Also teach that another trial's inclusion criteria do not fit (an addition to the paper).")
+@click.option("--quantize", type=click.Choice(["none", "int8"]), default="none", show_default=True)
+@click.option("--device", default="auto", show_default=True, help="cpu, cuda, or auto.")
+@click.option("--strict", is_flag=True, help="Stop at the first malformed record instead of skipping it.")
+def train_reranker(records: tuple[Path, ...], output_dir: Path, base: str, epochs: int, batch_size: int,
+                   max_steps: int | None, time_limit: float | None, other_trial_negatives: bool, quantize: str,
+                   device: str, strict: bool) -> None:  # fmt: skip
+    """Train the eligibility cross-encoder (TrialMatcher's damoebrtog reranker) on RECORDS: is this criteria set
+    the trial's inclusion or its exclusion set? Use it with `medlink trials match --rerank OUTPUT`."""
+    from medlink.encoders.registry import resolve_model
+    from medlink.terminology import ReadReport
+    from medlink.trials.matching.eligibility import EligibilityConfig, train_eligibility_reranker
+    from medlink.trials.matching.training import training_trials
+    from medlink.trials.readers import read_trials
+
+    examples = training_trials(read_trials(records, ReadReport(strict=strict)))
+    config = EligibilityConfig(epochs=epochs, batch_size=batch_size, max_steps=max_steps, time_limit=time_limit,
+                               other_trial_negatives=other_trial_negatives, quantize=quantize,
+                               device=device)  # fmt: skip
+    try:
+        result = train_eligibility_reranker(resolve_model(base), examples, output_dir, config,
+                                            progress=sys.stderr.isatty())  # fmt: skip
+    except ValueError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"{result.steps} steps ({result.resumed_from} resumed) in {result.seconds:,.0f} s, last loss "
+               f"{result.last_loss:.4f}: {output_dir}", err=True)  # fmt: skip
+
+
 @trials.command("match")
 @click.argument("note")
 @click.option("--index", "index_dir", type=click.Path(path_type=Path, file_okay=False), required=True)

@@ -1,8 +1,9 @@
 """The web service: one linker behind ``POST /v1/link`` and friends.
 
 Routes: ``POST /v1/link`` (a batch of mentions, optionally with a document for abbreviations), ``GET
-/v1/concepts/{id}``, ``POST /v1/trials/normalize`` (ClinicalTrials.gov API v2 studies), ``GET /health``, ``GET
-/metrics`` (Prometheus text) and the OpenAPI pages at ``/docs``. Bad input gets a 4xx that says what to change,
+/v1/concepts/{id}``, ``POST /v1/trials/normalize`` (ClinicalTrials.gov API v2 studies), ``POST /v1/trials/match``
+(a patient note against a trial index, when the service has one), ``GET /health``, ``GET /metrics`` (Prometheus
+text) and the OpenAPI pages at ``/docs``. Bad input gets a 4xx that says what to change,
 never a 500.
 """
 
@@ -24,16 +25,27 @@ from medlink.linking import Linker, Mention
 from medlink.serve.batching import LinkBatcher
 from medlink.serve.guards import Guard
 from medlink.serve.metrics import CONTENT_TYPE, ServiceMetrics
-from medlink.serve.schemas import ConceptOut, ErrorOut, LinkRequest, LinkResponse, MentionIn, TrialsRequest
+from medlink.serve.schemas import (
+    ConceptOut,
+    ErrorOut,
+    LinkRequest,
+    LinkResponse,
+    MatchRequest,
+    MentionIn,
+    TrialsRequest,
+)
 from medlink.serve.settings import ServiceSettings
 from medlink.terminology.diagnostics import MedlinkError
+from medlink.trials.matching.matcher import TrialMatcher
 
 log = logging.getLogger("medlink.serve")
 _ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (401, 404, 413, 422)}
 
 
-def create_app(linker: Linker, settings: ServiceSettings | None = None) -> FastAPI:
-    """The service around ``linker`` (load it first: the app does not build indexes on a request)."""
+def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher: TrialMatcher | None = None
+               ) -> FastAPI:  # fmt: skip
+    """The service around ``linker`` (load it first: the app does not build indexes on a request), and around
+    ``matcher`` for ``/v1/trials/match`` when one is given."""
     settings = settings or ServiceSettings()
     metrics = ServiceMetrics()
     batcher = LinkBatcher(linker, settings.batch_mentions, settings.batch_wait_seconds, metrics.observe_batch)
@@ -101,6 +113,15 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None) -> FastA
         normalizer = normalizer or TrialNormalizer(linker, linker)
         normalized = await asyncio.to_thread(normalizer.normalize_batch, records)
         return JSONResponse({"records": [trial.to_dict() for trial in normalized]})
+
+    @app.post("/v1/trials/match", responses=_ERRORS)
+    async def match_trials(body: MatchRequest) -> JSONResponse:
+        """The trials of the service's trial index ranked for a patient note, each with why (as ``medlink trials
+        match --format json`` prints them)."""
+        if matcher is None:
+            raise HTTPException(404, "this service has no trial index: start it with --trials-index DIR")
+        result = await asyncio.to_thread(matcher.match, body.note, body.top)
+        return JSONResponse(result.to_dict())
 
     app.add_middleware(Guard, settings=settings, metrics=metrics)
     return app

@@ -70,6 +70,13 @@ class TrialsRequest(BaseModel):
     records: list[dict[str, Any]] = Field(min_length=1, description="ClinicalTrials.gov API v2 studies.")
 
 
+class MatchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    note: str = Field(description="The patient note: age, sex, history, findings (English).")
+    top: int = Field(10, ge=1, le=100, description="How many trials to return.")
+
+
 class ErrorOut(BaseModel):
     error: str
     problems: list[str] = []

@@ -1,0 +1,169 @@
+"""The damoebrtog reranker (paper 003, §2.2.1): a cross-encoder fine-tuned to tell whether a set of criteria is a
+trial's inclusion (1) or exclusion (0) set, given the trial's description. Criteria stand in for a patient, so at
+inference the note takes their place: ``[CLS] note [SEP] description [SEP]`` → how eligible the note looks.
+
+Pairs per record: (I, D) → 1 and, when it has exclusion criteria, (E, D) → 0. With ``other_trial_negatives`` the
+inclusion criteria of another trial of the batch are a further negative, (I_r, D) → 0, which also teaches topical
+relevance (an addition to the paper, off by default). The model starts from the packaged MiniLM with a fresh one-logit
+head, trains with binary cross-entropy, resumes from its checkpoint when run again, and is exported to ONNX
+(``model.onnx`` + ``tokenizer.json`` + ``reranker.json``) in one rename, ready for
+:class:`~medlink.trials.matching.rerank.OnnxCrossEncoder`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import tempfile
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from medlink.encoders.onnx import ONNX_OPSET
+from medlink.folders import replace_folder
+from medlink.training.trainer import (
+    TrainResult,
+    linear_warmup_and_decay,
+    resolve_device,
+    resume_checkpoint,
+    save_checkpoint,
+    seed_everything,
+)
+from medlink.trials.matching.training import TrainingTrial
+
+MANIFEST = "reranker.json"
+
+
+@dataclass(frozen=True)
+class EligibilityConfig:
+    epochs: int = 1
+    batch_size: int = 16  # pairs
+    lr: float = 3e-5
+    warmup: float = 0.1
+    max_length: int = 256
+    other_trial_negatives: bool = False
+    seed: int = 0
+    max_steps: int | None = None
+    checkpoint_every: int = 50
+    time_limit: float | None = None
+    device: str = "auto"
+    quantize: str = "none"  # "int8": dynamic quantization of the exported MatMuls
+
+
+def eligibility_pairs(trials: list[TrainingTrial], config: EligibilityConfig) -> list[tuple[str, str, float]]:
+    """(criteria, description, label) in a shuffled, seeded order."""
+    rng = random.Random(config.seed)
+    pairs = []
+    for i, trial in enumerate(trials):
+        pairs.append((trial.inclusion, trial.description, 1.0))
+        if trial.exclusion:
+            pairs.append((trial.exclusion, trial.description, 0.0))
+        if config.other_trial_negatives and len(trials) > 1:
+            other = trials[(i + rng.randrange(1, len(trials))) % len(trials)]
+            pairs.append((other.inclusion, trial.description, 0.0))
+    rng.shuffle(pairs)
+    return pairs
+
+
+def train_eligibility_reranker(base: str | Path, trials: list[TrainingTrial], output: Path | str,
+                               config: EligibilityConfig | None = None, progress: bool = True
+                               ) -> TrainResult:  # fmt: skip
+    from tqdm import tqdm
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    config = config or EligibilityConfig()
+    pairs = eligibility_pairs(trials, config)
+    if len(pairs) < 2:
+        raise ValueError(f"training needs at least 2 criteria sets, found {len(pairs)}")
+    output = Path(output)
+    workdir = output.with_name(f".{output.name}.training")
+    seed_everything(config.seed)
+    device = resolve_device(config.device)
+    tokenizer = AutoTokenizer.from_pretrained(str(base))
+    with warnings.catch_warnings():  # "some weights are newly initialized": the head, as intended
+        warnings.simplefilter("ignore")
+        model = AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1).to(device)
+    per_epoch = max(1, len(pairs) // config.batch_size)
+    total = config.max_steps or per_epoch * config.epochs
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
+    scheduler = linear_warmup_and_decay(optimizer, total, config.warmup)
+    state = {"config": {**asdict(config), "device": None}, "base": str(base), "pairs": len(pairs)}
+    checkpoint = workdir / "checkpoint.pt"
+    step = resumed_from = resume_checkpoint(checkpoint, state, device, model, optimizer, scheduler)
+    loss_function = torch.nn.BCEWithLogitsLoss()
+    started, last_loss = time.perf_counter(), float("nan")
+    model.train()
+    with tqdm(total=total, initial=step, desc="training reranker", unit=" steps", disable=not progress) as bar:
+        while step < total:
+            start = (step % per_epoch) * config.batch_size
+            batch = pairs[start : start + config.batch_size]
+            inputs = tokenizer([b[0] for b in batch], [b[1] for b in batch], truncation="longest_first",
+                               max_length=config.max_length, padding=True, return_tensors="pt").to(device)  # fmt: skip
+            labels = torch.tensor([b[2] for b in batch], device=device)
+            loss = loss_function(model(**inputs).logits.squeeze(-1), labels)
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            step += 1
+            last_loss = loss.item()
+            bar.update(1)
+            bar.set_postfix(loss=f"{last_loss:.4f}")
+            out_of_time = config.time_limit is not None and time.perf_counter() - started >= config.time_limit
+            if step % config.checkpoint_every == 0 or step == total or out_of_time:
+                save_checkpoint(checkpoint, model, optimizer, scheduler, step, state)
+            if out_of_time:
+                break
+    model.eval()
+    export_reranker(model.to("cpu"), tokenizer, output, {**state, "steps": step, "last_loss": last_loss},
+                    config.quantize)  # fmt: skip
+    shutil.rmtree(workdir, ignore_errors=True)
+    return TrainResult(step, time.perf_counter() - started, last_loss, resumed_from)
+
+
+def export_reranker(model: torch.nn.Module, tokenizer, output: Path, manifest: dict, quantize: str = "none") -> Path:
+    """The cross-encoder as ONNX (one logit out), its tokenizer and manifest, written beside ``output`` and
+    renamed into place."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+    try:
+        sample = tokenizer(["a patient"], ["a trial"], return_tensors="pt")
+        names = ["input_ids", "attention_mask", "token_type_ids"]
+        axes = {name: {0: "batch", 1: "tokens"} for name in names} | {"logits": {0: "batch"}}
+        fp32 = staging / "model.fp32.onnx"
+
+        class _Logits(torch.nn.Module):
+            def __init__(self, inner: torch.nn.Module) -> None:
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                return self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                                  token_type_ids=token_type_ids).logits  # fmt: skip
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(_Logits(model), tuple(sample[n] for n in names), str(fp32), input_names=names,
+                              output_names=["logits"], dynamic_axes=axes, opset_version=ONNX_OPSET,
+                              dynamo=False)  # fmt: skip
+        if quantize == "int8":
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            quantize_dynamic(str(fp32), str(staging / "model.onnx"), per_channel=True,
+                             op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)  # fmt: skip
+            fp32.unlink()
+        else:
+            fp32.rename(staging / "model.onnx")
+        tokenizer.save_pretrained(staging / "tokenizer")
+        shutil.copy(staging / "tokenizer" / "tokenizer.json", staging / "tokenizer.json")
+        shutil.rmtree(staging / "tokenizer")
+        (staging / MANIFEST).write_text(json.dumps({**manifest, "quantization": quantize}, indent=2))
+        replace_folder(staging, output, MANIFEST, "a medlink reranker folder")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return output
