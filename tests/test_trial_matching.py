@@ -357,6 +357,21 @@ def test_match_rank_and_eval_commands(index_dir: Path, tmp_path: Path) -> None:
     assert ranked.exit_code == 0 and read_run(tmp_path / "r.trec")["p"].keys() == {"T1", "T2"}
 
 
+def test_index_and_train_commands_on_record_files(tmp_path: Path, isolated_cache) -> None:
+    from support import FIXTURES
+
+    records = [str(FIXTURES / "trials" / name) for name in ("NCT90000001.xml", "NCT90000002.xml")]
+    runner = CliRunner()
+    built = runner.invoke(main, ["trials", "index", *records, "-o", str(tmp_path / "ti"), "--encoders", "minilm",
+                                 "--exact-only"])  # fmt: skip
+    assert built.exit_code == 0, built.output
+    assert "2 trials indexed" in built.output and len(TrialIndex.load(tmp_path / "ti")) == 2
+    trained = runner.invoke(main, ["trials", "train", *records, "-o", str(tmp_path / "tm"), "--max-steps", "1",
+                                   "--batch-size", "2"])  # fmt: skip
+    assert trained.exit_code == 0, trained.output
+    assert "1 steps (0 resumed)" in trained.output and (tmp_path / "tm" / "trial_model.json").exists()
+
+
 def test_commands_refuse_bad_input_clearly(index_dir: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     empty = runner.invoke(main, ["trials", "match", "--index", str(index_dir), " "])
