@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from medlink.training.examples import Examples
 from medlink.training.losses.distillation import EmbeddingDistillationLoss
 from medlink.training.model import TermEncoderModel
 from medlink.training.samplers.positive_batches import PositiveBatchSampler
+from medlink.training.steps import OptimizerSteps
 from medlink.training.trainer import (
     linear_warmup_and_decay,
     resolve_device,
@@ -92,35 +92,27 @@ def distill(teacher: Encoder, teacher_model: str | Path, examples: Examples, out
     state = {"config": {**asdict(config), "device": None}, "teacher": teacher.identity.fingerprint(),
              "examples": len(examples)}  # fmt: skip
     checkpoint = workdir / "checkpoint.pt"
-    step = resumed_from = resume_checkpoint(checkpoint, state, device, student, optimizer, scheduler)
-    started, last_loss = time.perf_counter(), float("nan")
+    resumed_from = resume_checkpoint(checkpoint, state, device, student, optimizer, scheduler)
     student.train()
-    out_of_time = False
-    with tqdm(total=total_steps, initial=step, desc="distilling", unit=" steps", disable=not progress) as bar:
-        while step < total_steps and not out_of_time:
-            sampler.epoch = step // len(sampler)
+    with tqdm(total=total_steps, initial=resumed_from, desc="distilling", unit=" steps", disable=not progress) as bar:
+        steps = OptimizerSteps(optimizer, scheduler, total_steps, resumed_from, lambda step: save_checkpoint(
+            checkpoint, student, optimizer, scheduler, step, state), config.checkpoint_every, config.time_limit,
+            bar)  # fmt: skip
+        while not steps.done:
+            sampler.epoch = steps.step // len(sampler)
             batches = iter(sampler)
-            for _ in range(step % len(sampler)):  # batches of this epoch done before a resume
+            for _ in range(steps.step % len(sampler)):  # batches of this epoch done before a resume
                 next(batches)
             for batch in batches:
                 texts = [examples.texts[row] for row in batch]
                 target = torch.from_numpy(teacher.encode(texts)).to(device)
                 loss = loss_function(student(texts), target)
                 loss.backward()
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad()
-                step += 1
-                last_loss = loss.item()
-                bar.update(1)
-                bar.set_postfix(loss=f"{last_loss:.4f}")
-                out_of_time = config.time_limit is not None and time.perf_counter() - started >= config.time_limit
-                if step % config.checkpoint_every == 0 or step == total_steps or out_of_time:
-                    save_checkpoint(checkpoint, student, optimizer, scheduler, step, state)
-                if step >= total_steps or out_of_time:
+                if steps.take(loss.item()):
                     break
     student.eval()
     student.to("cpu").save(output)
-    (output / "medlink_training.json").write_text(json.dumps({**state, "steps": step, "distilled": True}, indent=2))
+    manifest = {**state, "steps": steps.step, "distilled": True}
+    (output / "medlink_training.json").write_text(json.dumps(manifest, indent=2))
     shutil.rmtree(workdir, ignore_errors=True)
-    return DistillResult(step, time.perf_counter() - started, last_loss, resumed_from, len(config.layers))
+    return DistillResult(steps.step, steps.seconds, steps.last_loss, resumed_from, len(config.layers))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from medlink.training.samplers.positive_batches import PositiveBatchSampler
 from medlink.training.samplers.relation_batches import RelationBatchSampler
 from medlink.training.samplers.sibling_batches import SiblingBatchSampler
 from medlink.training.samplers.tfidf_negatives import tfidf_neighbours
+from medlink.training.steps import OptimizerSteps
 
 LOSSES = {
     "batch-hard": BatchHardSoftMarginTripletLoss,
@@ -130,13 +130,15 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
     # The device is left out of the state: a run interrupted on a GPU may resume on a CPU.
     state = {"config": {**asdict(config), "device": None}, "base": str(base), "examples": len(examples)}
     checkpoint = workdir / "checkpoint.pt"
-    step = resumed_from = resume_checkpoint(checkpoint, state, device, model, optimizer, scheduler,
-                                            relation_loss=relation_loss, count_head=head)  # fmt: skip
-    started, last_loss = time.perf_counter(), float("nan")
+    resumed_from = resume_checkpoint(checkpoint, state, device, model, optimizer, scheduler,
+                                     relation_loss=relation_loss, count_head=head)  # fmt: skip
     model.train()
-    with tqdm(total=total_steps, initial=step, desc="training", unit=" steps", disable=not progress) as bar:
-        out_of_time = False
-        while step < total_steps and not out_of_time:
+    with tqdm(total=total_steps, initial=resumed_from, desc="training", unit=" steps", disable=not progress) as bar:
+        steps = OptimizerSteps(optimizer, scheduler, total_steps, resumed_from, lambda step: save_checkpoint(
+            checkpoint, model, optimizer, scheduler, step, state, relation_loss, head), config.checkpoint_every,
+            config.time_limit, bar)  # fmt: skip
+        while not steps.done:
+            step = steps.step
             sampler.epoch = (step * config.accumulation) // len(sampler)
             skip = (step * config.accumulation) % len(sampler)  # batches of this epoch done before a resume
             batches = iter(sampler)
@@ -151,7 +153,7 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
                     if head is not None:
                         loss = loss + config.count_weight * _count_term(head, vectors, batch, examples)
                     if relations is not None and relation_loss is not None:
-                        draw = step * config.accumulation + (index - 1) % config.accumulation  # same on resume
+                        draw = steps.step * config.accumulation + (index - 1) % config.accumulation  # same on resume
                         relation = _relation_term(model, relation_loss, relations, examples, draw)
                         loss = loss + config.relation_weight * relation
                 loss = loss / config.accumulation
@@ -159,23 +161,13 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
                     loss.backward()
                 if index % config.accumulation:
                     continue
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad()
-                step += 1
-                last_loss = loss.item() * config.accumulation
-                bar.update(1)
-                bar.set_postfix(loss=f"{last_loss:.4f}")
-                out_of_time = config.time_limit is not None and time.perf_counter() - started >= config.time_limit
-                if step % config.checkpoint_every == 0 or step == total_steps or out_of_time:
-                    save_checkpoint(checkpoint, model, optimizer, scheduler, step, state, relation_loss, head)
-                if step >= total_steps or out_of_time:
+                if steps.take(loss.item() * config.accumulation):
                     break
     model.eval()
     model.to("cpu").save(output, head.predictor() if head is not None else None)
-    (output / "medlink_training.json").write_text(json.dumps({**state, "steps": step}, indent=2))
+    (output / "medlink_training.json").write_text(json.dumps({**state, "steps": steps.step}, indent=2))
     shutil.rmtree(workdir, ignore_errors=True)
-    return TrainResult(step, time.perf_counter() - started, last_loss, resumed_from)
+    return TrainResult(steps.step, steps.seconds, steps.last_loss, resumed_from)
 
 
 def resolve_device(name: str) -> torch.device:

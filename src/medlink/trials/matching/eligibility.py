@@ -16,7 +16,6 @@ import json
 import random
 import shutil
 import tempfile
-import time
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ import torch
 
 from medlink.encoders.onnx import ONNX_OPSET
 from medlink.folders import replace_folder
+from medlink.training.steps import OptimizerSteps
 from medlink.training.trainer import (
     TrainResult,
     linear_warmup_and_decay,
@@ -93,36 +93,27 @@ def train_eligibility_reranker(base: str | Path, trials: list[TrainingTrial], ou
     scheduler = linear_warmup_and_decay(optimizer, total, config.warmup)
     state = {"config": {**asdict(config), "device": None}, "base": str(base), "pairs": len(pairs)}
     checkpoint = workdir / "checkpoint.pt"
-    step = resumed_from = resume_checkpoint(checkpoint, state, device, model, optimizer, scheduler)
+    resumed_from = resume_checkpoint(checkpoint, state, device, model, optimizer, scheduler)
     loss_function = torch.nn.BCEWithLogitsLoss()
-    started, last_loss = time.perf_counter(), float("nan")
     model.train()
-    with tqdm(total=total, initial=step, desc="training reranker", unit=" steps", disable=not progress) as bar:
-        while step < total:
-            start = (step % per_epoch) * config.batch_size
+    with tqdm(total=total, initial=resumed_from, desc="training reranker", unit=" steps", disable=not progress) as bar:
+        steps = OptimizerSteps(optimizer, scheduler, total, resumed_from, lambda step: save_checkpoint(
+            checkpoint, model, optimizer, scheduler, step, state), config.checkpoint_every, config.time_limit,
+            bar)  # fmt: skip
+        while not steps.done:
+            start = (steps.step % per_epoch) * config.batch_size
             batch = pairs[start : start + config.batch_size]
             inputs = tokenizer([b[0] for b in batch], [b[1] for b in batch], truncation="longest_first",
                                max_length=config.max_length, padding=True, return_tensors="pt").to(device)  # fmt: skip
             labels = torch.tensor([b[2] for b in batch], device=device)
             loss = loss_function(model(**inputs).logits.squeeze(-1), labels)
             loss.backward()
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            step += 1
-            last_loss = loss.item()
-            bar.update(1)
-            bar.set_postfix(loss=f"{last_loss:.4f}")
-            out_of_time = config.time_limit is not None and time.perf_counter() - started >= config.time_limit
-            if step % config.checkpoint_every == 0 or step == total or out_of_time:
-                save_checkpoint(checkpoint, model, optimizer, scheduler, step, state)
-            if out_of_time:
-                break
+            steps.take(loss.item())
     model.eval()
-    export_reranker(model.to("cpu"), tokenizer, output, {**state, "steps": step, "last_loss": last_loss},
+    export_reranker(model.to("cpu"), tokenizer, output, {**state, "steps": steps.step, "last_loss": steps.last_loss},
                     config.quantize)  # fmt: skip
     shutil.rmtree(workdir, ignore_errors=True)
-    return TrainResult(step, time.perf_counter() - started, last_loss, resumed_from)
+    return TrainResult(steps.step, steps.seconds, steps.last_loss, resumed_from)
 
 
 def export_reranker(model: torch.nn.Module, tokenizer, output: Path, manifest: dict, quantize: str = "none") -> Path:

@@ -19,7 +19,6 @@ import json
 import random
 import shutil
 import tempfile
-import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ import torch
 from medlink.folders import replace_folder
 from medlink.training.losses import TripletLoss
 from medlink.training.model import TermEncoderModel
+from medlink.training.steps import OptimizerSteps
 from medlink.training.trainer import (
     TrainResult,
     linear_warmup_and_decay,
@@ -126,33 +126,24 @@ def train_trial_encoders(base: str | Path, trials: list[TrainingTrial], output: 
     state = {"config": {**asdict(config), "device": None}, "base": str(base), "trials": len(trials),
              "first": trials[0].nct_id, "last": trials[-1].nct_id}  # fmt: skip
     checkpoint = workdir / "checkpoint.pt"
-    step = resumed_from = resume_checkpoint(checkpoint, state, device, encoders, optimizer, scheduler)
-    started, last_loss = time.perf_counter(), float("nan")
+    resumed_from = resume_checkpoint(checkpoint, state, device, encoders, optimizer, scheduler)
     encoders.train()
-    with tqdm(total=total_steps, initial=step, desc="training", unit=" steps", disable=not progress) as bar:
-        while step < total_steps:
-            batch = _batch(trials, config, step, batches_per_epoch)
+    with tqdm(total=total_steps, initial=resumed_from, desc="training", unit=" steps", disable=not progress) as bar:
+        steps = OptimizerSteps(optimizer, scheduler, total_steps, resumed_from, lambda step: save_checkpoint(
+            checkpoint, encoders, optimizer, scheduler, step, state), config.checkpoint_every, config.time_limit,
+            bar)  # fmt: skip
+        while not steps.done:
+            batch = _batch(trials, config, steps.step, batches_per_epoch)
             inclusion = encoders[PATIENT]([t.inclusion for t in batch] + [t.exclusion or "-" for t in batch])
             descriptions = encoders[TRIAL]([t.description for t in batch])
             has_exclusion = torch.tensor([bool(t.exclusion) for t in batch], device=device)
             loss = loss_function(inclusion[: len(batch)], descriptions, inclusion[len(batch) :], has_exclusion)
             loss.backward()
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            step += 1
-            last_loss = loss.item()
-            bar.update(1)
-            bar.set_postfix(loss=f"{last_loss:.4f}")
-            out_of_time = config.time_limit is not None and time.perf_counter() - started >= config.time_limit
-            if step % config.checkpoint_every == 0 or step == total_steps or out_of_time:
-                save_checkpoint(checkpoint, encoders, optimizer, scheduler, step, state)
-            if out_of_time:
-                break
+            steps.take(loss.item())
     encoders.eval()
-    save_trial_model(encoders, output, {**state, "steps": step, "last_loss": last_loss})
+    save_trial_model(encoders, output, {**state, "steps": steps.step, "last_loss": steps.last_loss})
     shutil.rmtree(workdir, ignore_errors=True)
-    return TrainResult(step, time.perf_counter() - started, last_loss, resumed_from)
+    return TrainResult(steps.step, steps.seconds, steps.last_loss, resumed_from)
 
 
 def _batch(trials: list[TrainingTrial], config: TrialTrainConfig, step: int, per_epoch: int) -> list[TrainingTrial]:
