@@ -9,11 +9,14 @@ a crash leaves either the old folder or the new one, never half of each. A folde
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import json
 import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 def replace_folder(staging: Path, target: Path, manifest: str, what: str) -> None:
@@ -48,3 +51,35 @@ def building_lock(target: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def sha256_of(path: Path, chunk_size: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(chunk_size):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def read_manifest_json(path: Path, error: type[Exception], missing: str) -> dict[str, Any]:
+    """The JSON object in a folder's manifest; ``error(missing)`` when there is none, ``error`` naming the file
+    when it cannot be read."""
+    if not path.exists():
+        raise error(missing)
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as problem:
+        raise error(f"{path}: unreadable manifest ({problem})") from None
+    if not isinstance(manifest, dict):
+        raise error(f"{path}: unreadable manifest (not a JSON object)")
+    return manifest
+
+
+def verify_checksums(folder: Path, files: dict[str, str], error: type[Exception], what: str) -> None:
+    """Every file a manifest lists is there and unchanged, else ``error`` saying which and to rebuild ``what``."""
+    for name, checksum in files.items():
+        path = folder / name
+        if not path.exists():
+            raise error(f"{path} is missing: the {what} is incomplete; rebuild it")
+        if sha256_of(path) != checksum:
+            raise error(f"{path} does not match the checksum in its manifest; rebuild the {what}")

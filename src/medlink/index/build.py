@@ -27,7 +27,7 @@ import numpy as np
 
 from medlink import __version__
 from medlink.encoders.base import Encoder
-from medlink.folders import replace_folder
+from medlink.folders import replace_folder, sha256_of
 from medlink.index import faiss_backend
 from medlink.index.entries import SOURCES, IndexEntry
 from medlink.index.vector_index import (
@@ -39,7 +39,6 @@ from medlink.index.vector_index import (
     faiss_file,
     write_entries,
 )
-from medlink.terminology.store import sha256_of
 
 DEFAULT_CHUNK = 4096
 

@@ -11,7 +11,6 @@ encoder or against another terminology than it was built from.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,10 +20,10 @@ import numpy as np
 
 from medlink import __version__
 from medlink.encoders.base import EncoderIdentity, l2_normalize
+from medlink.folders import read_manifest_json, verify_checksums
 from medlink.index import faiss_backend
 from medlink.index.entries import SOURCES, IndexEntry
 from medlink.terminology.diagnostics import MedlinkError
-from medlink.terminology.store import sha256_of
 
 INDEX_FORMAT = "medlink-index"
 INDEX_VERSION = 1
@@ -66,12 +65,7 @@ class VectorIndex:
         folder = Path(folder)
         manifest = read_index_manifest(folder)
         if verify:
-            for name, checksum in manifest["files"].items():
-                path = folder / name
-                if not path.exists():
-                    raise IndexError_(f"{path} is missing: the index is incomplete; rebuild it")
-                if sha256_of(path) != checksum:
-                    raise IndexError_(f"{path} does not match the checksum in its manifest; rebuild the index")
+            verify_checksums(folder, manifest["files"], IndexError_, "index")
         entries = read_entries(folder / ENTRIES)
         indexes = {source: faiss_backend.read_faiss(folder / faiss_file(source), ef_search) for source in entries}
         for source, rows in entries.items():
@@ -155,12 +149,8 @@ def hnsw_parameters(index: VectorIndex) -> faiss_backend.HnswParameters:
 
 def read_index_manifest(folder: Path) -> dict[str, Any]:
     path = folder / MANIFEST
-    if not path.exists():
-        raise IndexError_(f"{folder} is not a medlink index (no {MANIFEST}); build one with `medlink index build`")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise IndexError_(f"{path}: unreadable manifest ({error})") from None
+    manifest = read_manifest_json(path, IndexError_, f"{folder} is not a medlink index (no {MANIFEST}); build one "
+                                                      "with `medlink index build`")  # fmt: skip
     if manifest.get("format") != INDEX_FORMAT:
         raise IndexError_(f"{path}: not a medlink index manifest")
     if manifest.get("version") != INDEX_VERSION:

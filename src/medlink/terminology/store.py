@@ -12,7 +12,6 @@ terminology where a good one was.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from medlink import __version__
-from medlink.folders import replace_folder
+from medlink.folders import read_manifest_json, replace_folder, sha256_of
 from medlink.terminology.diagnostics import MedlinkError
 from medlink.terminology.terminology import (
     CONCEPT_FIELDS,
@@ -43,14 +42,6 @@ _LIST_FIELDS = ("semantic_types", "parents", "alt_ids", "xrefs", "tree_numbers")
 
 class TerminologyFormatError(MedlinkError):
     """A compiled terminology that cannot be used as it is (other schema, corrupt file)."""
-
-
-def sha256_of(path: Path, chunk_size: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(chunk_size):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def save_terminology(terminology: Terminology, directory: Path | str) -> Path:
@@ -117,15 +108,8 @@ def read_manifest(directory: Path | str) -> dict[str, Any]:
     """The manifest of a compiled terminology, checked for format and schema version."""
     directory = Path(directory)
     path = directory / MANIFEST
-    if not path.exists():
-        raise TerminologyFormatError(
-            f"{directory} is not a compiled terminology (no {MANIFEST}); "
-            "make one with `medlink terminology compile SOURCE... -o DIR`"
-        )
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise TerminologyFormatError(f"{path}: unreadable manifest ({error})") from None
+    missing = f"{directory} is not a compiled terminology (no {MANIFEST}); make one with `medlink terminology compile`"
+    manifest = read_manifest_json(path, TerminologyFormatError, missing)
     if manifest.get("format") != FORMAT_NAME:
         raise TerminologyFormatError(f"{path}: not a medlink terminology manifest")
     version = manifest.get("schema_version")

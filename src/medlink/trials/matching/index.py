@@ -28,9 +28,8 @@ from typing import Any
 import numpy as np
 
 from medlink import __version__
-from medlink.folders import replace_folder
+from medlink.folders import read_manifest_json, replace_folder, sha256_of, verify_checksums
 from medlink.terminology.diagnostics import MedlinkError
-from medlink.terminology.store import sha256_of
 from medlink.trials.matching.bm25 import Bm25
 from medlink.trials.matching.encoders import TrialEncoders
 from medlink.trials.matching.texts import criteria_text, description
@@ -163,12 +162,7 @@ class TrialIndex:
         folder = Path(folder)
         manifest = _read_manifest(folder)
         if verify:
-            for name, checksum in manifest["files"].items():
-                path = folder / name
-                if not path.exists():
-                    raise TrialIndexError(f"{path} is missing: the trial index is incomplete; rebuild it")
-                if sha256_of(path) != checksum:
-                    raise TrialIndexError(f"{path} does not match the checksum in its manifest; rebuild the index")
+            verify_checksums(folder, manifest["files"], TrialIndexError, "trial index")
         trials = _read_trials(folder / TRIALS)
         vectors = {name: np.load(folder / f"{name}.npy", mmap_mode="r")
                    for name in ("D", "I", "E", "I-criteria", "E-criteria")}  # fmt: skip
@@ -222,13 +216,8 @@ def _read_trials(path: Path) -> list[IndexedTrial]:
 
 def _read_manifest(folder: Path) -> dict[str, Any]:
     path = folder / MANIFEST
-    if not path.exists():
-        raise TrialIndexError(f"{folder} is not a medlink trial index (no {MANIFEST}); build one with "
-                              f"`medlink trials index RECORDS… -o {folder}`")  # fmt: skip
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise TrialIndexError(f"{path}: unreadable manifest ({error})") from None
+    missing = f"{folder} is not a medlink trial index (no {MANIFEST}); build one with `medlink trials index`"
+    manifest = read_manifest_json(path, TrialIndexError, missing)
     if manifest.get("format") != INDEX_FORMAT:
         raise TrialIndexError(f"{path}: not a medlink trial index manifest (a concept index? those link terms)")
     if manifest.get("version") != INDEX_VERSION:
