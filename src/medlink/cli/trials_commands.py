@@ -36,7 +36,7 @@ def _normalizer_options(function):
                      help="Nil threshold for other interventions (default 0.97)."),
         click.option("--batch-records", type=click.IntRange(min=1), default=256, show_default=True,
                      help="Records linked together (larger: fuller encoder batches, more memory)."),
-        click.option("--strict", is_flag=True, help="Stop at the first malformed record instead of skipping it."),
+        click.option("--strict", is_flag=True, help="Stop at the first malformed record, not skip it."),
     ]  # fmt: skip
     for option in reversed(options):
         function = option(function)
@@ -224,72 +224,69 @@ def index_trials(records: tuple[Path, ...], output_dir: Path, encoders: str | No
                f"({time.perf_counter() - started:,.0f} s)", err=True)  # fmt: skip
 
 
-@trials.command("train")
-@click.argument("records", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path, file_okay=False), required=True)
-@click.option("--base", default="minilm", show_default=True, help="Encoder both sides start from.")
-@click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=2), default=16, show_default=True)
-@click.option("--max-steps", type=click.IntRange(min=1), default=None)
-@click.option("--time-limit", type=float, default=None, help="Seconds: stop (and save) after the step reaching it.")
-@click.option("--device", default="auto", show_default=True, help="cpu, cuda, or auto.")
-@click.option("--strict", is_flag=True, help="Stop at the first malformed record instead of skipping it.")
-def train_trials(records: tuple[Path, ...], output_dir: Path, base: str, epochs: int, batch_size: int,
-                 max_steps: int | None, time_limit: float | None, device: str, strict: bool) -> None:  # fmt: skip
-    """Train TrialMatcher's patient and trial encoders on RECORDS (inclusion criteria as eligible patients,
-    exclusion criteria as ineligible ones; paper 003 eq. 1–4). Run it again after an interruption to resume."""
+def _training_options(function):
+    """What both trainers take: the records, where to write, the start model and the loop's limits."""
+    options = [
+        click.argument("records", nargs=-1, required=True, type=click.Path(path_type=Path)),
+        click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path, file_okay=False), required=True),
+        click.option("--base", default="minilm", show_default=True, help="Model to start from."),
+        click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True),
+        click.option("--batch-size", type=click.IntRange(min=2), default=16, show_default=True),
+        click.option("--max-steps", type=click.IntRange(min=1), default=None),
+        click.option("--time-limit", type=float, default=None, help="Seconds: stop (and save) after that step."),
+        click.option("--device", default="auto", show_default=True, help="cpu, cuda, or auto."),
+        click.option("--strict", is_flag=True, help="Stop at the first malformed record, not skip it."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _train(train_function, config, records: tuple[Path, ...], output_dir: Path, base: str, strict: bool) -> None:
+    """Read the records, train, and say what came of it; a rerun after an interruption resumes."""
     from medlink.encoders.registry import resolve_model
     from medlink.terminology import ReadReport
-    from medlink.trials.matching.training import TrialTrainConfig, train_trial_encoders, training_trials
-    from medlink.trials.readers import read_trials
-
-    report = ReadReport(strict=strict)
-    examples = training_trials(read_trials(records, report))
-    config = TrialTrainConfig(epochs=epochs, batch_size=batch_size, max_steps=max_steps, time_limit=time_limit,
-                              device=device)  # fmt: skip
-    try:
-        result = train_trial_encoders(resolve_model(base), examples, output_dir, config, progress=sys.stderr.isatty())
-    except ValueError as error:
-        raise click.ClickException(str(error)) from None
-    click.echo(f"{result.steps} steps ({result.resumed_from} resumed) in {result.seconds:,.0f} s, last loss "
-               f"{result.last_loss:.4f}: {output_dir}", err=True)  # fmt: skip
-
-
-@trials.command("train-reranker")
-@click.argument("records", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path, file_okay=False), required=True)
-@click.option("--base", default="minilm", show_default=True, help="Model the cross-encoder starts from.")
-@click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=2), default=16, show_default=True)
-@click.option("--max-steps", type=click.IntRange(min=1), default=None)
-@click.option("--time-limit", type=float, default=None, help="Seconds: stop (and export) after the step reaching it.")
-@click.option("--other-trial-negatives", is_flag=True,
-              help="Also teach that another trial's inclusion criteria do not fit (an addition to the paper).")
-@click.option("--quantize", type=click.Choice(["none", "int8"]), default="none", show_default=True)
-@click.option("--device", default="auto", show_default=True, help="cpu, cuda, or auto.")
-@click.option("--strict", is_flag=True, help="Stop at the first malformed record instead of skipping it.")
-def train_reranker(records: tuple[Path, ...], output_dir: Path, base: str, epochs: int, batch_size: int,
-                   max_steps: int | None, time_limit: float | None, other_trial_negatives: bool, quantize: str,
-                   device: str, strict: bool) -> None:  # fmt: skip
-    """Train the eligibility cross-encoder (TrialMatcher's damoebrtog reranker) on RECORDS: is this criteria set
-    the trial's inclusion or its exclusion set? Use it with `medlink trials match --rerank OUTPUT`."""
-    from medlink.encoders.registry import resolve_model
-    from medlink.terminology import ReadReport
-    from medlink.trials.matching.eligibility import EligibilityConfig, train_eligibility_reranker
     from medlink.trials.matching.training import training_trials
     from medlink.trials.readers import read_trials
 
     examples = training_trials(read_trials(records, ReadReport(strict=strict)))
-    config = EligibilityConfig(epochs=epochs, batch_size=batch_size, max_steps=max_steps, time_limit=time_limit,
-                               other_trial_negatives=other_trial_negatives, quantize=quantize,
-                               device=device)  # fmt: skip
     try:
-        result = train_eligibility_reranker(resolve_model(base), examples, output_dir, config,
-                                            progress=sys.stderr.isatty())  # fmt: skip
+        result = train_function(resolve_model(base), examples, output_dir, config, progress=sys.stderr.isatty())
     except ValueError as error:
         raise click.ClickException(str(error)) from None
     click.echo(f"{result.steps} steps ({result.resumed_from} resumed) in {result.seconds:,.0f} s, last loss "
                f"{result.last_loss:.4f}: {output_dir}", err=True)  # fmt: skip
+
+
+@trials.command("train")
+@_training_options
+def train_trials(records: tuple[Path, ...], output_dir: Path, base: str, epochs: int, batch_size: int,
+                 max_steps: int | None, time_limit: float | None, device: str, strict: bool) -> None:  # fmt: skip
+    """Train TrialMatcher's patient and trial encoders on RECORDS (inclusion criteria as eligible patients,
+    exclusion criteria as ineligible ones; paper 003 eq. 1–4). Run it again after an interruption to resume."""
+    from medlink.trials.matching.training import TrialTrainConfig, train_trial_encoders
+
+    config = TrialTrainConfig(epochs=epochs, batch_size=batch_size, max_steps=max_steps, time_limit=time_limit,
+                              device=device)  # fmt: skip
+    _train(train_trial_encoders, config, records, output_dir, base, strict)
+
+
+@trials.command("train-reranker")
+@_training_options
+@click.option("--other-trial-negatives", is_flag=True,
+              help="Also teach that another trial's inclusion criteria do not fit (an addition to the paper).")
+@click.option("--quantize", type=click.Choice(["none", "int8"]), default="none", show_default=True)
+def train_reranker(records: tuple[Path, ...], output_dir: Path, base: str, epochs: int, batch_size: int,
+                   max_steps: int | None, time_limit: float | None, device: str, strict: bool,
+                   other_trial_negatives: bool, quantize: str) -> None:  # fmt: skip
+    """Train the eligibility cross-encoder (TrialMatcher's damoebrtog reranker) on RECORDS: is this criteria set
+    the trial's inclusion or its exclusion set? Use it with `medlink trials match --rerank OUTPUT`."""
+    from medlink.trials.matching.eligibility import EligibilityConfig, train_eligibility_reranker
+
+    config = EligibilityConfig(epochs=epochs, batch_size=batch_size, max_steps=max_steps, time_limit=time_limit,
+                               other_trial_negatives=other_trial_negatives, quantize=quantize,
+                               device=device)  # fmt: skip
+    _train(train_eligibility_reranker, config, records, output_dir, base, strict)
 
 
 @trials.command("match")
