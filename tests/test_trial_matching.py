@@ -38,7 +38,8 @@ RECORDS = [
                 conditions=("Diabetes Mellitus, Type 2",),
                 interventions=(Intervention("Drug", "Metformin"),),
                 inclusion=("Type 2 diabetes diagnosed within 5 years", "HbA1c between 7% and 10%"),
-                exclusion=("Heart failure", "Pregnancy"), minimum_age=18.0, maximum_age=75.0),
+                exclusion=("Heart failure", "Pregnancy", "Uncontrolled type 2 diabetes mellitus"), minimum_age=18.0,
+                maximum_age=75.0),
     TrialRecord("NCT00000002", title="Letrozole for postmenopausal women with breast cancer",
                 brief_summary="Hormone therapy for breast neoplasms.", conditions=("Breast Neoplasms",),
                 interventions=(Intervention("Drug", "Letrozole"),),
@@ -155,7 +156,7 @@ def test_index_round_trip_holds_views_criteria_concepts_and_limits(index_dir: Pa
     assert "MESH:D003924" in diabetes.concepts and "MESH:D008687" in diabetes.concepts  # condition + metformin
     assert "MESH:D006333" in diabetes.exclusion_concepts  # Heart Failure named in its exclusions
     assert (diabetes.minimum_age, diabetes.maximum_age, index.trials[1].sex) == (18.0, 75.0, "female")
-    assert index.manifest["encoder_name"] == "minilm" and index.manifest["criteria"] == {"I": 7, "E": 5}
+    assert index.manifest["encoder_name"] == "minilm" and index.manifest["criteria"] == {"I": 7, "E": 6}
 
 
 def test_index_refuses_corruption_other_encoders_and_other_folders(index_dir: Path, tmp_path: Path, encoders) -> None:
@@ -196,6 +197,7 @@ def test_matcher_ranks_the_fitting_trial_first_and_explains_why(matcher: TrialMa
     assert ranked[0] == "NCT00000001"
     first = result.trials[0]
     assert first.age_ok is True and "Diabetes Mellitus, Type 2" in first.shared_concepts
+    assert first.fired_exclusions == ()  # "uncontrolled type 2 diabetes" qualifies this trial's own condition
     assert {c.text for c in first.best_inclusion} == set(RECORDS[0].inclusion)
     assert first.best_inclusion[0].score >= first.best_inclusion[1].score
     asthma = next(t for t in result.trials if t.nct_id == "NCT00000003")

@@ -134,7 +134,7 @@ class TrialMatcher:
             if self.scanner and note_concepts:
                 if trial.concepts:
                     concepts[i] = len(self.scanner.related(note_concepts, trial.concepts)) / len(trial.concepts)
-                excluded[i] = bool(self.scanner.related(note_concepts, trial.exclusion_concepts))
+                excluded[i] = bool(self._excluding(note_concepts, trial, trial.exclusion_concepts))
             demographics[i] = check_demographics(note, trial.minimum_age, trial.maximum_age, trial.sex).excluded
         return Signals(cosines["D"], cosines["I"], cosines["E"], bm25, concepts, excluded, demographics)
 
@@ -163,12 +163,22 @@ class TrialMatcher:
         fired: tuple[str, ...] = ()
         shared: tuple[str, ...] = ()
         if self.scanner and note_concepts:
-            fired = tuple(c for c in trial.exclusion if self.scanner.related(note_concepts, self.scanner.scan(c)))
+            fired = tuple(c for c in trial.exclusion if self._excluding(note_concepts, trial, self.scanner.scan(c)))
             shared = self._names(self.scanner.related(note_concepts, trial.concepts))
         verdict = check_demographics(note, trial.minimum_age, trial.maximum_age, trial.sex)
         values = {name: float(getattr(signals, name)[i]) for name in Signals.__dataclass_fields__}
         return TrialMatch(trial.nct_id, trial.title, rank, score, values, best, fired, verdict.age_ok,
                           verdict.sex_ok, shared)  # fmt: skip
+
+    def _excluding(self, note_concepts: Sequence[str], trial: IndexedTrial, named: Sequence[str]) -> tuple[str, ...]:
+        """The diseases of the note among ``named`` (an exclusion's), leaving out the trial's own conditions and
+        what is above them: "uncontrolled type 2 diabetes" in a diabetes trial qualifies its patients, it does not
+        exclude diabetes."""
+        assert self.scanner is not None
+        own = set(trial.concepts)
+        for concept in trial.concepts:
+            own.update(self.scanner.terminology.ancestors(concept) if concept in self.scanner.terminology else ())
+        return self.scanner.related(note_concepts, [c for c in named if c not in own])
 
     def _names(self, concepts: Sequence[str]) -> tuple[str, ...]:
         if self.scanner is None:
