@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -67,19 +68,7 @@ def export_onnx(source: str | Path, target: Path, quantize: str = "none", poolin
             torch.onnx.export(_LastHiddenState(encoder.model), tuple(sample[name] for name in _INPUTS), str(fp32),
                               input_names=list(_INPUTS), output_names=["last_hidden_state"], dynamic_axes=axes,
                               opset_version=ONNX_OPSET, dynamo=False)  # fmt: skip
-        if quantize == "int8":
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
-            quantize_dynamic(str(fp32), str(staging / "model.onnx"), per_channel=True,
-                             op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)  # fmt: skip
-            fp32.unlink()
-        elif quantize == "none":
-            fp32.rename(staging / "model.onnx")
-        else:
-            raise ValueError(f"quantize must be 'none' or 'int8', not {quantize!r}")
-        encoder.tokenizer.save_pretrained(staging / "tokenizer")
-        shutil.copy(staging / "tokenizer" / "tokenizer.json", staging / "tokenizer.json")
-        shutil.rmtree(staging / "tokenizer")
+        finish_export(fp32, staging, quantize, encoder.tokenizer)
         if encoder.count_head is not None:  # the concept-count head travels with the weights it was trained with
             encoder.count_head.save(staging)
         identity = replace(encoder.identity, kind="onnx", quantization=quantize)
@@ -91,6 +80,24 @@ def export_onnx(source: str | Path, target: Path, quantize: str = "none", poolin
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
+
+
+def finish_export(fp32: Path, staging: Path, quantize: str, tokenizer: Any) -> None:
+    """``staging/model.onnx`` from the exported ``fp32`` graph (int8: dynamic quantization of its MatMuls, per
+    channel) and ``staging/tokenizer.json`` from a transformers tokenizer."""
+    if quantize == "int8":
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        quantize_dynamic(str(fp32), str(staging / "model.onnx"), per_channel=True,
+                         op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)  # fmt: skip
+        fp32.unlink()
+    elif quantize == "none":
+        fp32.rename(staging / "model.onnx")
+    else:
+        raise ValueError(f"quantize must be 'none' or 'int8', not {quantize!r}")
+    tokenizer.save_pretrained(staging / "tokenizer")
+    shutil.copy(staging / "tokenizer" / "tokenizer.json", staging / "tokenizer.json")
+    shutil.rmtree(staging / "tokenizer")
 
 
 class OnnxEncoder:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from medlink.encoders.onnx import ONNX_OPSET
+from medlink.encoders.onnx import ONNX_OPSET, finish_export
 from medlink.folders import replace_folder
 from medlink.training.steps import OptimizerSteps
 from medlink.training.trainer import (
@@ -141,17 +141,7 @@ def export_reranker(model: torch.nn.Module, tokenizer, output: Path, manifest: d
             torch.onnx.export(_Logits(model), tuple(sample[n] for n in names), str(fp32), input_names=names,
                               output_names=["logits"], dynamic_axes=axes, opset_version=ONNX_OPSET,
                               dynamo=False)  # fmt: skip
-        if quantize == "int8":
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
-            quantize_dynamic(str(fp32), str(staging / "model.onnx"), per_channel=True,
-                             op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)  # fmt: skip
-            fp32.unlink()
-        else:
-            fp32.rename(staging / "model.onnx")
-        tokenizer.save_pretrained(staging / "tokenizer")
-        shutil.copy(staging / "tokenizer" / "tokenizer.json", staging / "tokenizer.json")
-        shutil.rmtree(staging / "tokenizer")
+        finish_export(fp32, staging, quantize, tokenizer)
         (staging / MANIFEST).write_text(json.dumps({**manifest, "quantization": quantize}, indent=2))
         replace_folder(staging, output, MANIFEST, "a medlink reranker folder")
     except BaseException:
