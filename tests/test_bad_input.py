@@ -127,3 +127,31 @@ def test_xml_syntax_error_names_the_line(tmp_path: Path) -> None:
     path = write(tmp_path / "desc2025.xml", "<DescriptorRecordSet>\n<DescriptorRecord>\n</Oops>\n")
     with pytest.raises(SourceError, match=r"desc2025.xml:3: malformed XML"):
         list(read_source(path, "mesh-xml", ReadReport()))
+
+
+@pytest.mark.parametrize("text", ["", "garbage line\nno tab here either\n"])
+def test_sources_holding_no_concept_are_an_error_not_an_empty_terminology(tmp_path: Path, text: str) -> None:
+    from click.testing import CliRunner
+
+    from medlink.cli import main
+
+    path = write(tmp_path / "terms.tsv", text)
+    with pytest.raises(MedlinkError, match=r"no concept found in .*terms\.tsv \(as tsv\)"):
+        compile_terminology([SourceSpec(path, "tsv")])
+    result = CliRunner().invoke(main, ["terminology", "compile", str(path), "-o", str(tmp_path / "out")])
+    assert result.exit_code != 0 and "medlink terminology formats" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_filters_that_leave_nothing_fail_and_say_what_there_is(fixtures: Path) -> None:
+    from medlink.evaluation.corpus_formats import load_corpus
+    from medlink.evaluation.runner import evaluate
+    from medlink.linking import Linker
+    from medlink.resources import load_default_terminology
+
+    with pytest.raises(MedlinkError, match="has no mention of type 'Protein'; its types are: Chemical, Disease"):
+        load_corpus(f"pubtator:{fixtures / 'tiny.pubtator'}", "Protein")
+    corpus = load_corpus(f"pubtator:{fixtures / 'tiny.pubtator'}")
+    linker = Linker(load_default_terminology())
+    with pytest.raises(MedlinkError, match="no mention to evaluate in the zero-shot subset"):
+        evaluate(linker, corpus, train=corpus, subset="zero-shot")

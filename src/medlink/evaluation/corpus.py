@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from medlink.terminology.diagnostics import MedlinkError
+
 NIL_IDS = frozenset({"-1", "", "CUI-less", "NIL"})
 
 
@@ -72,11 +74,16 @@ class Corpus:
         return iter(self.mentions)
 
     def with_type(self, entity_type: str | None) -> Corpus:
-        """Only mentions of one entity type (``Disease``, ``Chemical``); all of them for ``None``."""
+        """Only mentions of one entity type (``Disease``, ``Chemical``); all of them for ``None``. A type no mention
+        has is an error that lists the types the corpus has, not an empty corpus scored 0."""
         if entity_type is None:
             return self
         wanted = entity_type.casefold()
         kept = tuple(m for m in self.mentions if (m.entity_type or "").casefold() == wanted)
+        if self.mentions and not kept:
+            present = sorted({m.entity_type for m in self.mentions if m.entity_type})
+            raise MedlinkError(f"{self.name} has no mention of type {entity_type!r}; its types are: "
+                               f"{', '.join(present) or 'none (its mentions carry no type)'}")  # fmt: skip
         return Corpus(f"{self.name} [{entity_type}]", kept, self.notes)
 
     def labelled_pairs(self) -> list[tuple[str, tuple[str, ...]]]:

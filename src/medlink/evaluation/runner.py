@@ -17,6 +17,7 @@ from medlink.evaluation.scoring import Mode, Prediction, Scores, rank_of_gold, s
 from medlink.evaluation.setups import select_subset
 from medlink.linking import Linker, LinkResult, Mention
 from medlink.terminology import Terminology
+from medlink.terminology.diagnostics import MedlinkError
 
 
 def prediction_of(result: LinkResult) -> Prediction:
@@ -55,6 +56,10 @@ def evaluate(
 ) -> Evaluation:
     """Link every mention of ``corpus`` (or of its ``subset``: refined, zero-shot, stratified against ``train``)."""
     corpus = select_subset(corpus, train, subset, linker.terminology.normalizer)
+    if not len(corpus.mentions):
+        left = f"the {subset} subset of {corpus.name}" if subset != "all" else corpus.name
+        raise MedlinkError(f"no mention to evaluate in {left}: nothing would be scored (check the corpus, its "
+                           f"entity type and the subset)")  # fmt: skip
     mentions = [Mention(m.text, m.document, m.start, m.end, m.entity_type) for m in corpus]
     predictions = tuple(prediction_of(result) for result in linker.link_many(mentions))
     golds = tuple(resolve_gold(m.gold, linker.terminology) for m in corpus)

@@ -43,10 +43,19 @@ def _checksum(path: Path) -> tuple[str, int]:
 
 
 def compile_terminology(sources: Iterable[SourceSpec], report: ReadReport | None = None, **options: Any) -> Terminology:
-    """Read every source and merge them. ``options`` go to the readers that take them (``namespace``…)."""
+    """Read every source and merge them. ``options`` go to the readers that take them (``namespace``…).
+
+    Sources that hold no concept at all are an error, not an empty terminology that later commands would accept."""
     builder = TerminologyBuilder(report or ReadReport())
-    for spec in sources:
+    specs = list(sources)
+    for spec in specs:
         sha256, size = _checksum(spec.path) if spec.path.exists() else ("", 0)
         info = SourceInfo(path=spec.path.name, format=spec.format, sha256=sha256, size=size, concepts=0)
         builder.add_source(read_source(spec.path, spec.format, builder.report, **options), info)
-    return builder.build()
+    terminology = builder.build()
+    if not len(terminology):
+        read = ", ".join(f"{spec.path} (as {spec.format})" for spec in specs) or "no source"
+        skipped = "; ".join(line.strip() for line in builder.report.lines()[:3])
+        raise MedlinkError(f"no concept found in {read}{': ' + skipped if skipped else ''}. Check the format "
+                           f"(`medlink terminology formats`; give it as FORMAT:PATH) or the file")  # fmt: skip
+    return terminology
