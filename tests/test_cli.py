@@ -66,6 +66,15 @@ def test_bad_input_file_is_one_line_error_and_keeps_existing_output(tmp_path: Pa
     assert output.read_text() == "previous results\n"
 
 
+def test_output_paths_that_cannot_be_written_are_one_line_errors(tmp_path: Path) -> None:
+    empty = run("link", "--exact-only", "heart attack", "--output", "", check=False)  # found by tests/test_fuzz.py
+    assert empty.returncode == 2 and "'--output': an empty path" in empty.stderr
+    (tmp_path / "a-file").write_text("")
+    blocked = run("link", "--exact-only", "heart attack", "--output", str(tmp_path / "a-file" / "out.tsv"), check=False)
+    assert blocked.returncode == 1 and "cannot write the results there (Not a directory)" in blocked.stderr
+    assert "Traceback" not in empty.stderr + blocked.stderr
+
+
 def test_link_without_mentions_is_a_usage_error() -> None:
     completed = run("link", check=False)
     assert completed.returncode == 2

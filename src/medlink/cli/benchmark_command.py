@@ -8,14 +8,16 @@ from pathlib import Path
 
 import click
 
+from medlink.cli.paths import PathOption
+
 
 @click.command()
-@click.argument("config_path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option("--data", "data_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("../shared/data"),
+@click.argument("config_path", type=PathOption(path_type=Path, exists=True, dir_okay=False))
+@click.option("--data", "data_dir", type=PathOption(path_type=Path, file_okay=False), default=Path("../shared/data"),
               show_default=True, help="The data folder that {data} in the configuration stands for.")  # fmt: skip
-@click.option("--work", "work_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("build/benchmark"),
+@click.option("--work", "work_dir", type=PathOption(path_type=Path, file_okay=False), default=Path("build/benchmark"),
               show_default=True, help="Where indexes are built and cached between runs.")  # fmt: skip
-@click.option("-o", "--output", "output_path", type=click.Path(path_type=Path, dir_okay=False),
+@click.option("-o", "--output", "output_path", type=PathOption(path_type=Path, dir_okay=False),
               default=Path("docs/benchmarks.md"), show_default=True,
               help="The Markdown report; the JSON record and the SVG plot go beside it.")  # fmt: skip
 @click.option("--dataset", "only_datasets", multiple=True, help="Run only these datasets (by name).")

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import click
 
+from medlink.cli.paths import PathOption
+
 
 @click.command()
-@click.option("--index", "index_dir", type=click.Path(path_type=Path, exists=True, file_okay=False), required=True)
+@click.option("--index", "index_dir", type=PathOption(path_type=Path, exists=True, file_okay=False), required=True)
 @click.option("--corpus", "corpus_spec", required=True, help="Labelled development data, FORMAT:PATH.")
 @click.option("--entity-type", default=None, help="Only mentions of this type.")
 @click.option("--namespace", default=None, help="Namespace for bare gold ids.")

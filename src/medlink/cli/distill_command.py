@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from medlink.cli.paths import PathOption
+
 
 def _layers(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[int, ...]:
     try:
@@ -31,7 +33,7 @@ def _layers(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[i
 @click.option(
     "--terminology",
     "terminology_dir",
-    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    type=PathOption(path_type=Path, exists=True, file_okay=False),
     help="Compiled terminology whose names are the training texts (default: the embedded MeSH descriptors).",
 )
 @click.option("--mentions", "mentions_specs", multiple=True, help="Annotated mentions FORMAT:PATH to add (repeatable).")
@@ -50,7 +52,7 @@ def _layers(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[i
 @click.option("--time-limit", type=float, default=None, help="Stop after this many seconds.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--device", default="auto", show_default=True, help="auto (a GPU when torch sees one), cpu or cuda.")
-@click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path), required=True)
+@click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
 def distill(teacher: str, layers: tuple[int, ...], terminology_dir: Path | None, mentions_specs: tuple[str, ...],
             relation_weight: float, batch_size: int, per_concept: int, lr: float, max_length: int,
             max_steps: int | None, time_limit: float | None, seed: int, device: str,

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
+from medlink.cli.paths import PathOption
 from medlink.evaluation.setups import SUBSETS
 
 
@@ -36,7 +37,7 @@ from medlink.evaluation.setups import SUBSETS
 @click.option(
     "--errors",
     "errors_path",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=PathOption(path_type=Path, dir_okay=False),
     help="Write the mentions wrong at rank 1 to this TSV.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")

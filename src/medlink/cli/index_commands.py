@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from medlink.cli.paths import PathOption
+
 
 @click.group()
 def index() -> None:
@@ -34,7 +36,7 @@ def _encoder_options(function):
 @click.option(
     "--terminology",
     "terminology_dir",
-    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    type=PathOption(path_type=Path, exists=True, file_okay=False),
     help="Compiled terminology (default: the embedded MeSH descriptors).",
 )
 @_encoder_options
@@ -55,7 +57,7 @@ def _encoder_options(function):
     "'MESH:D' for MeSH descriptors of a descriptors + supplementary terminology: the others are still found by exact "
     "match, and the index is a fraction of the size and build time.",
 )
-@click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path), required=True)
+@click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
 def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantize: str, train_spec: str | None,
           entity_type: str | None, kind: str, encode_only: str | None, output_dir: Path) -> None:  # fmt: skip
     """Encode every distinct name (and training mention) and save a searchable index.
@@ -87,11 +89,11 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
 
 
 @index.command()
-@click.argument("index_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.argument("index_dir", type=PathOption(path_type=Path, exists=True, file_okay=False))
 @click.option(
     "--synonyms",
     "synonyms_path",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    type=PathOption(path_type=Path, exists=True, dir_okay=False),
     required=True,
     help="TSV 'concept id<TAB>name' of domain synonyms to add.",
 )
@@ -119,7 +121,7 @@ def add(index_dir: Path, synonyms_path: Path, namespace: str | None) -> None:
 
 
 @index.command()
-@click.argument("index_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.argument("index_dir", type=PathOption(path_type=Path, exists=True, file_okay=False))
 def info(index_dir: Path) -> None:
     """Show an index's manifest: encoder, terminology, counts, kinds, timing."""
     from medlink.index.vector_index import read_index_manifest

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
+from medlink.cli.paths import PathOption
 
 _BATCH = 4096
 
@@ -20,13 +21,13 @@ _BATCH = 4096
 @click.option(
     "--input",
     "input_path",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=PathOption(path_type=Path, dir_okay=False),
     help="Mentions file: .jsonl (mention, document…), .tsv (first column) or one mention per line.",
 )
 @click.option(
     "--output",
     "output_path",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=PathOption(path_type=Path, dir_okay=False),
     help="Results file: .jsonl for JSON lines, anything else for TSV (default: standard output).",
 )
 @click.option(
@@ -69,7 +70,10 @@ def link(
     )
     # Results go to a temporary file renamed at the end, so a failed run never leaves a truncated output behind.
     partial = output_path.with_name(f".{output_path.name}.partial") if output_path else None
-    stream = open(partial, "w", encoding="utf-8") if partial else sys.stdout  # noqa: SIM115
+    try:
+        stream = open(partial, "w", encoding="utf-8") if partial else sys.stdout  # noqa: SIM115
+    except OSError as error:
+        raise click.ClickException(f"{output_path}: cannot write the results there ({error.strerror})") from None
     try:
         writer = ResultWriter(stream, as_json)
         show = progress if progress is not None else (input_path is not None and sys.stderr.isatty())

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from medlink.cli.paths import PathOption
 from medlink.linking import Linker
 from medlink.terminology.diagnostics import MedlinkError
 
@@ -37,9 +38,9 @@ class LinkerChoice:
 
 def linker_options(function):
     options = [
-        click.option("--terminology", "terminology_dir", type=click.Path(path_type=Path),
+        click.option("--terminology", "terminology_dir", type=PathOption(path_type=Path),
                      help="Compiled terminology (default: the embedded MeSH descriptors, or the index's own)."),
-        click.option("--index", "index_dir", type=click.Path(path_type=Path),
+        click.option("--index", "index_dir", type=PathOption(path_type=Path),
                      help="Vector index from `medlink index build` (default: the embedded one, built on first use)."),
         click.option("--sieves", default=None,
                      help="Sieve order, e.g. 'exact,D-T@0.95,OD-T' (the default) or 'exact,O-T'."),

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import click
 
+from medlink.cli.paths import PathOption
+
 
 @click.command()
 @click.option(
     "--terminology",
     "terminology_dir",
-    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    type=PathOption(path_type=Path, exists=True, file_okay=False),
     help="Compiled terminology with semantic types (default: the embedded MeSH descriptors).",
 )
 @click.option(

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
+from medlink.cli.paths import PathOption
 
 
 @click.command()
@@ -21,7 +22,7 @@ from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
               help="Largest request body.")  # fmt: skip
 @click.option("--batch-wait-ms", type=click.FloatRange(min=0), default=2.0, show_default=True,
               help="How long to gather concurrent requests into one encoder batch.")  # fmt: skip
-@click.option("--trials-index", type=click.Path(path_type=Path, file_okay=False), default=None,
+@click.option("--trials-index", type=PathOption(path_type=Path, file_okay=False), default=None,
               help="A trial index (`medlink trials index`) to serve POST /v1/trials/match from.")  # fmt: skip
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True)  # fmt: skip

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from medlink.cli.paths import PathOption
 from medlink.terminology.readers import READERS
 
 
@@ -21,7 +22,7 @@ def terminology() -> None:
     "-o",
     "--output",
     "output_dir",
-    type=click.Path(path_type=Path),
+    type=PathOption(path_type=Path),
     required=True,
     help="Folder to write the compiled terminology to (replaced atomically).",
 )
@@ -62,7 +63,7 @@ def compile(
 
 
 @terminology.command()
-@click.argument("directory", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.argument("directory", type=PathOption(path_type=Path, exists=True, file_okay=False))
 def info(directory: Path) -> None:
     """Summarize a compiled terminology: sources, counts per name kind and per namespace."""
     from medlink.terminology import load_terminology, read_manifest

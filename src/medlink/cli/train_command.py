@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from medlink.cli.paths import PathOption
 from medlink.training.choices import LOSS_NAMES, SAMPLER_NAMES
 
 
@@ -13,7 +14,7 @@ from medlink.training.choices import LOSS_NAMES, SAMPLER_NAMES
 @click.option(
     "--terminology",
     "terminology_dir",
-    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    type=PathOption(path_type=Path, exists=True, file_okay=False),
     help="Compiled terminology whose synonyms are the positives (default: the embedded MeSH descriptors).",
 )
 @click.option(
@@ -90,7 +91,7 @@ from medlink.training.choices import LOSS_NAMES, SAMPLER_NAMES
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--time-limit", type=float, default=None, help="Stop after this many seconds (equal-time comparisons).")
 @click.option("--device", default="auto", show_default=True, help="auto (a GPU when torch sees one), cpu or cuda.")
-@click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path), required=True)
+@click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
 def train(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_type: str | None, base: str, loss: str,
           sampler: str, mined_group: int, code_prefix: int, relation_weight: float, count_weight: float,
           epochs: int, max_steps: int | None, batch_size: int, per_concept: int, accumulation: int, lr: float,

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from medlink.cli.paths import PathOption
+
 
 @click.group()
 def trials() -> None:
@@ -18,15 +20,15 @@ def trials() -> None:
 
 def _normalizer_options(function):
     options = [
-        click.option("--conditions-index", type=click.Path(path_type=Path, file_okay=False),
+        click.option("--conditions-index", type=PathOption(path_type=Path, file_okay=False),
                      help="Index for conditions and non-drug interventions (default: the embedded MeSH one)."),
-        click.option("--conditions-terminology", type=click.Path(path_type=Path, file_okay=False),
+        click.option("--conditions-terminology", type=PathOption(path_type=Path, file_okay=False),
                      help="Compiled terminology for conditions (alone: exact match only; with an index: its "
                           "terminology)."),
-        click.option("--interventions-index", type=click.Path(path_type=Path, file_okay=False),
+        click.option("--interventions-index", type=PathOption(path_type=Path, file_okay=False),
                      help="Index for drug-like interventions, e.g. MeSH descriptors + supplementary records or "
                           "DrugBank (default: the conditions linker)."),
-        click.option("--interventions-terminology", type=click.Path(path_type=Path, file_okay=False),
+        click.option("--interventions-terminology", type=PathOption(path_type=Path, file_okay=False),
                      help="Compiled terminology for drug-like interventions (alone: exact match only)."),
         click.option("--exact-only", is_flag=True, help="Exact normalized match only: no encoder, no index."),
         click.option("--condition-nil", type=float, default=None, help="Nil threshold for conditions (default 0.52)."),
@@ -68,8 +70,8 @@ def _normalizer_options(function):
 
 
 @trials.command()
-@click.argument("records", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", "output_path", type=click.Path(path_type=Path, dir_okay=False), required=True,
+@click.argument("records", nargs=-1, required=True, type=PathOption(path_type=Path))
+@click.option("-o", "--output", "output_path", type=PathOption(path_type=Path, dir_okay=False), required=True,
               help="OUT.jsonl or OUT.parquet; a killed run resumes when run again.")  # fmt: skip
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Processes linking batches in parallel, each with its own linker.")  # fmt: skip
@@ -99,10 +101,10 @@ def normalize(records: tuple[Path, ...], output_path: Path, workers: int, progre
 
 
 @trials.command("eval-normalization")
-@click.argument("records", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("records", nargs=-1, required=True, type=PathOption(path_type=Path))
 @click.option("--split", type=click.Choice(["train", "test", "all"]), default="all", show_default=True,
               help="Records by NCT-id hash: tune on train, report test.")  # fmt: skip
-@click.option("--mesh", "mesh_dir", type=click.Path(path_type=Path, file_okay=False),
+@click.option("--mesh", "mesh_dir", type=PathOption(path_type=Path, file_okay=False),
               help="MeSH terminology that resolves browse terms (default: the interventions terminology, else the "
                    "embedded descriptors; supplementary records resolve only when it holds them).")  # fmt: skip
 @click.option("--calibrate", is_flag=True,
@@ -196,8 +198,8 @@ def _matcher_options(function):
 
 
 @trials.command("index")
-@click.argument("records", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path, file_okay=False), required=True)
+@click.argument("records", nargs=-1, required=True, type=PathOption(path_type=Path))
+@click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path, file_okay=False), required=True)
 @click.option("--encoders", default=None, help="Trial encoders (default: the shipped ones).")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on standard error (default: if a tty).")
 @_normalizer_options
@@ -227,8 +229,8 @@ def index_trials(records: tuple[Path, ...], output_dir: Path, encoders: str | No
 def _training_options(function):
     """What both trainers take: the records, where to write, the start model and the loop's limits."""
     options = [
-        click.argument("records", nargs=-1, required=True, type=click.Path(path_type=Path)),
-        click.option("-o", "--output", "output_dir", type=click.Path(path_type=Path, file_okay=False), required=True),
+        click.argument("records", nargs=-1, required=True, type=PathOption(path_type=Path)),
+        click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path, file_okay=False), required=True),
         click.option("--base", default="minilm", show_default=True, help="Model to start from."),
         click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True),
         click.option("--batch-size", type=click.IntRange(min=2), default=16, show_default=True),
@@ -291,7 +293,7 @@ def train_reranker(records: tuple[Path, ...], output_dir: Path, base: str, epoch
 
 @trials.command("match")
 @click.argument("note")
-@click.option("--index", "index_dir", type=click.Path(path_type=Path, file_okay=False), required=True)
+@click.option("--index", "index_dir", type=PathOption(path_type=Path, file_okay=False), required=True)
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True)
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_matcher_options
@@ -323,11 +325,11 @@ def match(note: str, top: int, output_format: str, spec) -> None:
 
 def _collection_options(function):
     options = [
-        click.option("--birco", type=click.Path(path_type=Path, dir_okay=False), default=None,
+        click.option("--birco", type=PathOption(path_type=Path, dir_okay=False), default=None,
                      help="A BIRCO collection (JSON with query, corpus, qrel), e.g. the SIGIR 2016 test_shared.json."),
-        click.option("--trec", type=click.Path(path_type=Path, file_okay=False), default=None,
+        click.option("--trec", type=PathOption(path_type=Path, file_okay=False), default=None,
                      help="A TREC CT folder (queries.jsonl, qrels/test.tsv); needs --index of the trials at hand."),
-        click.option("--index", "index_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+        click.option("--index", "index_dir", type=PathOption(path_type=Path, file_okay=False), default=None,
                      help="Trial index (default for --birco: the collection's own trial texts)."),
         click.option("--full", is_flag=True,
                      help="Search the whole index (top 100) instead of ranking each patient's judged pool."),
@@ -355,7 +357,7 @@ def _rank(birco: Path | None, trec: Path | None, full: bool, spec):
 
 @trials.command("rank")
 @_collection_options
-@click.option("--run", "run_path", type=click.Path(path_type=Path, dir_okay=False), required=True,
+@click.option("--run", "run_path", type=PathOption(path_type=Path, dir_okay=False), required=True,
               help="Where to write the TREC run file.")  # fmt: skip
 @_matcher_options
 def rank(birco: Path | None, trec: Path | None, full: bool, run_path: Path, spec) -> None:
@@ -369,7 +371,7 @@ def rank(birco: Path | None, trec: Path | None, full: bool, run_path: Path, spec
 
 @trials.command("eval")
 @_collection_options
-@click.option("--run", "run_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+@click.option("--run", "run_path", type=PathOption(path_type=Path, dir_okay=False), default=None,
               help="Also write the system's TREC run file here.")  # fmt: skip
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_matcher_options

@@ -1,0 +1,15 @@
+"""The path type of every medlink command option: click's, refusing an empty string, which ``pathlib`` would
+read as ``.`` (the current folder) and which then fails deep inside a command instead of at the option."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+
+class PathOption(click.Path):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty path: give a file or folder name", param, ctx)
+        return super().convert(value, param, ctx)
