@@ -75,6 +75,34 @@ def test_output_paths_that_cannot_be_written_are_one_line_errors(tmp_path: Path)
     assert "Traceback" not in empty.stderr + blocked.stderr
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".tsv"])
+def test_killed_link_run_resumes_without_loss_or_duplicates(tmp_path: Path, suffix: str) -> None:
+    import os
+    import signal
+    import time
+
+    mentions = tmp_path / "mentions.txt"
+    mentions.write_text("".join(f"{name} {i}\n" for i in range(60_000) for name in ("heart attack", "asthma")))
+    output, clean = tmp_path / f"out{suffix}", tmp_path / f"clean{suffix}"
+    partial = tmp_path / f".out{suffix}.partial"
+    command = [*MEDLINK, "link", "--exact-only", "--input", str(mentions), "--output"]
+    job = subprocess.Popen([*command, str(output)], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (partial.exists() and partial.stat().st_size > 100_000):
+        assert job.poll() is None and time.monotonic() < deadline, "the run ended before it could be killed"
+        time.sleep(0.01)
+    os.kill(job.pid, signal.SIGKILL)
+    job.wait(timeout=30)
+    assert not output.exists() and partial.exists()
+    resumed = run("link", "--exact-only", "--input", str(mentions), "--output", str(output), "--resume")
+    assert "resuming after" in resumed.stderr
+    run("link", "--exact-only", "--input", str(mentions), "--output", str(clean))
+    assert output.read_text() == clean.read_text()  # every row once, in input order, one header
+    assert not partial.exists()
+    again = run("link", "--exact-only", "--input", str(mentions), "--output", str(output), "--resume")
+    assert "is complete: nothing to resume" in again.stderr
+
+
 def test_link_without_mentions_is_a_usage_error() -> None:
     completed = run("link", check=False)
     assert completed.returncode == 2

@@ -37,6 +37,8 @@ _BATCH = 4096
     default=None,
     help="Output format on standard output or when --output has no telling extension.",
 )
+@click.option("--resume", is_flag=True,
+              help="Continue an interrupted --input/--output run: keep the results it wrote, link the rest.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on standard error (default: if a terminal).")
 def link(
     texts: tuple[str, ...],
@@ -44,6 +46,7 @@ def link(
     input_path: Path | None,
     output_path: Path | None,
     output_format: str | None,
+    resume: bool,
     progress: bool | None,
 ) -> None:
     """Link TEXTS (or the mentions in --input) to concepts.
@@ -53,29 +56,40 @@ def link(
       medlink link "heart attack" "Crohn's disease"
       medlink link --format json "myocardial infarction"
       medlink link --input mentions.tsv --output results.jsonl
+      medlink link --input mentions.tsv --output results.jsonl --resume   # after an interruption
       medlink link --index my-index/ --sieves exact,O-T "heart atack"
 
     The embedded default runs exact match, then dense retrieval with the packaged MiniLM over the MeSH
     descriptors; the first run builds that index (about a minute and a half) and caches it.
     """
     from medlink.linking import Mention
-    from medlink.linking.mention_files import ResultWriter, read_mentions
+    from medlink.linking.mention_files import ResultWriter, read_mentions, rows_written
 
     if not texts and input_path is None:
         raise click.UsageError("give mentions as arguments or with --input FILE")
-    linker = make_linker(linker_choice)
-    mentions = iter([Mention(text) for text in texts]) if texts else read_mentions(input_path)  # type: ignore[arg-type]
+    if resume and (input_path is None or output_path is None):
+        raise click.UsageError("--resume continues a run with --input and --output: give both")
     as_json = output_format == "json" or (
         output_format is None and output_path is not None and output_path.suffix.lower() in (".jsonl", ".json")
     )
-    # Results go to a temporary file renamed at the end, so a failed run never leaves a truncated output behind.
+    # Results go to a temporary file renamed at the end, so a failed run never leaves a truncated output behind;
+    # a resumed run appends to the one an interrupted run left, after the results it holds.
     partial = output_path.with_name(f".{output_path.name}.partial") if output_path else None
+    done, has_header = rows_written(partial, as_json) if resume and partial else (0, False)
+    if resume and output_path and output_path.exists() and not partial.exists():  # type: ignore[union-attr]
+        click.echo(f"{output_path} is complete: nothing to resume", err=True)
+        return
+    linker = make_linker(linker_choice)
+    mentions = iter([Mention(text) for text in texts]) if texts else read_mentions(input_path)  # type: ignore[arg-type]
+    mentions = islice(mentions, done, None)
     try:
-        stream = open(partial, "w", encoding="utf-8") if partial else sys.stdout  # noqa: SIM115
+        stream = open(partial, "a" if resume else "w", encoding="utf-8") if partial else sys.stdout  # noqa: SIM115
     except OSError as error:
         raise click.ClickException(f"{output_path}: cannot write the results there ({error.strerror})") from None
+    if done:
+        click.echo(f"resuming after {done:,} results already in {partial}", err=True)
     try:
-        writer = ResultWriter(stream, as_json)
+        writer = ResultWriter(stream, as_json, header=not has_header)
         show = progress if progress is not None else (input_path is not None and sys.stderr.isatty())
         from tqdm import tqdm
 
@@ -83,11 +97,15 @@ def link(
             while batch := list(islice(mentions, _BATCH)):
                 for result in linker.link_many(batch):
                     writer.write(result)
+                stream.flush()  # a killed run keeps every finished batch for --resume
                 bar.update(len(batch))
-    except BaseException:
+    except BaseException as error:
         if partial:
             stream.close()
-            partial.unlink(missing_ok=True)
+            if isinstance(error, KeyboardInterrupt):  # interrupted, not wrong: keep what is done for --resume
+                click.echo(f"interrupted: run the same command with --resume to continue from {partial}", err=True)
+            else:
+                partial.unlink(missing_ok=True)
         raise
     if partial and output_path:
         stream.close()

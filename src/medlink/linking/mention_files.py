@@ -59,6 +59,22 @@ def _json_mention(path: Path, number: int, line: str) -> Mention:
     )
 
 
+def rows_written(partial: Path, as_json: bool) -> tuple[int, bool]:
+    """What an interrupted run left in ``partial``: the results it holds and whether its TSV header is there. A
+    line torn by the interruption is cut off first, so the file ends on a complete row."""
+    if not partial.exists():
+        return 0, False
+    data = partial.read_bytes()
+    complete = data.rfind(b"\n") + 1
+    if complete < len(data):
+        with open(partial, "r+b") as handle:
+            handle.truncate(complete)
+    lines = data[:complete].count(b"\n")
+    if as_json:
+        return lines, False
+    return max(0, lines - 1), lines > 0
+
+
 def result_json(result: LinkResult) -> str:
     return json.dumps(result.to_dict(), ensure_ascii=False)
 
@@ -77,17 +93,14 @@ def result_tsv(result: LinkResult) -> str:
 
 
 class ResultWriter:
-    """Writes results as JSON lines or TSV to an open text stream."""
+    """Writes results as JSON lines or TSV to an open text stream (the TSV header first, unless ``header`` is
+    false: a resumed file has it already)."""
 
-    def __init__(self, stream: IO[str], as_json: bool) -> None:
+    def __init__(self, stream: IO[str], as_json: bool, header: bool = True) -> None:
         self.stream = stream
         self.as_json = as_json
-        if not as_json:
+        if not as_json and header:
             stream.write("\t".join(TSV_COLUMNS) + "\n")
-
-    @classmethod
-    def for_path(cls, path: Path, stream: IO[str]) -> ResultWriter:
-        return cls(stream, as_json=path.suffix.lower() in (".jsonl", ".json"))
 
     def write(self, result: LinkResult) -> None:
         self.stream.write((result_json(result) if self.as_json else result_tsv(result)) + "\n")
