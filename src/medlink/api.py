@@ -20,7 +20,7 @@ def default_linker() -> Linker:
 
 
 @overload
-def link(mentions: str | Mention) -> LinkResult: ...
+def link(mentions: str | Mention) -> LinkResult: ...  # type: ignore[overload-overlap]  # a str is one mention
 @overload
 def link(mentions: Iterable[str | Mention]) -> list[LinkResult]: ...
 def link(mentions: str | Mention | Iterable[str | Mention]) -> LinkResult | list[LinkResult]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import click
 
@@ -58,7 +59,8 @@ def eval_command(corpus_spec: str, linker_choice: LinkerChoice, entity_type: str
     evaluation = evaluate(linker, corpus, ks, "lenient" if lenient else "strict", train, subset)
     result = evaluation.as_dict()
     choice = linker_choice
-    result["setup"].update(  # type: ignore[union-attr]
+    setup = cast(dict, result["setup"])
+    setup.update(
         entity_type=entity_type,
         terminology=", ".join(source.path for source in linker.terminology.sources) or "in memory",
         index=str(choice.index_dir) if choice.index_dir else ("none" if choice.exact_only else "embedded"),

@@ -343,9 +343,12 @@ def _rank(birco: Path | None, trec: Path | None, full: bool, spec):
     from medlink.trials.matching.collections import read_birco, read_trec
     from medlink.trials.matching.runs import FULL, POOL, rank_collection
 
-    if (birco is None) == (trec is None):
+    if birco is not None and trec is None:
+        collection = read_birco(birco)
+    elif trec is not None and birco is None:
+        collection = read_trec(trec)
+    else:
         raise click.UsageError("give one collection: --birco FILE or --trec FOLDER")
-    collection = read_birco(birco) if birco else read_trec(trec)
     if spec.index_dir is None and not collection.trial_texts:
         raise click.UsageError(f"{trec}: TREC CT topics come without trials; give --index of the trials you have")
     matcher = spec.build(collection.trial_texts, progress=sys.stderr.isatty())

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -49,8 +50,10 @@ def build_faiss(vectors: np.ndarray, kind: str, hnsw: HnswParameters):
 
     dimension = vectors.shape[1]
     quantizer = faiss.ScalarQuantizer.QT_fp16
+    index: Any
     if kind == "hnsw":
-        index = faiss.IndexHNSWSQ(dimension, quantizer, hnsw.m, faiss.METRIC_INNER_PRODUCT)
+        # faiss's type stubs want a ScalarQuantizer object; the C++ constructor takes the quantizer type's value
+        index = faiss.IndexHNSWSQ(dimension, quantizer, hnsw.m, faiss.METRIC_INNER_PRODUCT)  # type: ignore[arg-type]
         index.hnsw.efConstruction = hnsw.ef_construction
         index.hnsw.efSearch = hnsw.ef_search
     else:

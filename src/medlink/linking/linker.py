@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from medlink.linking.abbreviations import expand_abbreviations
 from medlink.linking.composites import split_composite
@@ -179,7 +179,7 @@ class Linker:
             for i, result in zip(missing, decided, strict=True):
                 results[i] = result
                 if type(mentions[i]) is str:
-                    self._remember(mentions[i], result, self._by_text)
+                    self._remember(cast(str, mentions[i]), result, self._by_text)
         return results  # type: ignore[return-value]  # every slot is filled above
 
     def _link_uncached(self, mentions: list[str | Mention]) -> list[LinkResult]:

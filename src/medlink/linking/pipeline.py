@@ -40,6 +40,8 @@ def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None,
     for part in (p.strip() for p in spec.split(",") if p.strip()):
         name, _, threshold = part.partition("@")
         if name.lower() == "exact":
+            mentions: Sequence[IndexEntry]
+            added: Sequence[IndexEntry]
             if index is None:
                 mentions = [e for e in entries if e.source == MENTIONS]
                 added = [e for e in entries if e.source == ONTOLOGY and e.added]

@@ -85,7 +85,8 @@ def _content_length(scope: dict) -> int | None:
 
 async def _read_body(receive: Any, limit: int) -> bytes | None:
     """The whole body, or ``None`` once it passes ``limit`` bytes."""
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":

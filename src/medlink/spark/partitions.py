@@ -96,7 +96,10 @@ def _write_partitions(batches: Iterator[pd.DataFrame], recipe: LinkerRecipe, con
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType
 
-    partition = TaskContext.get().partitionId()
+    context = TaskContext.get()
+    if context is None:
+        raise RuntimeError("write_partition runs inside a Spark task (mapInPandas), not on the driver")
+    partition = context.partitionId()
     target = partition_file(Path(folder), partition)
     if target.exists():
         yield pd.DataFrame({"partition": [partition], "rows": [pq.read_metadata(target).num_rows], "written": [False]})

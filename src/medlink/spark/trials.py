@@ -13,6 +13,7 @@ import pandas as pd
 from medlink.spark.columns import prepare_recipe
 from medlink.spark.workers import worker_normalizer
 from medlink.terminology.diagnostics import MedlinkError
+from medlink.trials.records import TrialRecord
 from medlink.trials.setup import NormalizerSpec
 
 if TYPE_CHECKING:
@@ -40,7 +41,8 @@ def _normalize_batches(batches: Iterator[pd.DataFrame], spec: NormalizerSpec, co
 
     normalizer = worker_normalizer(spec)  # one per Python worker, as workers.py explains
     for frame in batches:
-        records, errors = [], []
+        records: list[TrialRecord | None] = []
+        errors: list[str | None] = []
         for text in frame[column]:
             try:
                 records.append(parse_api_study(json.loads(text)))

@@ -109,8 +109,8 @@ class TerminologyBuilder:
                     stack.append((parent, 0))
                     path.append(parent)
                     on_stack.add(parent)
-        for node, parents in dropped.items():
-            kept = tuple(parent for parent in concepts[node].parents if parent not in parents)
+        for node, cut in dropped.items():
+            kept = tuple(parent for parent in concepts[node].parents if parent not in cut)
             concepts[node] = replace(concepts[node], parents=kept)
         return concepts
 

@@ -80,7 +80,7 @@ class Columns:
         return self._raw[name]
 
     def __len__(self) -> int:
-        first = next(iter(self._raw.values()), [])
+        first: Any = next(iter(self._raw.values()), [])
         return len(first)
 
 
@@ -282,7 +282,7 @@ class Terminology:
         seen: dict[str, None] = {}
         frontier = list(self.parents(concept_id))
         while frontier:
-            next_frontier = []
+            next_frontier: list[str] = []
             for parent in frontier:
                 if parent not in seen and parent in self:
                     seen[parent] = None

@@ -172,8 +172,8 @@ class Normalizer:
         if not ascii_only:
             text = unicodedata.normalize("NFKC", text)
         # Capitalized acronyms keep their plural-looking "s" (AIDS is not the plural of aid).
-        acronyms = _ACRONYM_RE.findall(text) if self.config.plurals and "S" in text else ()
-        acronyms = {word.casefold() for word in acronyms}
+        found = _ACRONYM_RE.findall(text) if self.config.plurals and "S" in text else ()
+        acronyms = {word.casefold() for word in found}
         text = text.casefold()
         if self.config.greek and not ascii_only:
             text = _GREEK_RE.sub(lambda match: f" {_GREEK[match.group()]} ", text)

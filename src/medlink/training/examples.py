@@ -60,9 +60,8 @@ def training_examples(
         labels.extend([label] * len(names))
     counts = [0] * len(texts)
     given = mention_counts if mention_counts is not None else [1] * len(mentions)
-    triples = [(text, terminology.resolve(concept_id), count)
-               for (text, concept_id), count in zip(mentions, given, strict=True)]  # fmt: skip
-    triples = [triple for triple in triples if triple[1] is not None]
+    triples = [(text, resolved, count) for (text, concept_id), count in zip(mentions, given, strict=True)
+               if (resolved := terminology.resolve(concept_id)) is not None]  # fmt: skip
     if triples and mention_share > 0:
         wanted = round(len(texts) * mention_share)
         for i in range(max(wanted, len(triples))):

@@ -126,7 +126,7 @@ class TrialNormalizer:
             terminology = self._linker(field_name).terminology
             prefixes = self.branches.of(field_name)
             has_tree = bool(prefixes) and any(terminology.concepts["tree_numbers"])
-            self._scopes[field_name] = BranchScope(terminology, prefixes) if has_tree else None
+            self._scopes[field_name] = BranchScope(terminology, prefixes) if prefixes and has_tree else None
 
     def _linker(self, field_name: str) -> Linker:
         return self.interventions if field_name == DRUG else self.conditions
@@ -138,7 +138,7 @@ class TrialNormalizer:
     def normalize_batch(self, records: Sequence[TrialRecord]) -> list[NormalizedTrial]:
         condition_results = self._link_conditions(records)
         prepared = [[self._prepare(item) for item in record.interventions] for record in records]
-        spellings = {DRUG: [], OTHER: []}
+        spellings: dict[str, list] = {DRUG: [], OTHER: []}
         for record, items in zip(records, prepared, strict=True):
             for item, ready in zip(record.interventions, items, strict=True):
                 for part in ready.parts:
@@ -160,7 +160,7 @@ class TrialNormalizer:
         return out
 
     def _link_conditions(self, records: Sequence[TrialRecord]) -> list[list[LinkResult]]:
-        mentions = []
+        mentions: list[str | Mention] = []
         for record in records:
             document = f"{record.title}. {record.brief_summary}" if self.use_document else None
             mentions.extend(Mention(text, document=document) for text in self._condition_texts(record))

@@ -93,11 +93,11 @@ def _archive_members(path: Path) -> Iterator[Member]:
                         yield Member(f"{path}:{info.filename}", info.filename, archive.read(info))
             return
         with tarfile.open(path, "r|*") as archive:  # a stream: members are read in order, never extracted
-            for info in archive:
-                if info.isfile() and _is_record_name(info.name):
-                    handle = archive.extractfile(info)
+            for entry in archive:
+                if entry.isfile() and _is_record_name(entry.name):
+                    handle = archive.extractfile(entry)
                     if handle is not None:
-                        yield Member(f"{path}:{info.name}", info.name, handle.read())
+                        yield Member(f"{path}:{entry.name}", entry.name, handle.read())
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as error:
         raise SourceError(path, f"cannot read the archive ({error}); is it truncated?") from None
 

@@ -7,7 +7,7 @@ import io
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from medlink.terminology.diagnostics import SourceError
 
@@ -27,7 +27,7 @@ def open_binary(path: Path | str) -> IO[bytes]:
     if path.is_dir():
         raise SourceError(path, "is a folder, expected a file")
     if is_gzip(path):
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     if path.suffix == ".gz":
         raise SourceError(path, "name ends in .gz but the file is not gzip-compressed; rename it or recompress it")
     return open(path, "rb")

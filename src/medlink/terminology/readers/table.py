@@ -12,7 +12,7 @@ parent is the longest other code that is a prefix of it: ``A00.001`` is under ``
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 from medlink.terminology.diagnostics import ReadReport, SourceError
@@ -97,8 +97,8 @@ def read_table(
             yield concept
 
 
-def _prefix_parents(codes: dict[str, object]) -> dict[str, tuple[str, ...]]:
-    parents = {}
+def _prefix_parents(codes: Collection[str]) -> dict[str, tuple[str, ...]]:
+    parents: dict[str, tuple[str, ...]] = {}
     for code in codes:
         namespace, _, local = code.rpartition(":")
         for end in range(len(local) - 1, 0, -1):

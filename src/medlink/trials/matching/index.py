@@ -99,6 +99,13 @@ class TrialIndex:
     def row(self, nct_id: str) -> int | None:
         return self._rows.get(nct_id)
 
+    def rows(self, nct_ids: Sequence[str]) -> list[int]:
+        """The rows of ``nct_ids``, in order; ids the index lacks are an error naming them."""
+        missing = [i for i in nct_ids if i not in self._rows]
+        if missing:
+            raise MedlinkError(f"{len(missing)} trials are not in the index: {', '.join(missing[:5])}")
+        return [self._rows[i] for i in nct_ids]
+
     def criteria_vectors(self, side: str, row: int) -> np.ndarray:
         """The vectors of one trial's inclusion (``side`` "I") or exclusion ("E") criteria, in order."""
         start, end = self._offsets[side][row], self._offsets[side][row + 1]
@@ -209,9 +216,11 @@ def _read_trials(path: Path) -> list[IndexedTrial]:
         raise TrialIndexError(f"{path} lacks the columns {', '.join(missing)}; rebuild the index")
     listed = {"inclusion", "exclusion", "concepts", "exclusion_concepts"}
     columns = [table.column(name).to_pylist() for name in names]
-    return [IndexedTrial(**{name: tuple(value) if name in listed else value
-                            for name, value in zip(names, row, strict=True)})
-            for row in zip(*columns, strict=True)]  # fmt: skip
+    trials = []
+    for row in zip(*columns, strict=True):
+        values: dict[str, Any] = {name: tuple(v) if name in listed else v for name, v in zip(names, row, strict=True)}
+        trials.append(IndexedTrial(**values))
+    return trials
 
 
 def _read_manifest(folder: Path) -> dict[str, Any]:

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from medlink.terminology.diagnostics import MedlinkError
 from medlink.trials.matching.concepts import ConceptScanner
 from medlink.trials.matching.encoders import TrialEncoders
 from medlink.trials.matching.index import IndexedTrial, TrialIndex
@@ -95,10 +94,7 @@ class TrialMatcher:
 
     def rank(self, note: str, nct_ids: Sequence[str]) -> MatchResult:
         """``nct_ids`` (a judged pool) ranked for ``note``; ids missing from the index are an error."""
-        missing = [i for i in nct_ids if self.index.row(i) is None]
-        if missing:
-            raise MedlinkError(f"{len(missing)} trials are not in the index: {', '.join(missing[:5])}")
-        return self._ranked(note, [self.index.row(i) for i in nct_ids], len(nct_ids))  # type: ignore[misc]
+        return self._ranked(note, self.index.rows(nct_ids), len(nct_ids))
 
     # --- scoring --------------------------------------------------------------------------------------------
 

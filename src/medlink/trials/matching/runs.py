@@ -37,8 +37,7 @@ def rank_collection(matcher: TrialMatcher, collection: Collection, protocol: str
         if protocol == POOL:
             pool = sorted(judged.qrels[patient])
             result = matcher.rank(note, pool)
-            rows = [index.row(t) for t in pool]
-            lexical = index.bm25.scores(note)[rows]
+            lexical = index.bm25.scores(note)[index.rows(pool)]
             bm25[patient] = dict(zip(pool, lexical.tolist(), strict=True))
         else:
             result = matcher.match(note, top=depth)

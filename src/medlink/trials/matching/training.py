@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import cast
 
 import torch
 
@@ -161,7 +162,7 @@ def save_trial_model(encoders: torch.nn.ModuleDict, output: Path, manifest: dict
     staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
     try:
         for name in (PATIENT, TRIAL):
-            model = encoders[name].to("cpu")
+            model = cast(TermEncoderModel, encoders[name].to("cpu"))
             model.transformer.half()
             model.save(staging / name)
             model.transformer.float()
