@@ -8,7 +8,7 @@ import pytest
 
 from medlink.index import (
     IndexEntry,
-    IndexError_,
+    IndexFileError,
     VectorIndex,
     add_entries,
     build_index,
@@ -92,9 +92,9 @@ def test_other_encoder_or_terminology_is_refused(built, encoder, terminology) ->
 
     index = VectorIndex.load(built)
     index.check_compatible(encoder.identity, terminology.fingerprint())
-    with pytest.raises(IndexError_, match=r"built with encoder .* but the linker uses"):
+    with pytest.raises(IndexFileError, match=r"built with encoder .* but the linker uses"):
         index.check_compatible(load_encoder("minilm", quantize="int8").identity)
-    with pytest.raises(IndexError_, match="not from the loaded terminology"):
+    with pytest.raises(IndexFileError, match="not from the loaded terminology"):
         index.check_compatible(terminology_fingerprint="0123456789abcdef")
 
 
@@ -106,12 +106,12 @@ def test_corrupt_or_partial_index_is_refused(built, tmp_path) -> None:
     with open(copy / "O.faiss", "r+b") as handle:
         handle.seek(200)
         handle.write(b"\x00\x01\x02")
-    with pytest.raises(IndexError_, match=r"O\.faiss does not match the checksum"):
+    with pytest.raises(IndexFileError, match=r"O\.faiss does not match the checksum"):
         VectorIndex.load(copy)
     (copy / "O.faiss").unlink()
-    with pytest.raises(IndexError_, match="missing: the index is incomplete"):
+    with pytest.raises(IndexFileError, match="missing: the index is incomplete"):
         VectorIndex.load(copy)
-    with pytest.raises(IndexError_, match="is not a medlink index"):
+    with pytest.raises(IndexFileError, match="is not a medlink index"):
         VectorIndex.load(tmp_path)
 
 

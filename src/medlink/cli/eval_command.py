@@ -64,7 +64,7 @@ def eval_command(corpus_spec: str, linker_choice: LinkerChoice, entity_type: str
         entity_type=entity_type,
         terminology=", ".join(source.path for source in linker.terminology.sources) or "in memory",
         index=str(choice.index_dir) if choice.index_dir else ("none" if choice.exact_only else "embedded"),
-        sieves=",".join(getattr(s, "name", "?") for s in linker.sieves),
+        sieves=",".join(s.name for s in linker.sieves),
         abbreviations=choice.abbreviations,
         composites=choice.composites,
     )

@@ -2,7 +2,7 @@
 
 from medlink.index.build import add_entries, build_index
 from medlink.index.entries import MENTIONS, ONTOLOGY, IndexEntry, mention_entries, ontology_entries
-from medlink.index.vector_index import Hit, IndexError_, VectorIndex
+from medlink.index.vector_index import Hit, IndexFileError, VectorIndex
 from medlink.index.with_mentions import index_with_mentions, with_mentions_path
 
 __all__ = [
@@ -10,7 +10,7 @@ __all__ = [
     "ONTOLOGY",
     "Hit",
     "IndexEntry",
-    "IndexError_",
+    "IndexFileError",
     "VectorIndex",
     "add_entries",
     "build_index",

@@ -31,7 +31,7 @@ MANIFEST = "manifest.json"
 ENTRIES = "entries.parquet"
 
 
-class IndexError_(MedlinkError):
+class IndexFileError(MedlinkError):
     """An index that cannot be used: corrupt, incomplete, or built with another encoder or terminology."""
 
 
@@ -65,12 +65,12 @@ class VectorIndex:
         folder = Path(folder)
         manifest = read_index_manifest(folder)
         if verify:
-            verify_checksums(folder, manifest["files"], IndexError_, "index")
+            verify_checksums(folder, manifest["files"], IndexFileError, "index")
         entries = read_entries(folder / ENTRIES)
         indexes = {source: faiss_backend.read_faiss(folder / faiss_file(source), ef_search) for source in entries}
         for source, rows in entries.items():
             if indexes[source].ntotal != len(rows):
-                raise IndexError_(f"{folder / faiss_file(source)} has {indexes[source].ntotal} vectors for "
+                raise IndexFileError(f"{folder / faiss_file(source)} has {indexes[source].ntotal} vectors for "
                                   f"{len(rows)} entries; rebuild the index")  # fmt: skip
         return cls(entries, indexes, EncoderIdentity(**manifest["encoder"]), manifest["terminology"], manifest)
 
@@ -78,13 +78,13 @@ class VectorIndex:
                          ) -> None:  # fmt: skip
         """Refuse an encoder or terminology other than the ones this index was built with."""
         if encoder is not None and encoder.fingerprint() != self.encoder.fingerprint():
-            raise IndexError_(
+            raise IndexFileError(
                 f"this index was built with encoder {self.encoder.model} ({self.encoder.kind}, "
                 f"{self.encoder.fingerprint()}) but the linker uses {encoder.model} ({encoder.kind}, "
                 f"{encoder.fingerprint()}); rebuild it with `medlink index build`"
             )
         if terminology_fingerprint is not None and terminology_fingerprint != self.terminology_fingerprint:
-            raise IndexError_(
+            raise IndexFileError(
                 f"this index was built from terminology {self.terminology_fingerprint}, not from the loaded "
                 f"terminology {terminology_fingerprint}; rebuild it with `medlink index build`"
             )
@@ -149,12 +149,12 @@ def hnsw_parameters(index: VectorIndex) -> faiss_backend.HnswParameters:
 
 def read_index_manifest(folder: Path) -> dict[str, Any]:
     path = folder / MANIFEST
-    manifest = read_manifest_json(path, IndexError_, f"{folder} is not a medlink index (no {MANIFEST}); build one "
+    manifest = read_manifest_json(path, IndexFileError, f"{folder} is not a medlink index (no {MANIFEST}); build one "
                                                       "with `medlink index build`")  # fmt: skip
     if manifest.get("format") != INDEX_FORMAT:
-        raise IndexError_(f"{path}: not a medlink index manifest")
+        raise IndexFileError(f"{path}: not a medlink index manifest")
     if manifest.get("version") != INDEX_VERSION:
-        raise IndexError_(
+        raise IndexFileError(
             f"{folder} is index format version {manifest.get('version')}; this medlink "
             f"({__version__}) reads version {INDEX_VERSION}. Rebuild it with `medlink index build`"
         )

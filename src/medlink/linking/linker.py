@@ -243,7 +243,7 @@ class Linker:
                         found[key] = self._finish(outcome, key)
                 decided.update(self._claim_counted(found))
                 batch = remaining
-            tried = ", ".join(getattr(sieve, "name", sieve.stage.value) for sieve in self.sieves)
+            tried = ", ".join(sieve.name for sieve in self.sieves)
             for key, text in batch:
                 decided[key] = LinkResult(text, (), Stage.NIL, reason=f"no concept found by: {tried}")
         for key, result in decided.items():
