@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -126,7 +127,7 @@ class TrialIndex:
             raise MedlinkError("no trial to index")
         ids = [trial.nct_id for trial in trials]
         if len(set(ids)) != len(ids):
-            duplicated = sorted({i for i in ids if ids.count(i) > 1})
+            duplicated = sorted(i for i, count in Counter(ids).items() if count > 1)
             raise MedlinkError(f"trial ids appear more than once: {', '.join(duplicated[:5])}")
         vectors = {
             "D": encoders.encode_trials([t.description or t.title for t in trials], progress),

@@ -20,7 +20,7 @@ import numpy as np
 
 from medlink.trials.matching.concepts import ConceptScanner
 from medlink.trials.matching.encoders import TrialEncoders
-from medlink.trials.matching.index import IndexedTrial, TrialIndex
+from medlink.trials.matching.index import VIEWS, IndexedTrial, TrialIndex
 from medlink.trials.matching.notes import MAX_NOTE_CHARS, PatientNote, check_demographics, read_note
 from medlink.trials.matching.rerank import CrossEncoder
 from medlink.trials.matching.scoring import FusionWeights, Signals, fuse, standardize
@@ -102,15 +102,15 @@ class TrialMatcher:
         note = read_note(text)
         warnings = _note_warnings(text)
         patient = self.encoders.encode_patients([note.text])[0]
-        vectors = self.index.vectors
-        cosines = {view: np.asarray(vectors[view], dtype=np.float32) @ patient for view in ("D", "I", "E")}
         bm25 = self.index.bm25.scores(note.text)
-        if pool is None:
+        if pool is None:  # every trial's cosines, to choose the candidates
+            cosines = self._cosines(patient, slice(None))
             dense = cosines["D"] + self.weights.inclusion * cosines["I"] - self.weights.exclusion * cosines["E"]
             rows = np.union1d(_top(dense, self.candidates), _top(bm25, self.candidates))
-        else:
+            cosines = {view: values[rows] for view, values in cosines.items()}
+        else:  # only the pool's rows are read (the vectors are memory-mapped float16)
             rows = np.asarray(pool, dtype=np.int64)
-        cosines = {view: values[rows] for view, values in cosines.items()}
+            cosines = self._cosines(patient, rows)
         bm25 = bm25[rows]
         trials = [self.index.trials[row] for row in rows]
         note_concepts = self.scanner.scan(note.text) if self.scanner else ()
@@ -122,6 +122,10 @@ class TrialMatcher:
                                       note_concepts) for rank, i in enumerate(order[:top], start=1))  # fmt: skip
         names = self._names(note_concepts)
         return MatchResult(note, names, matches, warnings)
+
+    def _cosines(self, patient: np.ndarray, rows: slice | np.ndarray) -> dict[str, np.ndarray]:
+        """cos(note, D), cos(note, I), cos(note, E) of the trials at ``rows``."""
+        return {view: np.asarray(self.index.vectors[view][rows], dtype=np.float32) @ patient for view in VIEWS}
 
     def _signals(self, cosines: dict[str, np.ndarray], bm25: np.ndarray, trials: list[IndexedTrial],
                  note: PatientNote, note_concepts: Sequence[str]) -> Signals:  # fmt: skip

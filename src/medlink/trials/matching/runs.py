@@ -36,9 +36,8 @@ def rank_collection(matcher: TrialMatcher, collection: Collection, protocol: str
         note = judged.notes[patient]
         if protocol == POOL:
             pool = sorted(judged.qrels[patient])
-            result = matcher.rank(note, pool)
-            lexical = index.bm25.scores(note)[index.rows(pool)]
-            bm25[patient] = dict(zip(pool, lexical.tolist(), strict=True))
+            result = matcher.rank(note, pool)  # every pool trial comes back, its BM25 score among its signals
+            bm25[patient] = {m.nct_id: m.signals["bm25"] for m in result.trials}
         else:
             result = matcher.match(note, top=depth)
             lexical = index.bm25.scores(note)
