@@ -50,17 +50,16 @@ def test_load_refuses_options_that_do_not_go_together(tmp_path) -> None:
 
 
 def test_pickled_linker_rebuilds_lazily_and_links_the_same(default: Linker) -> None:
-    default.config = replace(default.config, nil_threshold=0.5)
-    try:
-        data = pickle.dumps(default)
-        assert len(data) < 2_000  # the recipe and settings, not the index
-        copy = pickle.loads(data)
-        assert "terminology" not in vars(copy)  # nothing heavy is loaded until the copy is used
-        assert copy.config.nil_threshold == 0.5
-        assert [r.to_dict() for r in copy.link_many(MENTIONS)] == [r.to_dict() for r in default.link_many(MENTIONS)]
-        assert "terminology" in vars(copy)
-    finally:
-        default.config = replace(default.config, nil_threshold=None)
+    strict = default.with_config(replace(default.config, nil_threshold=0.5))
+    data = pickle.dumps(strict)
+    assert len(data) < 2_000  # the recipe and settings, not the index
+    copy = pickle.loads(data)
+    assert "terminology" not in vars(copy)  # nothing heavy is loaded until the copy is used
+    assert copy.config.nil_threshold == 0.5
+    assert [r.to_dict() for r in copy.link_many(MENTIONS)] == [r.to_dict() for r in strict.link_many(MENTIONS)]
+    assert "terminology" in vars(copy)
+    with pytest.raises(AttributeError):
+        default.config = strict.config  # type: ignore[misc]  # settings are fixed: with_config makes another linker
 
 
 def test_a_linker_assembled_from_parts_says_why_it_cannot_pickle() -> None:
@@ -86,16 +85,14 @@ def test_threads_share_one_linker(default: Linker) -> None:
         assert output == _link_in_worker(default, batch)
 
 
-def test_repeats_are_served_from_the_cache_and_settings_changes_clear_it(default: Linker) -> None:
+def test_repeats_are_served_from_the_cache_and_other_settings_are_another_linker(default: Linker) -> None:
     first = default.link("myocardial infarctoin")
     assert first.stage is Stage.DENSE
     assert default.link("myocardial infarctoin") is first  # a repeat is one lookup by its text
-    default.config = replace(default.config, nil_threshold=0.999)
-    try:
-        assert default.link("myocardial infarctoin").stage is Stage.NIL  # decided again under the new settings
-    finally:
-        default.config = replace(default.config, nil_threshold=None)
-    assert default.link("myocardial infarctoin").to_dict() == first.to_dict()
+    strict = default.with_config(replace(default.config, nil_threshold=0.999))
+    assert strict.link("myocardial infarctoin").stage is Stage.NIL  # decided under its own settings
+    assert strict.sieves is default.sieves  # nothing reloaded
+    assert default.link("myocardial infarctoin") is first
 
 
 def test_mentions_with_a_document_are_not_cached_by_text() -> None:

@@ -33,7 +33,7 @@ def test_three_strategies_and_their_order(linker) -> None:
         mention("blood pressure too high", "MESH:D006973"), mention("the weather was lovely", None),
         mention("placebo tablet twice daily", None), mention("heart attack", "MESH:D009203"),
     ))  # fmt: skip
-    result = calibrate(linker, dev)
+    result = calibrate(linker, dev, "auto")
     low, high = result.thresholds["max-tp"], result.thresholds["min-fp"]
     assert low is not None and high is not None and result.thresholds["weighted"] is not None
     assert result.true_positives == 3 and result.false_positives == 2  # the exact match is not a dense decision
@@ -41,13 +41,15 @@ def test_three_strategies_and_their_order(linker) -> None:
     assert result.thresholds["weighted"] == pytest.approx(share * high + (1 - share) * low)
     assert result.strategy in ("min-fp", "max-tp", "weighted")
     assert result.accuracy[result.strategy] == max(result.accuracy[s] for s in ("min-fp", "max-tp", "weighted"))
-    assert set(result.accuracy) == {"min-fp", "max-tp", "weighted", "none"}
+    assert set(result.accuracy) == {"min-fp", "max-tp", "weighted", "budget", "none"}
 
 
 def test_without_nil_cases_only_max_tp_is_defined(linker) -> None:
-    result = calibrate(linker, Corpus("dev", (mention("motrin tablets", "MESH:D007052"),)))
+    result = calibrate(linker, Corpus("dev", (mention("motrin tablets", "MESH:D007052"),)), "auto")
     assert result.thresholds["min-fp"] is None and result.thresholds["weighted"] is None
     assert result.strategy == "max-tp"
+    assert calibrate(linker, Corpus("dev", (mention("motrin tablets", "MESH:D007052"),))).threshold == pytest.approx(
+        result.thresholds["max-tp"])  # budget on one mention may lose none
 
 
 def test_stored_threshold_is_used_by_the_linker(linker) -> None:

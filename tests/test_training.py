@@ -9,8 +9,9 @@ import pytest
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, make_concept
 from medlink.training.examples import training_examples
+from medlink.training.registry import LOSSES, resolve
 from medlink.training.samplers.positive_batches import PositiveBatchSampler
-from medlink.training.trainer import LOSSES, TrainConfig, train
+from medlink.training.trainer import TrainConfig, train
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +65,7 @@ def test_training_moves_the_model_and_saves_a_loadable_folder(terminology, tmp_p
 def test_interrupted_training_resumes_from_its_checkpoint(terminology, tmp_path: Path, monkeypatch) -> None:
     examples = training_examples(terminology)
     config = TrainConfig(batch_size=4, max_steps=3, checkpoint_every=1, warmup=0.0)
-    real = LOSSES["batch-hard"]
+    real = resolve(LOSSES, "batch-hard", "loss")
     monkeypatch.setitem(LOSSES, "batch-hard", fails_on_third_call(real))
     with pytest.raises(KeyboardInterrupt):
         train(_minilm(), examples, tmp_path / "model", config, progress=False)
@@ -132,7 +133,7 @@ def test_mined_training_runs_with_the_real_model(terminology, tmp_path: Path) ->
     from medlink.training.trainer import model_neighbours
 
     examples = training_examples(terminology)
-    config = TrainConfig(batch_size=4, max_steps=2, sampler="mined", mined_group=2, warmup=0.0)
+    config = TrainConfig(batch_size=4, max_steps=2, sampler="mined", negatives=1, warmup=0.0)
     result = train(_minilm(), examples, tmp_path / "model", config, progress=False)
     assert result.steps == 2
     nearest = model_neighbours(TermEncoderModel(tmp_path / "model"), examples, k=1)
@@ -158,8 +159,8 @@ def test_in_batch_triplets_pick_a_positive_and_a_negative_per_anchor() -> None:
 
 
 def test_relation_triples_and_parent_batches() -> None:
+    from medlink.training.batching import parents as parent_batches
     from medlink.training.samplers.relation_batches import RelationBatchSampler
-    from medlink.training.trainer import _sampler
 
     terminology = Terminology.from_concepts([
         make_concept("T:1", "heart disease", [Name("cardiopathy")]),
@@ -174,7 +175,7 @@ def test_relation_triples_and_parent_batches() -> None:
     batch = sampler.batch(7)
     assert batch == sampler.batch(7)  # the same draw on a resumed run
     assert [examples.labels[row] for row in batch.tail_rows] == batch.tail_labels == [label["T:1"]] * 2
-    parents = _sampler(TrainConfig(sampler="parents", batch_size=4, mined_group=2), examples, None)  # type: ignore[arg-type]
+    parents = parent_batches(TrainConfig(sampler="parents", batch_size=4, negatives=1), examples, None)  # type: ignore[arg-type]
     together = [{examples.concepts[examples.labels[row]] for row in batch} for batch in parents]
     assert any({"T:2", "T:1"} <= group or {"T:3", "T:1"} <= group for group in together)
 
@@ -261,14 +262,16 @@ def test_code_prefix_negatives_share_the_category() -> None:
 
 
 def test_static_negative_samplers_batch_each_concept_with_its_negatives(terminology) -> None:
-    from medlink.training.choices import LOSS_NAMES, SAMPLER_NAMES
-    from medlink.training.trainer import SAMPLERS, _sampler
+    from medlink.training.registry import SAMPLERS
 
-    assert tuple(LOSSES) == LOSS_NAMES and SAMPLERS == SAMPLER_NAMES  # the CLI lists what the trainer runs
+    for registry, what in ((LOSSES, "loss"), (SAMPLERS, "sampler")):  # every registered name resolves
+        assert all(callable(resolve(registry, name, what)) for name in registry)
+    with pytest.raises(ValueError, match="sampler must be one of random, siblings"):
+        resolve(SAMPLERS, "nearest", "sampler")
     examples = training_examples(terminology)
     for name in ("tfidf", "code-prefix"):
-        config = TrainConfig(sampler=name, batch_size=4, mined_group=2, code_prefix=2)
-        batches = list(_sampler(config, examples, None))  # type: ignore[arg-type]
+        config = TrainConfig(sampler=name, batch_size=4, negatives=1, code_prefix=2)
+        batches = list(resolve(SAMPLERS, name, "sampler")(config, examples, None))
         assert len(batches) == 2 and all(len(batch) == 4 for batch in batches)  # 4 concepts, 2 texts each
         for batch in batches:
             labels = [examples.labels[row] for row in batch]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from medlink.benchmark.config import BenchmarkConfig, DatasetSpec, SystemSpec
@@ -21,7 +21,7 @@ from medlink.evaluation.runner import evaluate
 from medlink.evaluation.setups import reduce_dictionary, select_subset
 from medlink.index import VectorIndex, build_index, index_with_mentions, mention_entries, ontology_entries
 from medlink.index.with_mentions import entries_digest
-from medlink.linking import Linker
+from medlink.linking import Linker, LinkerConfig
 from medlink.terminology import SourceSpec, Terminology, compile_terminology
 
 
@@ -113,23 +113,22 @@ def prepare(spec: DatasetSpec, fold: str) -> Prepared:
 
 
 def system_linker(system: SystemSpec, prepared: Prepared, encoder: Encoder | None, work: Path,
-                  log: Callable[[str], None]) -> Linker:  # fmt: skip
-    """The linker a system describes, over this dataset's terminology (and training mentions, if it uses them)."""
+                  log: Callable[[str], None], nil_threshold: float | None = 0.0) -> Linker:  # fmt: skip
+    """The linker a system describes, over this dataset's terminology (and training mentions, if it uses them).
+    Benchmarks measure linking without a nil threshold unless given one (benchmarks/nil_threshold.py)."""
     from medlink.linking.pipeline import dense_linker, parse_sieves
 
     terminology = prepared.terminology
     mentions = system.mentions and prepared.train is not None
+    config = LinkerConfig(nil_threshold=nil_threshold, expand_abbreviations=system.abbreviations,
+                          split_composites=system.composites)  # fmt: skip
     if encoder is None:
         entries = ontology_entries(terminology)
         extra = mention_entries(prepared.train.labelled_pairs(), terminology) if mentions else []  # type: ignore[union-attr]
         sieves = parse_sieves(system.sieves, terminology, None, None, entries=[*entries, *extra])
-        linker = Linker(terminology, sieves)
-    else:
-        folder = dataset_index(prepared, encoder, system.encoder or "", mentions, work, log)
-        linker = dense_linker(terminology, VectorIndex.load(folder), encoder, system.sieves)
-    linker.config = replace(linker.config, expand_abbreviations=system.abbreviations,
-                            split_composites=system.composites)  # fmt: skip
-    return linker
+        return Linker(terminology, sieves, config)
+    folder = dataset_index(prepared, encoder, system.encoder or "", mentions, work, log)
+    return dense_linker(terminology, VectorIndex.load(folder), encoder, system.sieves, config)
 
 
 def dataset_index(prepared: Prepared, encoder: Encoder, encoder_name: str, mentions: bool, work: Path,

@@ -57,9 +57,12 @@ def _encoder_options(function):
     "'MESH:D' for MeSH descriptors of a descriptors + supplementary terminology: the others are still found by exact "
     "match, and the index is a fraction of the size and build time.",
 )
+@click.option("--calibrate/--no-calibrate", default=True, show_default=True,
+              help="With --train: store a nil threshold calibrated on the training mentions.")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
 def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantize: str, train_spec: str | None,
-          entity_type: str | None, kind: str, encode_only: str | None, output_dir: Path) -> None:  # fmt: skip
+          entity_type: str | None, kind: str, encode_only: str | None, calibrate: bool,
+          output_dir: Path) -> None:  # fmt: skip
     """Encode every distinct name (and training mention) and save a searchable index.
 
     An interrupted build resumes from where it stopped when run again with the same arguments.
@@ -77,15 +80,44 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
         entries = [e for e in entries if any(c.startswith(prefixes) for c in e.concepts)]
         if not entries:
             raise click.UsageError(f"--encode-only {encode_only!r} matches no concept id of the terminology")
+    train = None
     if train_spec:
         from medlink.evaluation.corpus_formats import load_corpus
 
-        entries += mention_entries(load_corpus(train_spec, entity_type).labelled_pairs(), terminology)
+        train = load_corpus(train_spec, entity_type)
+        entries += mention_entries(train.labelled_pairs(), terminology)
     origin = {"encoder": encoder_name, "backend": backend}
     if terminology_dir:
         origin["terminology"] = str(terminology_dir.resolve())
     build_index(entries, encoder, output_dir, terminology.fingerprint(), kind=kind, progress=True, origin=origin)
     click.echo(f"indexed {len(entries):,} distinct texts into {output_dir}")
+    if train is not None and calibrate:
+        _calibrate_nil(output_dir, terminology, encoder, train)
+
+
+def _calibrate_nil(index_dir: Path, terminology, encoder, train) -> None:  # type: ignore[no-untyped-def]
+    """Store a nil threshold chosen on the training mentions, searched over names only (over the index's own
+    training mentions each would find itself)."""
+    from dataclasses import asdict
+
+    from medlink.evaluation.calibration import DEFAULT_MAX_LOSS, calibrate_with_negatives, in_terminology
+    from medlink.index import VectorIndex
+    from medlink.index.build import update_manifest
+    from medlink.linking.pipeline import dense_linker
+
+    names_only = dense_linker(terminology, VectorIndex.load(index_dir), encoder, "O-T")
+    known = in_terminology(train, names_only)
+    if not len(known):
+        click.echo("no nil threshold: no training mention has a gold id of the terminology", err=True)
+        return
+    result = calibrate_with_negatives(names_only, known)
+    if result.threshold is None:
+        click.echo("no nil threshold: no training mention was linked correctly by dense search", err=True)
+        return
+    update_manifest(index_dir, nil_threshold=result.threshold, calibration={**asdict(result), "corpus": train.name})
+    caught = (result.negatives_nil or {}).get(result.strategy, 0.0)
+    click.echo(f"nil threshold {result.threshold:.3f} (budget: at most {100 * DEFAULT_MAX_LOSS:g} points of training "
+               f"accuracy; {caught:.0%} of medlink's non-medical negatives are nil); --nil-threshold 0 turns it off")
 
 
 @index.command()

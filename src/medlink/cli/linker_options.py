@@ -86,7 +86,7 @@ def make_linker(choice: LinkerChoice, progress: bool = True,
     dense sieves search an index that holds them (a cached copy with only the mentions encoded)."""
     linker = _base_linker(choice, progress, training_mentions)
     config = linker.config
-    linker.config = replace(
+    return linker.with_config(replace(
         config,
         nil_threshold=choice.nil_threshold if choice.nil_threshold is not None else config.nil_threshold,
         several_within=choice.several_within if choice.several_within is not None else config.several_within,
@@ -94,8 +94,7 @@ def make_linker(choice: LinkerChoice, progress: bool = True,
         split_composites=choice.composites,
         count_head=choice.count_head,
         number_margin=_number_margin(choice, config.number_margin),
-    )
-    return linker
+    ))
 
 
 def _number_margin(choice: LinkerChoice, configured: float | None) -> float | None:

@@ -60,13 +60,17 @@ def evaluate(
         left = f"the {subset} subset of {corpus.name}" if subset != "all" else corpus.name
         raise MedlinkError(f"no mention to evaluate in {left}: nothing would be scored (check the corpus, its "
                            f"entity type and the subset)")  # fmt: skip
-    mentions = [Mention(m.text, m.document, m.start, m.end, m.entity_type) for m in corpus]
-    predictions = tuple(prediction_of(result) for result in linker.link_many(mentions))
+    predictions = tuple(prediction_of(result) for result in linker.link_many(linker_mentions(corpus)))
     golds = tuple(resolve_gold(m.gold, linker.terminology) for m in corpus)
     setup: dict[str, object] = {"mode": mode, "subset": subset, "train": train.name if train else None,
                                 "notes": list(corpus.notes)}  # fmt: skip
     return Evaluation(corpus.name, setup, score(golds, predictions, ks, mode), golds, predictions,
                       tuple(m.text for m in corpus))  # fmt: skip
+
+
+def linker_mentions(corpus: Corpus) -> list[Mention]:
+    """The corpus's mentions as the linker takes them: with their documents, for abbreviation expansion."""
+    return [Mention(m.text, m.document, m.start, m.end, m.entity_type) for m in corpus]
 
 
 ERROR_COLUMNS = ("mention", "gold", "prediction", "rank_of_gold", "stage", "matched_name")

@@ -23,6 +23,7 @@ from typing import Any, Protocol, cast
 from medlink.linking.abbreviations import expand_abbreviations
 from medlink.linking.composites import split_composite
 from medlink.linking.exact import ExactSieve, prefer_literal
+from medlink.linking.non_terms import control_characters, not_a_term
 from medlink.linking.numbers import agree_on_numbers
 from medlink.linking.recipe import LinkerRecipe
 from medlink.linking.results import LinkResult, Mention, Stage
@@ -53,8 +54,10 @@ class LinkerConfig:
 
     cache_size: how many normalized keys keep their result; mention streams repeat a lot, so the cache is where
         most of the throughput comes from. 0 disables it.
-    nil_threshold: a dense or sparse decision scoring below it becomes nil (``medlink calibrate`` chooses it from
-        labelled data); ``None`` never declares nil once a candidate exists.
+    nil_threshold: a dense or sparse decision scoring below it becomes nil, and so does text that is not a term
+        (function words, control characters: linking/non_terms.py). ``medlink calibrate`` chooses it from labelled
+        data; indexes built with training data and the embedded default carry one, which a linker over them uses
+        while this is ``None``. ``None`` on a bare linker, or 0, never declares nil once a candidate exists.
     several_within: claim every candidate whose score is within this margin of the best (a mention naming several
         concepts); ``None`` claims one concept (or all that share the matched name).
     batch_size: mentions handed to the sieves at a time; 4,096 rather than 1,024 lifts end-to-end speed from
@@ -79,6 +82,10 @@ class LinkerConfig:
     count_head: bool = True
     number_margin: float | None = 0.15
 
+    @property
+    def declares_nil(self) -> bool:
+        return self.nil_threshold is not None and self.nil_threshold > 0
+
 
 class Linker:
     """Links mentions to the concepts of one terminology.
@@ -99,12 +106,11 @@ class Linker:
     ) -> None:
         self.terminology = terminology
         self.sieves: tuple[Sieve, ...] = tuple(sieves) if sieves is not None else (ExactSieve(terminology),)
-        self.config = config or LinkerConfig()
+        self._config = config or LinkerConfig()
         self.counter = counter
         self.recipe: LinkerRecipe | None = None  # set by LinkerRecipe.build; what pickling carries
         self._cache: dict[str, LinkResult] = {}  # by normalized text, before abbreviations and literal preference
         self._by_text: dict[str, LinkResult] = {}  # final results of mentions given without a document
-        self._cached_config = self.config
         self._lock = threading.RLock()
 
     @classmethod
@@ -143,8 +149,8 @@ class Linker:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.recipe = state["recipe"]
-        self.config = state["config"]
-        self._cache, self._by_text, self._cached_config = {}, {}, self.config
+        self._config = state["config"]
+        self._cache, self._by_text = {}, {}
         self._lock = threading.RLock()
 
     def __getattr__(self, name: str) -> Any:
@@ -166,10 +172,18 @@ class Linker:
         with self._lock:
             return self._link_mentions(mentions)
 
+    @property
+    def config(self) -> LinkerConfig:
+        """The settings, fixed for the linker's life (its caches hold results decided under them)."""
+        return self._config
+
+    def with_config(self, config: LinkerConfig) -> Linker:
+        """A linker with other settings over the same terminology, sieves and encoder (nothing is reloaded)."""
+        other = Linker(self.terminology, self.sieves, config, self.counter)
+        other.recipe = self.recipe
+        return other
+
     def _link_mentions(self, mentions: Iterable[str | Mention]) -> list[LinkResult]:
-        if self._cached_config is not self.config:  # results decided under other settings no longer hold
-            self.clear_cache()
-            self._cached_config = self.config
         # A mention without a document always gets the same result: a repeat costs one lookup by its text.
         mentions = list(mentions)
         results: list[LinkResult | None] = [self._by_text.get(m) if type(m) is str else None for m in mentions]
@@ -187,12 +201,18 @@ class Linker:
         for mention in mentions:
             original = _text_of(mention)
             originals.append(original)
+            if self.config.declares_nil and control_characters(original):
+                texts.append("")  # decided below without searching
+                continue
             document = mention.document if isinstance(mention, Mention) else None
             expand = self.config.expand_abbreviations
             texts.append(expand_abbreviations(original, document, self._is_name) if expand else original)
         results = self._link_texts(texts, split=self.config.split_composites)
         out = []
         for original, text, result in zip(originals, texts, results, strict=True):
+            if not text and (why := control_characters(original)) and self.config.declares_nil:
+                out.append(LinkResult(original, (), Stage.NIL, reason=why))
+                continue
             result = prefer_literal(result, text)
             if text != original:
                 result = replace(result, reason=f"abbreviation expanded to {text!r}; {result.reason}")
@@ -222,7 +242,9 @@ class Linker:
         for key, text in pending:
             if not key:
                 decided[key] = LinkResult(text, (), Stage.EMPTY, reason="the mention has no text to link")
-        pending = [(key, text) for key, text in pending if key]
+            elif self.config.declares_nil and (why := not_a_term(key)) and not self.terminology.has_normalized(key):
+                decided[key] = LinkResult(text, (), Stage.NIL, reason=why)
+        pending = [(key, text) for key, text in pending if key not in decided]
         if split:
             composites = self._link_composites(pending)
             decided.update(composites)
@@ -277,8 +299,8 @@ class Linker:
     def _finish(self, result: LinkResult, key: str) -> LinkResult:
         if self.config.number_margin is not None and result.stage in _RETRIEVAL:
             result = agree_on_numbers(result, key, self.terminology, self.config.number_margin)
-        threshold = self.config.nil_threshold
-        if threshold is not None and result.stage is not Stage.EXACT and (result.score or 0.0) < threshold:
+        threshold = self.config.nil_threshold or 0.0
+        if self.config.declares_nil and result.stage is not Stage.EXACT and (result.score or 0.0) < threshold:
             return replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False,
                            reason=f"best candidate {result.matched_name!r} scored {result.score:.3f}, below the "
                                   f"nil threshold {threshold:.3f}")  # fmt: skip

@@ -16,7 +16,8 @@ Sieves over training mentions (``D``) are skipped when the index holds none.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from medlink.encoders.base import Encoder
@@ -24,9 +25,66 @@ from medlink.index import MENTIONS, ONTOLOGY, IndexEntry, VectorIndex
 from medlink.linking.dense import CachingEncoder, DenseSieve, DenseStrategy, HeadCounter
 from medlink.linking.exact import ExactSieve
 from medlink.linking.linker import Linker, LinkerConfig, Sieve
+from medlink.linking.sparse import HybridSieve, SparseRetriever, SparseSieve
 from medlink.terminology import MedlinkError, Terminology
 
 DEFAULT_SIEVES = "exact,D-T@0.95,OD-T"
+
+
+@dataclass
+class _SieveParts:
+    """What the sieves of one spec are made from; the sparse retriever is fitted once, on first use, and shared."""
+
+    terminology: Terminology
+    index: VectorIndex | None
+    encoder: CachingEncoder | None
+    top_k: int
+    entries: Sequence[IndexEntry]
+    fitted: SparseRetriever | None = None
+
+    def sparse(self, part: str, accept: float | None) -> SparseSieve:
+        if self.index is None and not self.entries:
+            raise MedlinkError(f"sieve {part!r} needs a vector index (--index) or entries to search")
+        if self.fitted is None:
+            self.fitted = (SparseRetriever(self.entries, self.terminology) if self.index is None
+                           else SparseRetriever.from_index(self.index, self.terminology))  # fmt: skip
+        return SparseSieve(self.fitted, self.terminology, accept, self.top_k)
+
+    def dense(self, part: str, name: str, accept: float | None) -> DenseSieve:
+        if self.index is None or self.encoder is None:
+            raise MedlinkError(f"sieve {part!r} needs a vector index (--index) and its encoder")
+        return DenseSieve(self.index, self.encoder, self.terminology, DenseStrategy.parse(name), accept, self.top_k)
+
+
+def _exact(parts: _SieveParts, part: str, accept: float | None, weight: float | None) -> Sieve:
+    mentions: Sequence[IndexEntry]
+    added: Sequence[IndexEntry]
+    if parts.index is None:
+        mentions = [e for e in parts.entries if e.source == MENTIONS]
+        added = [e for e in parts.entries if e.source == ONTOLOGY and e.added]
+    else:
+        mentions = parts.index.entries.get(MENTIONS, ())
+        added = parts.index.entries[ONTOLOGY].added() if ONTOLOGY in parts.index.entries else ()
+    return ExactSieve(parts.terminology, mentions, added)
+
+
+def _sparse(parts: _SieveParts, part: str, accept: float | None, weight: float | None) -> Sieve:
+    return parts.sparse(part, accept)
+
+
+def _hybrid(parts: _SieveParts, part: str, accept: float | None, weight: float | None) -> Sieve:
+    dense_weight = 0.8 if weight is None else weight
+    return HybridSieve(parts.dense(part, "OD-T", accept), parts.sparse(part, accept), dense_weight, accept)
+
+
+def _rrf(parts: _SieveParts, part: str, accept: float | None, weight: float | None) -> Sieve:
+    return HybridSieve(parts.dense(part, "OD-T", accept), parts.sparse(part, accept), None, accept)
+
+
+# Sieves by name; any other name is a dense strategy (DenseStrategy.parse: O-T, D-T, OD-T, OD-C, …).
+SIEVES: dict[str, Callable[[_SieveParts, str, float | None, float | None], Sieve]] = {
+    "exact": _exact, "sparse": _sparse, "hybrid": _hybrid, "rrf": _rrf,
+}  # fmt: skip
 
 
 def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None, encoder: Encoder | None,
@@ -34,58 +92,36 @@ def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None,
     """The sieves ``spec`` names. Without an index, ``exact`` and ``sparse`` still work: over ``entries`` (names and
     training mentions, as :func:`medlink.index.ontology_entries` and :func:`medlink.index.mention_entries` make
     them), so baselines need no encoder."""
-    sieves: list[Sieve] = []
     shared = encoder if encoder is None or isinstance(encoder, CachingEncoder) else CachingEncoder(encoder)
-    retriever = None  # the sparse retriever is fitted once, on first use, and shared
+    parts = _SieveParts(terminology, index, shared, top_k, entries)
+    sieves: list[Sieve] = []
     for part in (p.strip() for p in spec.split(",") if p.strip()):
         name, _, threshold = part.partition("@")
-        if name.lower() == "exact":
-            mentions: Sequence[IndexEntry]
-            added: Sequence[IndexEntry]
-            if index is None:
-                mentions = [e for e in entries if e.source == MENTIONS]
-                added = [e for e in entries if e.source == ONTOLOGY and e.added]
-            else:
-                mentions = index.entries.get(MENTIONS, ())
-                added = index.entries[ONTOLOGY].added() if ONTOLOGY in index.entries else ()
-            sieves.append(ExactSieve(terminology, mentions, added))
-            continue
         kind, _, weight = name.lower().partition("=")
         try:
             accept = float(threshold) if threshold else None
-            strategy = DenseStrategy.parse("OD-T" if kind in ("sparse", "hybrid", "rrf") else name)
-            dense_weight = float(weight) if weight else 0.8
+            parsed_weight = float(weight) if weight else None
+            if kind not in SIEVES:
+                DenseStrategy.parse(name)  # a bad name fails here, before anything is built
         except ValueError as error:
             raise MedlinkError(f"bad sieve {part!r}: {error}") from None
-        if kind in ("sparse", "hybrid", "rrf"):
-            from medlink.linking.sparse import HybridSieve, SparseRetriever, SparseSieve
-
-            if index is None and not entries:
-                raise MedlinkError(f"sieve {part!r} needs a vector index (--index) or entries to search")
-            retriever = retriever or (SparseRetriever(entries, terminology) if index is None else
-                                      SparseRetriever.from_index(index, terminology))  # fmt: skip
-            sparse = SparseSieve(retriever, terminology, accept, top_k)
-            if kind == "sparse":
-                sieves.append(sparse)
-                continue
-        if index is None or shared is None:
-            raise MedlinkError(f"sieve {part!r} needs a vector index (--index) and its encoder")
-        dense = DenseSieve(index, shared, terminology, strategy, accept, top_k)
-        if kind in ("hybrid", "rrf"):
-            sieves.append(HybridSieve(dense, sparse, None if kind == "rrf" else dense_weight, accept))
-        elif dense.usable():
+        if kind in SIEVES:
+            sieves.append(SIEVES[kind](parts, part, accept, parsed_weight))
+        elif (dense := parts.dense(part, name, accept)).usable():  # D-T without training mentions is skipped
             sieves.append(dense)
     return sieves
 
 
 def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder, sieves: str = DEFAULT_SIEVES,
                  config: LinkerConfig | None = None) -> Linker:  # fmt: skip
-    """A linker over ``index``, refusing an index built with another encoder or terminology. An encoder trained
-    with a concept-count head (``medlink train --count-head``) also decides how many concepts a mention claims."""
+    """A linker over ``index``, refusing an index built with another encoder or terminology. It declares nil below
+    the index's calibrated threshold unless ``config`` sets one (0: never). An encoder trained with a concept-count
+    head (``medlink train --count-head``) also decides how many concepts a mention claims."""
     index.check_compatible(encoder.identity, terminology.fingerprint())
+    config = config or LinkerConfig()
     calibrated = index.manifest.get("nil_threshold")
-    if config is None and calibrated is not None:
-        config = LinkerConfig(nil_threshold=float(calibrated))
+    if config.nil_threshold is None and calibrated is not None:  # 0 switches it off
+        config = replace(config, nil_threshold=float(calibrated))
     shared = CachingEncoder(encoder)
     head = getattr(encoder, "count_head", None)  # only trained encoders have one
     counter = HeadCounter(shared, head) if head is not None else None
@@ -151,7 +187,27 @@ def default_index(progress: bool = True) -> Path:
             if not (folder / "manifest.json").exists():
                 build_index(ontology_entries(terminology), encoder, folder, terminology.fingerprint(),
                             progress=progress, origin={"encoder": DEFAULT_MODEL, "backend": "onnx"})  # fmt: skip
+    _apply_shipped_calibration(folder, terminology, encoder)
     return folder
+
+
+def _apply_shipped_calibration(folder: Path, terminology: Terminology, encoder: Encoder) -> None:
+    """Give the default index the nil threshold shipped for it (resources/default-nil.json), when the shipped one
+    was calibrated with this encoder and terminology and the index does not carry it yet."""
+    from medlink.folders import building_lock
+    from medlink.index.build import update_manifest
+    from medlink.index.vector_index import read_index_manifest
+    from medlink.resources import default_nil_calibration
+
+    shipped = default_nil_calibration()
+    if shipped is None or shipped.get("encoder_fingerprint") != encoder.identity.fingerprint():
+        return
+    if shipped.get("terminology") != terminology.fingerprint():
+        return
+    if read_index_manifest(folder).get("calibration") == shipped:
+        return
+    with building_lock(folder):
+        update_manifest(folder, nil_threshold=shipped["threshold"], calibration=shipped)
 
 
 def with_training_mentions(index_dir: Path, pairs: Sequence[tuple[str, Sequence[str]]],

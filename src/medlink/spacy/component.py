@@ -15,14 +15,13 @@ workers and ``DocBin`` files; ``span._.medlink`` rebuilds the record from it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 from itertools import islice
 from pathlib import Path
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from medlink.linking import Linker, LinkResult, Mention
+from medlink.linking import Linker, LinkerConfig, LinkResult, Mention
 
 
 def _register_extensions() -> None:
@@ -80,7 +79,5 @@ def make_medlink_linker(nlp: Language, name: str, index: str | None, terminology
     ``exact_only``: exact match over a compiled terminology; ``labels``: link only these entity labels;
     ``nil_threshold``: dense decisions scoring below it are nil (default: the index's calibrated one)."""
     linker = Linker.load(Path(index) if index else None, terminology=terminology, exact_only=exact_only,
-                         sieves=sieves)  # fmt: skip
-    if nil_threshold is not None:
-        linker.config = replace(linker.config, nil_threshold=nil_threshold)
+                         sieves=sieves, config=LinkerConfig(nil_threshold=nil_threshold))  # fmt: skip
     return MedlinkLinkerComponent(linker, labels, use_document)

@@ -10,69 +10,21 @@ from __future__ import annotations
 import json
 import random
 import shutil
-from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 
-from medlink.training.choices import SAMPLER_NAMES
+from medlink.training.config import TrainConfig
 from medlink.training.examples import Examples
-from medlink.training.losses import (
-    BatchHardSoftMarginTripletLoss,
-    InBatchTripletLoss,
-    MultiSimilarityLoss,
-    RelationMultiSimilarityLoss,
-    SupervisedContrastiveLoss,
-)
+from medlink.training.losses import RelationMultiSimilarityLoss
 from medlink.training.losses.multi_task import ConceptCountHead, count_loss
 from medlink.training.model import TermEncoderModel
-from medlink.training.samplers.code_prefix_negatives import code_prefix_neighbours
-from medlink.training.samplers.mined_batches import MinedBatchSampler
-from medlink.training.samplers.positive_batches import PositiveBatchSampler
+from medlink.training.registry import LOSSES, SAMPLERS, resolve
 from medlink.training.samplers.relation_batches import RelationBatchSampler
-from medlink.training.samplers.sibling_batches import SiblingBatchSampler
-from medlink.training.samplers.tfidf_negatives import tfidf_neighbours
 from medlink.training.steps import OptimizerSteps
 
-LOSSES = {
-    "batch-hard": BatchHardSoftMarginTripletLoss,
-    "ms": MultiSimilarityLoss,
-    "contrastive": SupervisedContrastiveLoss,
-    "triplet": InBatchTripletLoss,
-}
-SAMPLERS = SAMPLER_NAMES
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Training settings; the defaults are a sensible CPU run on MiniLM."""
-
-    loss: str = "batch-hard"  # in-batch losses over concept labels: "batch-hard" (Xu & Bethard), "ms" (CODER),
-    # "contrastive" (supervised InfoNCE, temperature 0.05) or "triplet" (DILBERT, one random triplet per anchor)
-    sampler: str = "random"  # "random" concepts per batch, "siblings" grouped by parent, "parents" grouped with
-    # their parents, "mined": grouped with the concepts the model itself confuses them with, re-mined every epoch;
-    # "tfidf": with the concepts whose names share the most character n-grams; "code-prefix": with concepts of the
-    # same code category (Liang et al. §3.1.2)
-    relation_weight: float = 0.0  # μ of CODER's relation term (L = L + μ·L_rel); 0 leaves it out
-    relation_batch: int = 64  # (head, relation, tail) triples per step for the relation term
-    count_weight: float = 0.0  # weight of Liang et al.'s concept-count head (cross-entropy on how many concepts a
-    # training mention names, from its unit vector); 0 trains no head. With loss "triplet" this is their eq. 6.
-    mined_group: int = 4  # with "mined", "parents", "tfidf", "code-prefix": a concept and its negatives per group
-    code_prefix: int = 3  # with "code-prefix": characters of the code that name its category (ICD-10 "E11")
-    epochs: int = 1
-    batch_size: int = 64
-    per_concept: int = 2
-    lr: float = 2e-5
-    warmup: float = 0.1  # share of the optimizer steps spent warming up
-    accumulation: int = 1
-    max_length: int = 32
-    freeze_layers: int = 0
-    seed: int = 0
-    max_steps: int | None = None
-    checkpoint_every: int = 200
-    time_limit: float | None = None  # seconds: stop after the step that reaches it (equal-time comparisons)
-    device: str = "auto"  # "cuda" when a GPU is there (bf16 autocast), else "cpu"; or name one
+__all__ = ["TrainConfig", "TrainResult", "train"]
 
 
 @dataclass(frozen=True)
@@ -102,18 +54,16 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
     from tqdm import tqdm
 
     config = config or TrainConfig()
-    if config.loss not in LOSSES:
-        raise ValueError(f"loss must be one of {', '.join(LOSSES)}, not {config.loss!r}")
-    if config.sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, not {config.sampler!r}")
+    loss_class = resolve(LOSSES, config.loss, "loss")
+    make_sampler = resolve(SAMPLERS, config.sampler, "sampler")
     output = Path(output)
     workdir = output.with_name(f".{output.name}.training")
     seed_everything(config.seed)
     device = resolve_device(config.device)
     model = TermEncoderModel(base, max_length=config.max_length).to(device)
     model.freeze(config.freeze_layers)
-    loss_function = LOSSES[config.loss]()
-    sampler = _sampler(config, examples, model)
+    loss_function = loss_class()
+    sampler = make_sampler(config, examples, model)
     relations = RelationBatchSampler(examples, config.relation_batch, config.seed) if config.relation_weight else None
     relation_loss = RelationMultiSimilarityLoss(len(relations.relation_names), model.dimension) if relations else None
     if relation_loss is not None:
@@ -183,46 +133,12 @@ def _autocast(device: torch.device):
     return torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
 
 
-def _sampler(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
-    if config.sampler == "siblings":
-        return SiblingBatchSampler(examples.labels, examples.parents, config.batch_size, config.per_concept,
-                                   config.seed)  # fmt: skip
-    if config.sampler == "parents":
-        # DILBERT's parent negatives: each concept batched with its parent concepts (those that have texts).
-        label_of = {concept: label for label, concept in enumerate(examples.concepts)}
-        parents = [[label_of[p] for p in examples.parents[label] if p in label_of] for label in range(len(label_of))]
-        return _grouped(config, examples, lambda: parents)
-    if config.sampler == "mined":
-        # A resumed epoch mines with the restored model, not the one its first half was mined with.
-        return _grouped(config, examples, lambda: model_neighbours(model, examples, config.mined_group))
-    if config.sampler == "tfidf":  # computed once: tf-idf negatives do not follow the model
-        neighbours = tfidf_neighbours(first_texts(examples), config.mined_group)
-        return _grouped(config, examples, lambda: neighbours)
-    if config.sampler == "code-prefix":
-        negatives = code_prefix_neighbours(examples.concepts, config.mined_group, config.code_prefix, config.seed)
-        return _grouped(config, examples, lambda: negatives)
-    return PositiveBatchSampler(examples.labels, config.batch_size, config.per_concept, config.seed)
-
-
-def _grouped(config: TrainConfig, examples: Examples,
-             neighbours: Callable[[], Sequence[Sequence[int]]]) -> MinedBatchSampler:  # fmt: skip
-    """Batches of a concept and its negatives: ``neighbours()[label]`` lists them, called once per epoch."""
-    return MinedBatchSampler(examples.labels, neighbours, config.batch_size, config.per_concept, config.seed,
-                             config.mined_group)  # fmt: skip
-
-
-def first_texts(examples: Examples) -> list[str]:
-    """Each label's first text (its preferred name when it came from a terminology), in label order."""
-    first: dict[int, str] = {}
-    for text, label in zip(examples.texts, examples.labels, strict=True):
-        first.setdefault(label, text)
-    return [first[label] for label in range(len(first))]
-
-
 def model_neighbours(model: TermEncoderModel, examples: Examples, k: int, batch_size: int = 256) -> list[list[int]]:
     """For every label, the labels whose first text the model now puts nearest to the label's first text.
 
     Exact search by blocks of matrix products on the model's device: on a GPU a few seconds for 400k concepts."""
+    from medlink.training.batching import first_texts
+
     texts = first_texts(examples)
     labels = list(range(len(texts)))
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch with little padding

@@ -1,0 +1,146 @@
+"""Nil by default: text that is not a term, generated negatives, the budget threshold, shipped and built
+calibrations (issue 21, part 1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from medlink import Linker, LinkerConfig, Stage
+from medlink.cli import main
+from medlink.evaluation.calibration import budget_threshold, calibrate
+from medlink.evaluation.corpus import Corpus, Gold, GoldMention
+from medlink.evaluation.negatives import non_medical_negatives, random_string
+from medlink.index import VectorIndex, build_index, ontology_entries
+from medlink.linking.non_terms import control_characters, not_a_term, why_not_a_term
+from medlink.linking.pipeline import dense_linker
+from medlink.resources import default_nil_calibration, load_default_terminology
+from medlink.terminology import Terminology
+from medlink.terminology.records import Name, make_concept
+
+
+@pytest.fixture(scope="module")
+def tiny() -> Terminology:
+    return Terminology.from_concepts([
+        make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack")]),
+        make_concept("MESH:D006973", "Hypertension", [Name("High Blood Pressure")]),
+        make_concept("MESH:D014867", "Water"),
+        make_concept("MESH:D000001", "A"),  # a one-letter name: a function word, but a name of this terminology
+    ])  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tiny_index(tiny: Terminology, encoder, tmp_path_factory) -> VectorIndex:
+    folder = build_index(ontology_entries(tiny), encoder, tmp_path_factory.mktemp("nil") / "i", tiny.fingerprint())
+    return VectorIndex.load(folder)
+
+
+def test_what_is_not_a_term() -> None:
+    assert "function words" in not_a_term("of the")
+    assert "no letters" in not_a_term("123 456")
+    assert not_a_term("back pain") is None and not_a_term("back") is None  # content words among the stop words
+    assert "U+0000, U+0001" in control_characters("x\0y\1")
+    assert control_characters("line\tbreak\n") is None  # whitespace controls are ordinary text
+
+
+def test_non_terms_are_nil_only_under_a_threshold(tiny: Terminology, tiny_index: VectorIndex, encoder) -> None:
+    thresholded = dense_linker(tiny, tiny_index, encoder, config=LinkerConfig(nil_threshold=0.3))
+    the, garbage, letter, real = thresholded.link_many(["the", "x\0y\1", "a", "heart attack"])
+    assert the.stage is Stage.NIL and "function words" in the.reason
+    assert garbage.stage is Stage.NIL and "control characters" in garbage.reason and garbage.mention == "x\0y\1"
+    assert letter.stage is Stage.EXACT and real.concepts == ("MESH:D009203",)  # "a" is a name here
+    assert why_not_a_term("a", tiny) is None and why_not_a_term("the", tiny) is not None
+    off = dense_linker(tiny, tiny_index, encoder, config=LinkerConfig(nil_threshold=0))
+    assert all(r.stage is not Stage.NIL for r in off.link_many(["the", "x\0y\1"]))  # 0 keeps every link
+
+
+def test_negatives_halves_are_disjoint_deterministic_and_not_names(tiny: Terminology) -> None:
+    calibration = non_medical_negatives(tiny, "calibration")
+    held_out = non_medical_negatives(tiny, "held-out")
+    assert calibration == non_medical_negatives(tiny, "calibration")
+    words = {n.text for n in calibration if n.kind != "random string"}
+    assert words and not words & {n.text for n in held_out}
+    assert {n.kind for n in calibration} == {"stop word", "everyday noun", "random string"}
+    assert "water" not in {n.text.lower() for n in calibration + held_out}  # a name of the terminology
+    assert all(random_string(__import__("random").Random(seed)) for seed in range(50))
+    with pytest.raises(ValueError, match="half must be"):
+        non_medical_negatives(tiny, "test")
+
+
+@pytest.mark.parametrize(("tp", "nil", "n", "loss", "expected"), [
+    ([0.5, 0.6, 0.7, 0.9], [0.65], 1000, 0.002, 0.65 + 1e-6),  # may lose 2: 0.7, capped at min-fp
+    ([0.5, 0.6, 0.7, 0.9], [0.95], 1000, 0.002, 0.7),  # loses 0.5 and 0.6, keeps 0.7
+    ([0.5, 0.6, 0.7, 0.9], [0.95], 100, 0.0, 0.5),  # nothing may be lost: max-tp
+    ([], [0.9], 100, 0.01, None),
+])  # fmt: skip
+def test_budget_threshold(tp, nil, n, loss, expected) -> None:
+    threshold = budget_threshold(tp, nil, n, loss)
+    assert threshold == (pytest.approx(expected) if expected is not None else None)
+    if threshold is not None:
+        assert sum(s < threshold for s in tp) <= loss * n
+
+
+def test_calibration_with_negatives_reports_what_each_threshold_catches(tiny, tiny_index, encoder) -> None:
+    linker = dense_linker(tiny, tiny_index, encoder, "O-T")
+    dev = Corpus("dev", tuple(GoldMention(text, Gold.of([[concept]])) for text, concept in [
+        ("myocardial infarct", "MESH:D009203"), ("blood pressure too high", "MESH:D006973"),
+        ("cardiac infarction", "MESH:D009203"),
+    ]))  # fmt: skip
+    negatives = ["the", "x\0y\1", "umbrella stand", "qwerty uiop"]
+    result = calibrate(linker, dev, negatives=negatives, max_loss=0.0)
+    low, high = result.thresholds["max-tp"], result.thresholds["min-fp"]
+    assert result.strategy == "budget" and result.threshold == min(low, high)  # 3 mentions: lose none
+    assert result.negatives == 4 and result.negatives_nil is not None
+    assert result.negatives_nil["budget"] >= 0.5  # the two refused before searching at least
+    assert result.negatives_nil["min-fp"] == 1.0 and result.negatives_nil["none"] == 0.0
+
+
+def test_a_config_keeps_the_index_threshold_unless_it_sets_one(tiny, tiny_index, encoder, tmp_path) -> None:
+    from medlink.index.build import update_manifest
+
+    folder = tmp_path / "calibrated"
+    build_index(ontology_entries(tiny), encoder, folder, tiny.fingerprint())
+    update_manifest(folder, nil_threshold=0.99)
+    index = VectorIndex.load(folder)
+    assert dense_linker(tiny, index, encoder, config=LinkerConfig(cache_size=10)).config.nil_threshold == 0.99
+    assert dense_linker(tiny, index, encoder, config=LinkerConfig(nil_threshold=0)).config.nil_threshold == 0
+    assert dense_linker(tiny, index, encoder).link("cardiac illness").stage is Stage.NIL
+
+
+def test_the_embedded_default_says_no_concept() -> None:
+    shipped = default_nil_calibration()
+    assert shipped is not None and 0 < shipped["threshold"] < 1
+    assert shipped["terminology"] == load_default_terminology().fingerprint()
+    linker = Linker.load()
+    assert linker.config.nil_threshold == pytest.approx(shipped["threshold"])
+    garbage, the, control, real = linker.link_many(["asdfgh qwerty", "the", "x\0y\1", "myocardial infarctoin"])
+    assert garbage.stage is Stage.NIL and f"below the nil threshold {shipped['threshold']:.3f}" in garbage.reason
+    assert the.stage is Stage.NIL and control.stage is Stage.NIL
+    assert real.concept_id == "MESH:D009203"
+    assert Linker.load(config=LinkerConfig(nil_threshold=0)).link("asdfgh qwerty").stage is Stage.DENSE
+
+
+def test_index_build_with_training_mentions_calibrates(fixtures: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    terminology, index = tmp_path / "term", tmp_path / "index"
+    compiled = runner.invoke(main, ["terminology", "compile", f"mesh-desc-tsv:{fixtures / 'mesh_descriptors_tiny.tsv'}",
+                                    "-o", str(terminology)])  # fmt: skip
+    assert compiled.exit_code == 0, compiled.output
+    train = tmp_path / "train.tsv"
+    train.write_text("heart attack\tMESH:D009203\ncardiac illness\tMESH:D006331\nmyocardial infarct\tMESH:D009203\n")
+    built = runner.invoke(main, ["index", "build", "--terminology", str(terminology), "--train", f"tsv:{train}",
+                                 "-o", str(index)])  # fmt: skip
+    assert built.exit_code == 0, built.output
+    assert "nil threshold" in built.output
+    manifest = json.loads((index / "manifest.json").read_text())
+    assert manifest["calibration"]["strategy"] == "budget" and 0 < manifest["nil_threshold"] <= 1
+    VectorIndex.load(index)  # the manifest change keeps the files' checksums valid
+    linked = json.loads(runner.invoke(main, ["link", "--index", str(index), "--format", "json", "the"]).output)
+    assert linked["stage"] == "nil"
+    plain = tmp_path / "plain"
+    runner.invoke(main, ["index", "build", "--terminology", str(terminology), "--train", f"tsv:{train}",
+                         "--no-calibrate", "-o", str(plain)])  # fmt: skip
+    assert "nil_threshold" not in json.loads((plain / "manifest.json").read_text())
