@@ -56,3 +56,26 @@ def test_two_processes_exporting_the_same_encoder_both_succeed(tmp_path: Path) -
     assert len(exported) == 1  # one export, used by both
     leftovers = [path.name for path in (tmp_path / "encoders").iterdir() if path.is_dir() and path.name.startswith(".")]
     assert leftovers == []
+
+
+def test_a_cache_entry_of_another_version_is_rebuilt_not_used(tmp_path: Path) -> None:
+    from medlink.folders import cached_entry, replace_folder
+    from medlink.index.vector_index import INDEX_FORMAT, INDEX_VERSION, MANIFEST, is_current_index
+
+    entry = tmp_path / "indexes" / "entry"
+    builds: list[int] = []
+
+    def build(folder: Path) -> None:  # as medlink builds: a staging folder, then one rename
+        staging = folder.with_name(f".{folder.name}.building")
+        staging.mkdir(parents=True)
+        (staging / MANIFEST).write_text(json.dumps({"format": INDEX_FORMAT, "version": INDEX_VERSION}))
+        replace_folder(staging, folder, MANIFEST, "a medlink index")
+        builds.append(1)
+
+    entry.mkdir(parents=True)
+    (entry / MANIFEST).write_text(json.dumps({"format": INDEX_FORMAT, "version": INDEX_VERSION - 1}))  # an older medlink's
+    assert not is_current_index(entry)
+    assert cached_entry(entry, is_current_index, build) == entry and builds == [1]
+    assert is_current_index(entry)
+    cached_entry(entry, is_current_index, build)
+    assert builds == [1]  # a current entry is used as it is

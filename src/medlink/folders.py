@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,19 @@ def building_lock(target: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def cached_entry(folder: Path, current: Callable[[Path], bool], build: Callable[[Path], object]) -> Path:
+    """``folder``, built by ``build(folder)`` unless ``current(folder)`` says it is there and usable.
+
+    An entry another medlink version wrote (``current`` false) is rebuilt, not used; several processes asking at
+    once build it once (:func:`building_lock`). ``build`` must write atomically (a staging folder, then a rename).
+    """
+    if not current(folder):
+        with building_lock(folder):
+            if not current(folder):  # another process may have built it while this one waited
+                build(folder)
+    return folder
 
 
 def sha256_of(path: Path, chunk_size: int = 1 << 20) -> str:

@@ -29,6 +29,7 @@ from medlink.encoders.count_head import ConceptCountPredictor
 from medlink.encoders.transformer import pool
 
 ONNX_OPSET = 17
+EXPORT_FORMAT = f"onnx-export-1-opset{ONNX_OPSET}"  # bump when an export would come out different
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 

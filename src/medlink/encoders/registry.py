@@ -14,7 +14,7 @@ from pathlib import Path
 
 from medlink.encoders.base import Encoder
 from medlink.encoders.count_head import COUNT_HEAD_FILE
-from medlink.encoders.onnx import OnnxEncoder, cache_root, export_onnx
+from medlink.encoders.onnx import EXPORT_FORMAT, OnnxEncoder, cache_root, export_onnx
 from medlink.terminology.diagnostics import MedlinkError
 
 PACKAGED_MINILM = "minilm"
@@ -80,7 +80,8 @@ def _export_key(model: str, quantize: str, pooling: str | None, max_length: int 
 
     # Defaults resolved first, so "minilm" and "minilm with mean pooling, 32 tokens" share one export.
     pooling = pooling or (detect_pooling(folder) if folder.exists() else None) or "cls"
-    payload = f"{model}|{stamp}|{quantize}|{pooling}|{max_length or DEFAULT_MAX_LENGTH}"
+    # The export format is part of the key: an export another medlink made differently is not reused.
+    payload = f"{EXPORT_FORMAT}|{model}|{stamp}|{quantize}|{pooling}|{max_length or DEFAULT_MAX_LENGTH}"
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

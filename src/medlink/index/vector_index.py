@@ -161,6 +161,15 @@ def read_index_manifest(folder: Path) -> dict[str, Any]:
     return manifest
 
 
+def is_current_index(folder: Path) -> bool:
+    """Whether ``folder`` holds an index this medlink reads (a cache entry of another version is rebuilt)."""
+    try:
+        read_index_manifest(folder)
+    except IndexFileError:
+        return False
+    return True
+
+
 class EntryTable(Sequence[IndexEntry]):
     """The entries of one source as Arrow columns; an :class:`IndexEntry` is made only when a row is read.
 

@@ -170,23 +170,24 @@ def default_index(progress: bool = True) -> Path:
     """The embedded default's index (MeSH descriptors, medlink's own encoder via ONNX), built and cached on first
     use.
 
-    The first call encodes every name (about a minute and a half on 2 cores); later calls find it.
+    The first call encodes every name (about a minute and a half on 2 cores); later calls find it. A cached index
+    of another index format version is rebuilt.
     """
     from medlink.encoders import load_encoder
     from medlink.encoders.registry import DEFAULT_MODEL
+    from medlink.folders import cached_entry
     from medlink.index import build_index, ontology_entries
+    from medlink.index.vector_index import is_current_index
     from medlink.resources import load_default_terminology
 
     terminology = load_default_terminology()
     encoder = load_encoder(DEFAULT_MODEL)
-    folder = default_index_path(terminology, encoder)
-    if not (folder / "manifest.json").exists():
-        from medlink.folders import building_lock
 
-        with building_lock(folder):  # another process may be building it: wait, then use its index
-            if not (folder / "manifest.json").exists():
-                build_index(ontology_entries(terminology), encoder, folder, terminology.fingerprint(),
-                            progress=progress, origin={"encoder": DEFAULT_MODEL, "backend": "onnx"})  # fmt: skip
+    def build(folder: Path) -> None:
+        build_index(ontology_entries(terminology), encoder, folder, terminology.fingerprint(), progress=progress,
+                    origin={"encoder": DEFAULT_MODEL, "backend": "onnx"})  # fmt: skip
+
+    folder = cached_entry(default_index_path(terminology, encoder), is_current_index, build)
     _apply_shipped_calibration(folder, terminology, encoder)
     return folder
 
