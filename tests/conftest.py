@@ -5,6 +5,21 @@ import pytest
 from support import FIXTURES
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slow", action="store_true",
+                     help="Also run the tests marked slow (the README's test command and CI do).")  # fmt: skip
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without --slow, tests marked slow are deselected (not skipped): a local run stays under three minutes."""
+    if config.getoption("--slow"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+
+
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES

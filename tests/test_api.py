@@ -26,6 +26,7 @@ def _link_in_worker(linker: Linker, mentions: list[str]) -> list[dict]:
     return [result.to_dict() for result in linker.link_many(mentions)]
 
 
+@pytest.mark.slow
 def test_one_shot_link_and_top_level_names() -> None:
     assert medlink.link("heart attack").concept_id == "MESH:D009203"
     results = medlink.link(["heart attack", Mention("Crohn's disease")])
@@ -35,6 +36,7 @@ def test_one_shot_link_and_top_level_names() -> None:
         medlink.nothing  # noqa: B018
 
 
+@pytest.mark.slow
 def test_load_default_runs_exact_then_dense(default: Linker) -> None:
     exact, dense = default.link_many(["heart attack", "myocardial infarctoin"])
     assert exact.stage is Stage.EXACT and dense.stage is Stage.DENSE
@@ -49,6 +51,7 @@ def test_load_refuses_options_that_do_not_go_together(tmp_path) -> None:
         Linker.load(terminology=tmp_path)
 
 
+@pytest.mark.slow
 def test_pickled_linker_rebuilds_lazily_and_links_the_same(default: Linker) -> None:
     strict = default.with_config(replace(default.config, nil_threshold=0.5))
     data = pickle.dumps(strict)
@@ -67,6 +70,7 @@ def test_a_linker_assembled_from_parts_says_why_it_cannot_pickle() -> None:
         pickle.dumps(Linker(load_default_terminology()))
 
 
+@pytest.mark.slow
 def test_linker_in_a_spawned_process_pool(default: Linker) -> None:
     expected = _link_in_worker(default, MENTIONS)
     context = multiprocessing.get_context("spawn")  # the strictest start method: everything is pickled
@@ -76,6 +80,7 @@ def test_linker_in_a_spawned_process_pool(default: Linker) -> None:
     assert outputs[1] == expected[::-1]
 
 
+@pytest.mark.slow
 def test_threads_share_one_linker(default: Linker) -> None:
     default.clear_cache()
     batches = [MENTIONS[i:] + MENTIONS[:i] for i in range(len(MENTIONS))] * 4
@@ -85,6 +90,7 @@ def test_threads_share_one_linker(default: Linker) -> None:
         assert output == _link_in_worker(default, batch)
 
 
+@pytest.mark.slow
 def test_repeats_are_served_from_the_cache_and_other_settings_are_another_linker(default: Linker) -> None:
     first = default.link("myocardial infarctoin")
     assert first.stage is Stage.DENSE

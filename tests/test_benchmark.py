@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from medlink.benchmark.config import load_config
-from medlink.terminology import MedlinkError
+from medlink.errors import MedlinkError
 
 TERMS = (
     "T1\tmyocardial infarction\nT1\theart attack\nT2\tdiabetes mellitus\nT3\thypertension\nT3\thigh blood pressure\n"

@@ -73,7 +73,7 @@ def test_a_cache_entry_of_another_version_is_rebuilt_not_used(tmp_path: Path) ->
         builds.append(1)
 
     entry.mkdir(parents=True)
-    (entry / MANIFEST).write_text(json.dumps({"format": INDEX_FORMAT, "version": INDEX_VERSION - 1}))  # an older medlink's
+    (entry / MANIFEST).write_text(json.dumps({"format": INDEX_FORMAT, "version": INDEX_VERSION - 1}))  # older
     assert not is_current_index(entry)
     assert cached_entry(entry, is_current_index, build) == entry and builds == [1]
     assert is_current_index(entry)

@@ -162,6 +162,7 @@ def test_help_is_fast_and_lists_commands() -> None:
     assert "obo" in run("terminology", "formats").stdout
 
 
+@pytest.mark.slow
 def test_default_link_runs_exact_then_dense_and_caches_its_index(isolated_cache: Path) -> None:
     """The embedded default: the first run builds the MeSH descriptor index, later runs load it."""
     # Encoding the 71,569 descriptor names takes 1.5 to 3 minutes on 2 shared cores.

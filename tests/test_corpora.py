@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from medlink.errors import MedlinkError
 from medlink.evaluation.corpus_formats import load_corpus, read_biosyn_concepts, read_chip_cdn, read_pubtator
-from medlink.terminology import MedlinkError
 from support import shared_file
 
 

@@ -4,10 +4,11 @@ import warnings
 
 import pytest
 
+from medlink.errors import MedlinkError
 from medlink.index import VectorIndex, build_index, mention_entries, ontology_entries
 from medlink.linking import LinkerConfig, Stage
 from medlink.linking.pipeline import dense_linker
-from medlink.terminology import MedlinkError, Terminology
+from medlink.terminology import Terminology
 from medlink.terminology.records import Name, NameKind, make_concept
 
 

@@ -19,10 +19,11 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from medlink.cli import main  # noqa: E402
+from medlink.errors import MedlinkError  # noqa: E402
 from medlink.linking import Linker, Mention  # noqa: E402
 from medlink.linking.results import Stage  # noqa: E402
 from medlink.resources import load_default_terminology  # noqa: E402
-from medlink.terminology import MedlinkError, SourceSpec, compile_terminology  # noqa: E402
+from medlink.terminology import SourceSpec, compile_terminology  # noqa: E402
 
 EXAMPLES = int(os.environ.get("MEDLINK_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=timedelta(seconds=10), derandomize=EXAMPLES <= 100,

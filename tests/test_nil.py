@@ -110,6 +110,7 @@ def test_a_config_keeps_the_index_threshold_unless_it_sets_one(tiny, tiny_index,
     assert dense_linker(tiny, index, encoder).link("cardiac illness").stage is Stage.NIL
 
 
+@pytest.mark.slow
 def test_the_embedded_default_says_no_concept() -> None:
     shipped = default_nil_calibration()
     assert shipped is not None and 0 < shipped["threshold"] < 1

@@ -43,6 +43,7 @@ def test_real_file_counts(relative, format_name, concepts, names, edges, counts)
     assert dict(report.counts) == counts
 
 
+@pytest.mark.slow
 def test_mesh_descriptors_and_supplementary_together() -> None:
     """The size the load target is about; supplementary concepts hang under the descriptors they map to."""
     report = ReadReport()

@@ -23,6 +23,8 @@ from medlink import Linker  # noqa: E402
 from medlink.serve.app import create_app  # noqa: E402
 from medlink.serve.settings import ServiceSettings  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the service links with the embedded default (its index: ~70 s)
+
 STUDY = Path(__file__).parent / "fixtures" / "trials" / "api_v2_study.json"
 
 

@@ -24,6 +24,7 @@ def nlp():
     return pipeline
 
 
+@pytest.mark.slow
 def test_entities_get_results_and_concepts(nlp) -> None:
     doc = nlp("Patients with Wilson disease (WD) had a heart attack or a myocardial infarctoin.")
     linked = {span.text: span for span in doc.ents}
@@ -34,6 +35,7 @@ def test_entities_get_results_and_concepts(nlp) -> None:
     assert "abbreviation expanded" in linked["WD"]._.medlink.reason
 
 
+@pytest.mark.slow
 def test_pipe_with_two_processes_matches_one(nlp) -> None:
     texts = ["She had a heart attack.", "WD, that is Wilson disease (WD).", "No entity here.",
              "A myocardial infarctoin after aspirin."] * 6  # fmt: skip
@@ -44,6 +46,7 @@ def test_pipe_with_two_processes_matches_one(nlp) -> None:
     assert single[0] == [("heart attack", ("MESH:D009203",))]
 
 
+@pytest.mark.slow
 def test_docs_keep_their_results_through_docbin(nlp) -> None:
     doc = nlp("She had a heart attack.")
     restored = next(iter(DocBin(docs=[doc], store_user_data=True).get_docs(nlp.vocab)))
@@ -68,6 +71,7 @@ def test_factory_is_registered_by_the_entry_point_alone() -> None:
     assert "medlink_linker" in completed.stdout
 
 
+@pytest.mark.slow
 def test_nil_threshold_config_reaches_the_linker() -> None:
     pipeline = spacy.blank("en")
     pipeline.add_pipe("entity_ruler").add_patterns(PATTERNS)

@@ -72,6 +72,7 @@ def spark():
     session.stop()
 
 
+@pytest.mark.slow
 def test_link_column_matches_the_python_linker(spark) -> None:
     df = spark.createDataFrame(list(enumerate(MENTIONS)), "id long, mention string")
     rows = sorted(link_column(df, "mention", prefix="ml_").collect(), key=lambda row: row["id"])
@@ -93,6 +94,7 @@ def test_link_column_says_what_is_wrong_with_a_column(spark) -> None:
         link_column(link_column(df, "mention", exact_only=True), "mention", exact_only=True)
 
 
+@pytest.mark.slow
 def test_parquet_job_killed_midway_resumes_without_loss_or_duplicates(spark, tmp_path: Path) -> None:
     output, count = tmp_path / "linked", 4000
     job = subprocess.Popen([sys.executable, "-c", JOB, str(output), str(count)], start_new_session=True,

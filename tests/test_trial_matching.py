@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from medlink.cli import main
+from medlink.errors import MedlinkError
 from medlink.linking import Linker
 from medlink.resources import load_default_terminology
-from medlink.terminology import MedlinkError
 from medlink.trials import TrialRecord
 from medlink.trials.matching.build import index_records, index_texts
 from medlink.trials.matching.collections import read_birco, read_trec

@@ -13,11 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from medlink.cli import main
+from medlink.errors import MedlinkError
 from medlink.linking import Linker
 from medlink.linking.branches import BranchScope
 from medlink.linking.results import Candidate, LinkResult, Stage
 from medlink.resources import load_default_terminology
-from medlink.terminology import MedlinkError, ReadReport, SourceError
+from medlink.terminology import ReadReport, SourceError
 from medlink.trials import TrialRecord
 from medlink.trials.criteria import split_criteria
 from medlink.trials.evaluation import BrowseScorer, split_of

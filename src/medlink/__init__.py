@@ -44,9 +44,9 @@ __all__ = [
 
 if TYPE_CHECKING:
     from medlink.api import link
+    from medlink.errors import MedlinkError
     from medlink.linking import Candidate, Linker, LinkerConfig, LinkResult, Mention, Stage
     from medlink.linking.recipe import LinkerRecipe
-    from medlink.terminology.diagnostics import MedlinkError
 
 
 def __getattr__(name: str) -> Any:

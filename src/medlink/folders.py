@@ -1,5 +1,5 @@
-"""Replacing a folder of medlink output (a compiled terminology, an index) in one step, and building a cache entry
-once when several processes want it at the same time.
+"""Folders medlink writes: the cache they live in, replacing one in a single step, building a cache entry once when
+several processes want it at the same time, and the checksums their manifests keep.
 
 Everything is written to a staging folder beside the target first; the target is then swapped out by renames, so
 a crash leaves either the old folder or the new one, never half of each. A folder that is not medlink output
@@ -18,12 +18,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from medlink.errors import MedlinkError
+
+
+def cache_root() -> Path:
+    """Where exported encoders and default indexes are kept: ``$MEDLINK_CACHE`` or ``~/.cache/medlink``."""
+    return Path(os.environ.get("MEDLINK_CACHE") or Path.home() / ".cache" / "medlink")
+
 
 def replace_folder(staging: Path, target: Path, manifest: str, what: str) -> None:
     """Move ``staging`` to ``target``; an existing ``target`` must hold ``manifest`` (it is ``what`` we wrote)."""
-    # Imported here: medlink.terminology imports this module, and this one is also imported first (by workers).
-    from medlink.terminology.diagnostics import MedlinkError
-
     if target.exists():
         if not (target / manifest).exists() and any(target.iterdir()):
             raise MedlinkError(f"{target} exists and is not {what}; refusing to overwrite it")

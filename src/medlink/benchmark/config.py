@@ -38,8 +38,8 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from medlink.errors import MedlinkError
 from medlink.evaluation.setups import SUBSETS
-from medlink.terminology import MedlinkError
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from medlink.cli.serve_command import serve
 from medlink.cli.terminology_commands import terminology
 from medlink.cli.train_command import train
 from medlink.cli.trials_commands import trials
-from medlink.terminology.diagnostics import MedlinkError
+from medlink.errors import MedlinkError
 
 
 class _Group(click.Group):

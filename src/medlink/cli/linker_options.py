@@ -14,8 +14,8 @@ from pathlib import Path
 import click
 
 from medlink.cli.paths import PathOption
+from medlink.errors import MedlinkError
 from medlink.linking import Linker
-from medlink.terminology.diagnostics import MedlinkError
 
 
 @dataclass(frozen=True)

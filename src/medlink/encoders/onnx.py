@@ -33,11 +33,6 @@ EXPORT_FORMAT = f"onnx-export-1-opset{ONNX_OPSET}"  # bump when an export would 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
-def cache_root() -> Path:
-    """Where exported encoders and default indexes are kept: ``$MEDLINK_CACHE`` or ``~/.cache/medlink``."""
-    return Path(os.environ.get("MEDLINK_CACHE") or Path.home() / ".cache" / "medlink")
-
-
 def export_onnx(source: str | Path, target: Path, quantize: str = "none", pooling: str | None = None,
                 max_length: int | None = None) -> Path:  # fmt: skip
     """Export a transformer encoder to ``target`` (written to a temporary folder, then renamed)."""

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from medlink.encoders.base import Encoder
 from medlink.encoders.count_head import COUNT_HEAD_FILE
-from medlink.encoders.onnx import EXPORT_FORMAT, OnnxEncoder, cache_root, export_onnx
-from medlink.terminology.diagnostics import MedlinkError
+from medlink.encoders.onnx import EXPORT_FORMAT, OnnxEncoder, export_onnx
+from medlink.errors import MedlinkError
+from medlink.folders import cache_root
 
 PACKAGED_MINILM = "minilm"
 DEFAULT_MODEL = "medlink"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from medlink.terminology.diagnostics import MedlinkError
+from medlink.errors import MedlinkError
 
 NIL_IDS = frozenset({"-1", "", "CUI-less", "NIL"})
 

@@ -15,8 +15,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from medlink.errors import MedlinkError
 from medlink.evaluation.corpus import Corpus, Gold, GoldMention, parse_pubtator_ids, with_namespace
-from medlink.terminology.diagnostics import MedlinkError, SourceError
+from medlink.terminology.diagnostics import SourceError
 from medlink.terminology.readers.source_files import iter_lines, open_text
 
 CorpusReader = Callable[..., Corpus]

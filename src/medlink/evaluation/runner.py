@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from medlink.errors import MedlinkError
 from medlink.evaluation.corpus import Corpus, Gold
 from medlink.evaluation.scoring import Mode, Prediction, Scores, rank_of_gold, score
 from medlink.evaluation.setups import select_subset
 from medlink.linking import Linker, LinkResult, Mention
 from medlink.terminology import Terminology
-from medlink.terminology.diagnostics import MedlinkError
 
 
 def prediction_of(result: LinkResult) -> Prediction:

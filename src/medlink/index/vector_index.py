@@ -20,10 +20,10 @@ import numpy as np
 
 from medlink import __version__
 from medlink.encoders.base import EncoderIdentity, l2_normalize
+from medlink.errors import MedlinkError
 from medlink.folders import read_manifest_json, verify_checksums
 from medlink.index import faiss_backend
 from medlink.index.entries import SOURCES, IndexEntry
-from medlink.terminology.diagnostics import MedlinkError
 
 INDEX_FORMAT = "medlink-index"
 INDEX_VERSION = 1

@@ -21,12 +21,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from medlink.encoders.base import Encoder
+from medlink.errors import MedlinkError
 from medlink.index import MENTIONS, ONTOLOGY, IndexEntry, VectorIndex
 from medlink.linking.dense import CachingEncoder, DenseSieve, DenseStrategy, HeadCounter
 from medlink.linking.exact import ExactSieve
 from medlink.linking.linker import Linker, LinkerConfig, Sieve
 from medlink.linking.sparse import HybridSieve, SparseRetriever, SparseSieve
-from medlink.terminology import MedlinkError, Terminology
+from medlink.terminology import Terminology
 
 DEFAULT_SIEVES = "exact,D-T@0.95,OD-T"
 
@@ -161,7 +162,7 @@ def encoder_of(index: VectorIndex) -> Encoder:
 
 
 def default_index_path(terminology: Terminology, encoder: Encoder) -> Path:
-    from medlink.encoders.onnx import cache_root
+    from medlink.folders import cache_root
 
     return cache_root() / "indexes" / f"{terminology.fingerprint()}-{encoder.identity.fingerprint()}"
 
@@ -215,7 +216,7 @@ def with_training_mentions(index_dir: Path, pairs: Sequence[tuple[str, Sequence[
                            terminology_dir: Path | str | None = None) -> Path:  # fmt: skip
     """An index that also holds these annotated mentions (source D): ``index_dir`` itself when it already has
     training mentions, else a cached copy with only the mentions encoded (see :mod:`medlink.index.with_mentions`)."""
-    from medlink.encoders.onnx import cache_root
+    from medlink.folders import cache_root
     from medlink.index import index_with_mentions, mention_entries, with_mentions_path
 
     index = VectorIndex.load(index_dir)

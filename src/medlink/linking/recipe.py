@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from medlink.terminology.diagnostics import MedlinkError
+from medlink.errors import MedlinkError
 
 if TYPE_CHECKING:
     from medlink.linking.linker import Linker, LinkerConfig

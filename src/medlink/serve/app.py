@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from medlink import __version__
+from medlink.errors import MedlinkError
 from medlink.linking import Linker, Mention
 from medlink.serve.batching import LinkBatcher
 from medlink.serve.guards import Guard
@@ -35,7 +36,6 @@ from medlink.serve.schemas import (
     TrialsRequest,
 )
 from medlink.serve.settings import ServiceSettings
-from medlink.terminology.diagnostics import MedlinkError
 from medlink.trials.matching.matcher import TrialMatcher
 
 log = logging.getLogger("medlink.serve")

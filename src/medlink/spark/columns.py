@@ -6,10 +6,10 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from medlink.errors import MedlinkError
 from medlink.linking import LinkerConfig
 from medlink.linking.recipe import LinkerRecipe
 from medlink.spark.workers import link_batches
-from medlink.terminology.diagnostics import MedlinkError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from medlink.errors import MedlinkError
 from medlink.linking import LinkerConfig
 from medlink.linking.recipe import LinkerRecipe
 from medlink.spark.columns import output_schema, prepare_recipe
 from medlink.spark.workers import link_frame, worker_linker
-from medlink.terminology.diagnostics import MedlinkError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

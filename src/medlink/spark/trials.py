@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from medlink.errors import MedlinkError
 from medlink.spark.columns import prepare_recipe
 from medlink.spark.workers import worker_normalizer
-from medlink.terminology.diagnostics import MedlinkError
 from medlink.trials.records import TrialRecord
 from medlink.trials.setup import NormalizerSpec
 

@@ -1,8 +1,9 @@
 """Terminologies: one schema every source converts into, readers for published formats, a compiled store."""
 
+from medlink.errors import MedlinkError
 from medlink.terminology.builder import TerminologyBuilder
 from medlink.terminology.compile import SourceSpec, compile_terminology
-from medlink.terminology.diagnostics import MedlinkError, ReadReport, SourceError
+from medlink.terminology.diagnostics import ReadReport, SourceError
 from medlink.terminology.records import Concept, Name, NameKind, Relation
 from medlink.terminology.store import TerminologyFormatError, load_terminology, read_manifest, save_terminology
 from medlink.terminology.terminology import NameMatch, SourceInfo, Terminology

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from medlink.terminology.diagnostics import MedlinkError, ReadReport
+from medlink.errors import MedlinkError
+from medlink.terminology.diagnostics import ReadReport
 from medlink.terminology.records import Concept, Name, NameKind
 from medlink.terminology.terminology import SourceInfo, Terminology
 from medlink.text import Normalizer

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medlink.errors import MedlinkError
 from medlink.folders import sha256_of
 from medlink.terminology.builder import TerminologyBuilder
-from medlink.terminology.diagnostics import MedlinkError, ReadReport
+from medlink.terminology.diagnostics import ReadReport
 from medlink.terminology.readers import READERS, detect_format, read_source
 from medlink.terminology.terminology import SourceInfo, Terminology
 

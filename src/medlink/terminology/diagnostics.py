@@ -10,11 +10,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from medlink.errors import MedlinkError
+
 _EXAMPLES_PER_PROBLEM = 3
-
-
-class MedlinkError(Exception):
-    """Base class of the errors medlink reports to users without a traceback."""
 
 
 class SourceError(MedlinkError):

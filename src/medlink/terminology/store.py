@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from medlink import __version__
+from medlink.errors import MedlinkError
 from medlink.folders import read_manifest_json, replace_folder, sha256_of
-from medlink.terminology.diagnostics import MedlinkError
 from medlink.terminology.terminology import (
     CONCEPT_FIELDS,
     NAME_FIELDS,

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from medlink.terminology import MedlinkError
+from medlink.errors import MedlinkError
 from medlink.trials.normalize import NormalizedTrial
 
 FORMATS = (".jsonl", ".parquet")

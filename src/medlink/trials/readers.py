@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-from medlink.terminology.diagnostics import MedlinkError, ReadReport, SourceError
+from medlink.errors import MedlinkError
+from medlink.terminology.diagnostics import ReadReport, SourceError
 from medlink.trials.criteria import split_criteria
 from medlink.trials.records import Intervention, TrialRecord
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medlink.terminology.diagnostics import MedlinkError, ReadReport
+from medlink.errors import MedlinkError
+from medlink.terminology.diagnostics import ReadReport
 from medlink.terminology.records import Concept
 
 Reader = Callable[..., Iterator[Concept]]

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from medlink.terminology.diagnostics import MedlinkError
+from medlink.errors import MedlinkError
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from medlink import __version__
+from medlink.errors import MedlinkError
 from medlink.folders import read_manifest_json, replace_folder, sha256_of, verify_checksums
-from medlink.terminology.diagnostics import MedlinkError
 from medlink.trials.matching.bm25 import Bm25
 from medlink.trials.matching.encoders import TrialEncoders
 from medlink.trials.matching.texts import criteria_text, description

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from medlink.terminology.diagnostics import MedlinkError
+from medlink.errors import MedlinkError
 
 Run = Mapping[str, Mapping[str, float]]  # patient → trial → score
 Qrels = Mapping[str, Mapping[str, int]]  # patient → trial → grade

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from medlink.terminology.diagnostics import MedlinkError
+from medlink.errors import MedlinkError
 
 MAX_NOTE_CHARS = 20_000  # longer notes are cut here: the encoders read 256 tokens and BM25 gains nothing more
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from medlink.terminology.diagnostics import MedlinkError
+from medlink.errors import MedlinkError
 
 MSMARCO = "msmarco"
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from medlink.terminology.diagnostics import MedlinkError
+from medlink.errors import MedlinkError
 from medlink.trials.matching.build import index_texts
 from medlink.trials.matching.concepts import ConceptScanner
 from medlink.trials.matching.encoders import load_trial_encoders
