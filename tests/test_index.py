@@ -123,6 +123,7 @@ class CountingEncoder:
 
     identity = property(lambda self: self.inner.identity)
     dimension = property(lambda self: self.inner.dimension)
+    count_head = None
 
     def encode(self, texts, batch_size=128, progress=False):
         if self.fail_after is not None and self.calls >= self.fail_after:

@@ -12,6 +12,8 @@ from typing import Protocol
 
 import numpy as np
 
+from medlink.encoders.count_head import ConceptCountPredictor
+
 _SPACES = re.compile(r"\s+")
 
 
@@ -48,6 +50,11 @@ class Encoder(Protocol):
 
     @property
     def dimension(self) -> int: ...
+
+    @property
+    def count_head(self) -> ConceptCountPredictor | None:
+        """Liang et al.'s concept-count head, when the encoder was trained with one (``medlink train --count-head``)."""
+        ...
 
     def encode(self, texts: Sequence[str], batch_size: int = 128, progress: bool = False) -> np.ndarray: ...
 

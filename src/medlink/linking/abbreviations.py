@@ -19,8 +19,9 @@ follows a function word, punctuation or the sentence start, so "…dideazafolic 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import lru_cache
+from types import MappingProxyType
 
 _PARENTHESIS = re.compile(r"\(([^()]{1,40})\)")
 _TOKEN = re.compile(r"\S+")
@@ -87,7 +88,7 @@ def permuted_initials_long_form(short: str, words: list[str]) -> str | None:
 
 
 @lru_cache(maxsize=4096)
-def find_abbreviations(document: str) -> dict[str, str]:
+def find_abbreviations(document: str) -> Mapping[str, str]:
     """Short form → long form for every definition in ``document`` (the first definition of each wins)."""
     found: dict[str, str] = {}
     for match in _PARENTHESIS.finditer(document):
@@ -102,7 +103,9 @@ def find_abbreviations(document: str) -> dict[str, str]:
             found[short] = long.strip(" ,;:")
     # A long form may use an earlier short form ("diffuse mesangial sclerosis (DMS) ... isolated DMS (IDMS)"):
     # spell it out once, so "IDMS" becomes "isolated diffuse mesangial sclerosis".
-    return {short: _spell_out(long, {k: v for k, v in found.items() if k != short}) for short, long in found.items()}
+    # Read-only: the cache hands the same mapping to every caller.
+    return MappingProxyType({short: _spell_out(long, {k: v for k, v in found.items() if k != short})
+                             for short, long in found.items()})  # fmt: skip
 
 
 def named_long_form(short: str, document: str, is_name: Callable[[str], bool]) -> str | None:
@@ -129,7 +132,7 @@ def _words_before(document: str, end: int) -> list[str]:
     return before[start:].split()
 
 
-def _spell_out(text: str, definitions: dict[str, str]) -> str:
+def _spell_out(text: str, definitions: Mapping[str, str]) -> str:
     return _TOKEN.sub(lambda m: definitions.get(m.group(), m.group()), text)
 
 

@@ -39,6 +39,10 @@ class CachingEncoder:
     def dimension(self) -> int:
         return self.encoder.dimension
 
+    @property
+    def count_head(self) -> ConceptCountPredictor | None:
+        return self.encoder.count_head
+
     def encode(self, texts: Sequence[str], batch_size: int = 128, progress: bool = False) -> np.ndarray:
         texts = [self._bounded(text) for text in texts]
         missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))

@@ -124,7 +124,7 @@ def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder,
     if config.nil_threshold is None and calibrated is not None:  # 0 switches it off
         config = replace(config, nil_threshold=float(calibrated))
     shared = CachingEncoder(encoder)
-    head = getattr(encoder, "count_head", None)  # only trained encoders have one
+    head = encoder.count_head  # only encoders trained with one have it
     counter = HeadCounter(shared, head) if head is not None else None
     return Linker(terminology, parse_sieves(sieves, terminology, index, shared), config, counter)
 
