@@ -336,3 +336,20 @@ def test_reads_the_shared_sample_of_clinicaltrials_gov() -> None:
     assert len(records) == 5097 and not report.counts
     assert sum(1 for r in records if r.exclusion) > 1900
     assert all(r.nct_id.startswith("NCT") for r in records)
+
+
+def test_normalizer_linkers_leave_nil_to_the_field_thresholds(encoder, fixtures: Path, tmp_path: Path) -> None:
+    """An index's own calibrated threshold would stack on the per-field ones: the normalizer's linkers run without."""
+    from medlink.index import build_index, ontology_entries
+    from medlink.index.build import update_manifest
+    from medlink.linking.recipe import LinkerRecipe
+    from medlink.terminology import SourceSpec, compile_terminology, save_terminology
+    from medlink.trials.setup import NormalizerSpec
+
+    terminology = compile_terminology([SourceSpec.parse(f"mesh-desc-tsv:{fixtures / 'mesh_descriptors_tiny.tsv'}")])
+    save_terminology(terminology, tmp_path / "term")
+    index = build_index(ontology_entries(terminology), encoder, tmp_path / "index", terminology.fingerprint(),
+                        origin={"encoder": "minilm"})  # fmt: skip
+    update_manifest(index, nil_threshold=0.99)
+    built = NormalizerSpec(LinkerRecipe(index, tmp_path / "term")).build(progress=False)
+    assert built.conditions.config.nil_threshold == 0 and not built.conditions.config.declares_nil

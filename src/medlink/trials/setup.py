@@ -10,8 +10,9 @@ from medlink.linking import LinkerConfig
 from medlink.linking.recipe import LinkerRecipe
 from medlink.trials.normalize import NilThresholds, TrialNormalizer
 
-# The normalizer applies its own nil thresholds per field, so its linkers decide without one.
-_NO_NIL = LinkerConfig(nil_threshold=None)
+# The normalizer applies its own nil thresholds per field, so its linkers decide without one (0: not even an
+# index's calibrated threshold, which None would keep).
+_NO_NIL = LinkerConfig(nil_threshold=0)
 
 
 @dataclass(frozen=True)
