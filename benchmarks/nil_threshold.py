@@ -1,8 +1,9 @@
 """Benchmark: what the calibrated nil threshold costs and catches, on every row of a benchmark suite (issue 21).
 
-    .venv/bin/python benchmarks/nil_threshold.py benchmarks/default-model.toml [--encoders medlink] [--data DIR]
+    .venv/bin/python benchmarks/nil_threshold.py benchmarks/default-model.toml [--encoders none,medlink] [--data DIR]
 
-For each dataset with a training corpus and each system (those with no encoder or one of ``--encoders``), the
+For each dataset with a training corpus and each system whose encoder is one of ``--encoders`` (``none``: the
+systems without one), the
 threshold is calibrated as ``medlink index build --train`` does it: strategy ``budget`` on the training mentions
 whose gold the terminology has, linked over names only (the system's sieves without ``exact``), plus the
 calibration half of medlink's non-medical negatives. Then the test corpus is linked with and without it.
@@ -39,19 +40,21 @@ def calibration_system(system: SystemSpec) -> SystemSpec | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config", type=Path)
-    parser.add_argument("--encoders", default="medlink", help="Comma-separated encoders whose systems to run.")
+    parser.add_argument("--encoders", default="none,medlink", help="Comma-separated encoders whose systems to run.")
+    parser.add_argument("--skip-datasets", default="", help="Comma-separated dataset names to leave out.")
     parser.add_argument("--data", type=Path, default=Path("../shared/data"))
     parser.add_argument("--work", type=Path, default=Path("build/benchmark"))
     args = parser.parse_args()
     config = load_config(args.config)
     wanted = {e.strip() for e in args.encoders.split(",")}
-    systems = [s for s in config.systems if s.encoder is None or s.encoder in wanted]
+    systems = [s for s in config.systems if s.encoder in wanted or (s.encoder is None and "none" in wanted)]
     encoders = {name: load_encoder(name) for name in wanted if any(s.encoder == name for s in systems)}
     log = functools.partial(print, file=sys.stderr)
     print("| dataset | system | threshold | Acc@1 in-KB without | with | change (points) | gold-nil P / R |"
           " negatives nil | nil precision, mixed |")  # fmt: skip
     print("|---|---|---:|---:|---:|---:|---|---:|---:|")
-    for dataset in config.datasets:
+    skipped = {name.strip() for name in args.skip_datasets.split(",") if name.strip()}
+    for dataset in (d for d in config.datasets if d.name not in skipped):
         for fold in dataset.folds:
             prepared = prepare(dataset.for_fold(fold, args.data.resolve()), fold)
             name = f"{dataset.name}{f' fold {fold}' if fold else ''}"

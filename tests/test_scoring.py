@@ -112,3 +112,21 @@ def test_recall_at_k_of_a_candidate_stage() -> None:
     golds = [gold("D1"), gold("D2"), gold("D3|D4"), gold("-1")]
     rankings = [["MESH:D1"], ["MESH:D5", "MESH:D2"], [], []]
     assert recall_at_k(golds, rankings, (1, 2)) == {1: 0.5, 2: 1.0}  # composites and nil are not counted
+
+
+def test_set_scores_count_each_gold_part_once() -> None:
+    from medlink.evaluation.scoring import set_matches
+
+    golds = [Gold.of([["A"], ["B"]]), Gold.of([["C", "C2"]]), Gold.of([]), Gold.of([["D"]])]
+    predictions = [
+        Prediction(concepts=("A", "X")),  # one of two parts, one wrong id
+        Prediction(concepts=("C2", "C")),  # alternatives of one part: the second answers nothing new
+        Prediction(),  # a nil mention, predicted nil: nothing on either side
+        Prediction(concepts=("D",)),
+    ]
+    assert [set_matches(g, p) for g, p in zip(golds, predictions, strict=True)] == [1, 1, 0, 1]
+    sets = score(golds, predictions).sets
+    assert (sets.true_positives, sets.predicted, sets.gold) == (3, 5, 4)
+    assert sets.precision == pytest.approx(0.6) and sets.recall == pytest.approx(0.75)
+    assert sets.f1 == pytest.approx(2 * 0.6 * 0.75 / 1.35)
+    assert score(golds, predictions).as_dict()["set_f1"] == pytest.approx(sets.f1)

@@ -80,5 +80,8 @@ def eval_command(corpus_spec: str, linker_choice: LinkerChoice, entity_type: str
     nil = evaluation.scores.nil
     click.echo(f"  nil     gold {nil.gold_nil}, predicted {nil.predicted_nil}, "
                f"precision {nil.precision:.3f}, recall {nil.recall:.3f}")  # fmt: skip
+    sets = evaluation.scores.sets
+    click.echo(f"  sets    precision {sets.precision:.4f}, recall {sets.recall:.4f}, F1 {sets.f1:.4f} "
+               f"(CBLUE's metric: each mention's predicted concepts against all its gold ones)")  # fmt: skip
     for note in corpus.notes:
         click.echo(f"  note: {note}")

@@ -118,6 +118,42 @@ class NilScores:
 
 
 @dataclass(frozen=True)
+class SetScores:
+    """CBLUE's CHIP-CDN metric, for mentions that name several concepts: each mention's predicted concept set
+    against its gold parts, micro-averaged. A predicted id is right when it answers a gold part not answered yet
+    (any of the part's ``+`` alternatives); a nil mention adds nothing to either side."""
+
+    true_positives: int
+    predicted: int
+    gold: int
+
+    @property
+    def precision(self) -> float:
+        return self.true_positives / self.predicted if self.predicted else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.true_positives / self.gold if self.gold else 0.0
+
+    @property
+    def f1(self) -> float:
+        total = self.precision + self.recall
+        return 2 * self.precision * self.recall / total if total else 0.0
+
+
+def set_matches(gold: Gold, prediction: Prediction) -> int:
+    """How many gold parts the predicted concepts answer, each part once."""
+    open_parts = list(gold.parts)
+    matched = 0
+    for concept in dict.fromkeys(prediction.concepts):
+        part = next((p for p in open_parts if concept in p), None)
+        if part is not None:
+            open_parts.remove(part)
+            matched += 1
+    return matched
+
+
+@dataclass(frozen=True)
 class Scores:
     """Accuracy at each k (fractions in [0, 1]), MRR and nil decisions over ``n`` mentions."""
 
@@ -127,6 +163,7 @@ class Scores:
     nil: NilScores
     mode: Mode = "strict"
     correct_at_1: tuple[bool, ...] = field(default=(), repr=False)  # per mention, for significance tests
+    sets: SetScores = field(default_factory=lambda: SetScores(0, 0, 0))
 
     def as_dict(self) -> dict[str, object]:
         data: dict[str, object] = {"n": self.n, "mode": self.mode}
@@ -134,6 +171,7 @@ class Scores:
         data["mrr"] = self.mrr
         data["nil"] = {"gold": self.nil.gold_nil, "predicted": self.nil.predicted_nil,
                        "precision": self.nil.precision, "recall": self.nil.recall}  # fmt: skip
+        data.update({"set_precision": self.sets.precision, "set_recall": self.sets.recall, "set_f1": self.sets.f1})
         return data
 
 
@@ -154,7 +192,12 @@ def score(
         true_nil=sum(g.is_nil and p.is_nil for g, p in zip(golds, predictions, strict=True)),
     )
     correct = tuple(is_correct(g, p, 1, mode) for g, p in zip(golds, predictions, strict=True))
-    return Scores(n=n, accuracy=accuracy, mrr=mrr, nil=nil, mode=mode, correct_at_1=correct)
+    sets = SetScores(
+        true_positives=sum(set_matches(g, p) for g, p in zip(golds, predictions, strict=True)),
+        predicted=sum(len(set(p.concepts)) for p in predictions),
+        gold=sum(len(g.parts) for g in golds),
+    )
+    return Scores(n=n, accuracy=accuracy, mrr=mrr, nil=nil, mode=mode, correct_at_1=correct, sets=sets)
 
 
 def recall_at_k(golds: Sequence[Gold], rankings: Sequence[Sequence[str]], ks: Sequence[int]) -> dict[int, float]:
