@@ -31,6 +31,9 @@ from medlink.evaluation.calibration import calibrate_with_negatives, in_terminol
 from medlink.evaluation.negatives import non_medical_negatives
 from medlink.evaluation.runner import Evaluation, evaluate
 from medlink.evaluation.scoring import is_correct
+from medlink.linking import Linker
+from medlink.linking.dense import CachingEncoder
+from medlink.linking.term_model import TermJudge, TermModel
 
 
 def calibration_system(system: SystemSpec) -> SystemSpec | None:
@@ -76,12 +79,16 @@ def measure(system: SystemSpec, prepared: Prepared, encoders: dict[str, Encoder]
         return f"none ({why}) | | | | | |"
     started = time.perf_counter()
     names_only = system_linker(calibrating, prepared, encoder, work, log)
-    calibration = calibrate_with_negatives(names_only, in_terminology(prepared.train, names_only))
+    calibration = calibrate_with_negatives(names_only, in_terminology(prepared.train, names_only), encoder=encoder)
     threshold = calibration.threshold
     if threshold is None:
         return "none (no correct dense decision in training) | | | | | |"
     without = evaluate(system_linker(system, prepared, encoder, work, log), prepared.corpus, ks=(1,))
     thresholded = system_linker(system, prepared, encoder, work, log, nil_threshold=threshold)
+    if calibration.term_model is not None and encoder is not None:  # as dense_linker reads it from a manifest
+        judge = TermJudge(TermModel.from_dict(calibration.term_model), CachingEncoder(encoder))
+        thresholded = Linker(thresholded.terminology, thresholded.sieves, thresholded.config, thresholded.counter,
+                             judge)  # fmt: skip
     with_nil = evaluate(thresholded, prepared.corpus, ks=(1,))
     in_kb = [i for i, gold in enumerate(without.golds) if not gold.is_nil]
 
@@ -95,7 +102,8 @@ def measure(system: SystemSpec, prepared: Prepared, encoders: dict[str, Encoder]
     gold_nil = f"{nil.precision:.2f} / {nil.recall:.2f} (n={nil.gold_nil})" if nil.gold_nil else "no gold nil"
     before, after = accuracy(without), accuracy(with_nil)
     print(f"<!-- {system.name}: {time.perf_counter() - started:.0f} s -->", flush=True)
-    return (f"{threshold:.3f} | {before:.2f} | {after:.2f} | {after - before:+.2f} | {gold_nil} | "
+    shown = f"{threshold:.3f}{' + term model' if calibration.term_model else ''}"
+    return (f"{shown} | {before:.2f} | {after:.2f} | {after - before:+.2f} | {gold_nil} | "
             f"{negatives_nil / len(held_out):.2f} | {mixed:.2f}")  # fmt: skip
 
 

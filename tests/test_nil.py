@@ -98,6 +98,45 @@ def test_calibration_with_negatives_reports_what_each_threshold_catches(tiny, ti
     assert result.negatives_nil["min-fp"] == 1.0 and result.negatives_nil["none"] == 0.0
 
 
+def test_a_term_model_makes_unlike_mentions_nil_only_under_a_threshold(tiny, tiny_index, encoder) -> None:
+    from medlink.linking.dense import CachingEncoder
+    from medlink.linking.term_model import TermJudge, TermModel
+
+    shared = CachingEncoder(encoder)
+    # weights that read only the best score: decision = score - 0.9, cut 0 -> nil below a score of 0.9
+    model = TermModel((0.0,) * encoder.dimension + (1.0,), -0.9, 0.0, encoder.identity.fingerprint())
+    assert TermModel.from_dict(model.to_dict()) == model
+    linker = dense_linker(tiny, tiny_index, encoder, "O-T", LinkerConfig(nil_threshold=0.1))
+    judged = Linker(linker.terminology, linker.sieves, linker.config, None, TermJudge(model, shared))
+    close, far = judged.link_many(["myocardial infarction", "cardiac illness"])
+    assert close.stage is Stage.DENSE and close.score >= 0.9
+    assert far.stage is Stage.NIL and "does not read as a term" in far.reason
+    assert judged.with_config(LinkerConfig(nil_threshold=0)).link("cardiac illness").stage is Stage.DENSE
+    with pytest.raises(ValueError, match="another encoder"):
+        TermJudge(TermModel(model.weights, 0.0, 0.0, "other"), shared)
+    with pytest.raises(ValueError, match="dimensions"):
+        TermJudge(TermModel((1.0, 2.0), 0.0, 0.0, model.encoder), shared)
+
+
+def test_calibration_fits_a_term_model_within_the_budget(tiny, tiny_index, encoder, tmp_path) -> None:
+    from medlink.evaluation.calibration import calibrate_with_negatives
+    from medlink.index.build import update_manifest
+
+    linker = dense_linker(tiny, tiny_index, encoder, "O-T")
+    dev = Corpus("dev", tuple(GoldMention(text, Gold.of([[concept]])) for text, concept in [
+        ("myocardial infarct", "MESH:D009203"), ("blood pressure too high", "MESH:D006973"),
+        ("cardiac infarction", "MESH:D009203"), ("hypertensive", "MESH:D006973"),
+    ]))  # fmt: skip
+    result = calibrate_with_negatives(linker, dev, max_loss=0.0, encoder=encoder)
+    assert result.term_model is not None and result.threshold == result.thresholds["max-tp"]
+    assert len(result.term_model["weights"]) == encoder.dimension + 1
+    folder = build_index(ontology_entries(tiny), encoder, tmp_path / "judged", tiny.fingerprint())
+    update_manifest(folder, nil_threshold=result.threshold, term_model=result.term_model)
+    judged = dense_linker(tiny, VectorIndex.load(folder), encoder, "O-T")  # reads both from the manifest
+    assert judged.term_test is not None and judged.term_test.cut == result.term_model["cut"]
+    assert all(r.stage is Stage.DENSE for r in judged.link_many([m.text for m in dev]))  # no budget to lose any
+
+
 def test_a_config_keeps_the_index_threshold_unless_it_sets_one(tiny, tiny_index, encoder, tmp_path) -> None:
     from medlink.index.build import update_manifest
 
@@ -116,7 +155,9 @@ def test_the_embedded_default_says_no_concept() -> None:
     assert shipped is not None and 0 < shipped["threshold"] < 1
     assert shipped["terminology"] == load_default_terminology().fingerprint()
     linker = Linker.load()
-    assert linker.config.nil_threshold == pytest.approx(shipped["threshold"])
+    assert linker.config.nil_threshold == pytest.approx(shipped["threshold"]) and linker.term_test is not None
+    umbrella = linker.link("umbrella")  # nearest name Rain, 0.63: above the threshold, unlike a term
+    assert umbrella.stage is Stage.NIL and "does not read as a term" in umbrella.reason
     garbage, the, control, real = linker.link_many(["asdfgh qwerty", "the", "x\0y\1", "myocardial infarctoin"])
     assert garbage.stage is Stage.NIL and f"below the nil threshold {shipped['threshold']:.3f}" in garbage.reason
     assert the.stage is Stage.NIL and control.stage is Stage.NIL
@@ -135,9 +176,10 @@ def test_index_build_with_training_mentions_calibrates(fixtures: Path, tmp_path:
     built = runner.invoke(main, ["index", "build", "--terminology", str(terminology), "--train", f"tsv:{train}",
                                  "-o", str(index)])  # fmt: skip
     assert built.exit_code == 0, built.output
-    assert "nil threshold" in built.output
+    assert "nil: threshold" in built.output and "term model" in built.output
     manifest = json.loads((index / "manifest.json").read_text())
-    assert manifest["calibration"]["strategy"] == "budget" and 0 < manifest["nil_threshold"] <= 1
+    assert manifest["calibration"]["strategy"] == "max-tp + term model" and 0 < manifest["nil_threshold"] <= 1
+    assert len(manifest["term_model"]["weights"]) == 385 and "term_model" not in manifest["calibration"]
     VectorIndex.load(index)  # the manifest change keeps the files' checksums valid
     linked = json.loads(runner.invoke(main, ["link", "--index", str(index), "--format", "json", "the"]).output)
     assert linked["stage"] == "nil"

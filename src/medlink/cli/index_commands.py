@@ -110,14 +110,17 @@ def _calibrate_nil(index_dir: Path, terminology, encoder, train) -> None:  # typ
     if not len(known):
         click.echo("no nil threshold: no training mention has a gold id of the terminology", err=True)
         return
-    result = calibrate_with_negatives(names_only, known)
+    result = calibrate_with_negatives(names_only, known, encoder=encoder)
     if result.threshold is None:
         click.echo("no nil threshold: no training mention was linked correctly by dense search", err=True)
         return
-    update_manifest(index_dir, nil_threshold=result.threshold, calibration={**asdict(result), "corpus": train.name})
+    summary = {key: value for key, value in asdict(result).items() if key != "term_model"}
+    update_manifest(index_dir, nil_threshold=result.threshold, term_model=result.term_model,
+                    calibration={**summary, "corpus": train.name})  # fmt: skip
     caught = (result.negatives_nil or {}).get(result.strategy, 0.0)
-    click.echo(f"nil threshold {result.threshold:.3f} (budget: at most {100 * DEFAULT_MAX_LOSS:g} points of training "
-               f"accuracy; {caught:.0%} of medlink's non-medical negatives are nil); --nil-threshold 0 turns it off")
+    click.echo(f"nil: threshold {result.threshold:.3f} and a term model (at most {100 * DEFAULT_MAX_LOSS:g} % of "
+               f"training mentions lost; {caught:.0%} of medlink's non-medical negatives are nil); --nil-threshold 0 "
+               "turns both off")  # fmt: skip
 
 
 @index.command()

@@ -39,6 +39,16 @@ class Sieve(Protocol):
     def link_batch(self, items: Sequence[tuple[str, str]]) -> list[LinkResult | None]: ...
 
 
+class TermTest(Protocol):
+    """Says how much each retrieved mention looks like a term at all (``linking/term_model.py``); below ``cut``
+    it is nil."""
+
+    @property
+    def cut(self) -> float: ...
+
+    def decisions(self, texts: Sequence[str], scores: Sequence[float]) -> Sequence[float]: ...
+
+
 class ConceptCounter(Protocol):
     """Predicts how many concepts each mention names (Liang et al.'s count head; 1 for most mentions)."""
 
@@ -95,7 +105,7 @@ class Linker:
     and encoder on first use, so it can be handed to process pools, spaCy's ``n_process`` and Spark workers.
     """
 
-    _BUILT_ON_USE = ("terminology", "sieves", "counter")  # what an unpickled linker rebuilds from its recipe
+    _BUILT_ON_USE = ("terminology", "sieves", "counter", "term_test")  # what an unpickled linker rebuilds
 
     def __init__(
         self,
@@ -103,11 +113,13 @@ class Linker:
         sieves: Sequence[Sieve] | None = None,
         config: LinkerConfig | None = None,
         counter: ConceptCounter | None = None,
+        term_test: TermTest | None = None,
     ) -> None:
         self.terminology = terminology
         self.sieves: tuple[Sieve, ...] = tuple(sieves) if sieves is not None else (ExactSieve(terminology),)
         self._config = config or LinkerConfig()
         self.counter = counter
+        self.term_test = term_test
         self.recipe: LinkerRecipe | None = None  # set by LinkerRecipe.build; what pickling carries
         self._cache: dict[str, LinkResult] = {}  # by normalized text, before abbreviations and literal preference
         self._by_text: dict[str, LinkResult] = {}  # final results of mentions given without a document
@@ -179,7 +191,7 @@ class Linker:
 
     def with_config(self, config: LinkerConfig) -> Linker:
         """A linker with other settings over the same terminology, sieves and encoder (nothing is reloaded)."""
-        other = Linker(self.terminology, self.sieves, config, self.counter)
+        other = Linker(self.terminology, self.sieves, config, self.counter, self.term_test)
         other.recipe = self.recipe
         return other
 
@@ -263,7 +275,7 @@ class Linker:
                         remaining.append((key, text))
                     else:
                         found[key] = self._finish(outcome, key)
-                decided.update(self._claim_counted(found))
+                decided.update(self._claim_counted(self._test_terms(found)))
                 batch = remaining
             tried = ", ".join(sieve.name for sieve in self.sieves)
             for key, text in batch:
@@ -309,6 +321,26 @@ class Linker:
             close = [c.concept_id for c in result.candidates if c.score >= result.score - margin]
             return self._claim(result, close, f"{{}} concepts within {margin} of the best")
         return result
+
+    def _test_terms(self, results: dict[str, LinkResult]) -> dict[str, LinkResult]:
+        """Retrieval decisions the term test finds unlike any term become nil (only while nil is declared)."""
+        if self.term_test is None or not self.config.declares_nil:
+            return results
+        retrieved = [key for key, result in results.items() if result.stage in _RETRIEVAL and result.score is not None]
+        if not retrieved:
+            return results
+        texts = [results[key].mention for key in retrieved]
+        decisions = self.term_test.decisions(texts, [results[key].score or 0.0 for key in retrieved])
+        tested = dict(results)
+        cut = self.term_test.cut
+        for key, decision in zip(retrieved, decisions, strict=True):
+            if decision < cut:
+                result = results[key]
+                tested[key] = replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False,
+                                      reason=f"best candidate {result.matched_name!r} scored {result.score:.3f}, but "
+                                             f"the mention does not read as a term (term model {decision:.2f}, "
+                                             f"below {cut:.2f})")  # fmt: skip
+        return tested
 
     def _claim_counted(self, results: dict[str, LinkResult]) -> dict[str, LinkResult]:
         """Retrieval decisions whose mention the counter says names n > 1 concepts claim their n best candidates."""

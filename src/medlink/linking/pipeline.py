@@ -27,6 +27,7 @@ from medlink.linking.dense import CachingEncoder, DenseSieve, DenseStrategy, Hea
 from medlink.linking.exact import ExactSieve
 from medlink.linking.linker import Linker, LinkerConfig, Sieve
 from medlink.linking.sparse import HybridSieve, SparseRetriever, SparseSieve
+from medlink.linking.term_model import TermJudge, TermModel
 from medlink.terminology import Terminology
 
 DEFAULT_SIEVES = "exact,D-T@0.95,OD-T"
@@ -126,7 +127,16 @@ def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder,
     shared = CachingEncoder(encoder)
     head = encoder.count_head  # only encoders trained with one have it
     counter = HeadCounter(shared, head) if head is not None else None
-    return Linker(terminology, parse_sieves(sieves, terminology, index, shared), config, counter)
+    return Linker(terminology, parse_sieves(sieves, terminology, index, shared), config, counter,
+                  _term_test(index, shared))  # fmt: skip
+
+
+def _term_test(index: VectorIndex, encoder: CachingEncoder) -> TermJudge | None:
+    """The index's calibrated term model (``linking/term_model.py``), when it has one for this encoder."""
+    stored = index.manifest.get("term_model")
+    if not stored or stored.get("encoder") != encoder.identity.fingerprint():
+        return None
+    return TermJudge(TermModel.from_dict(stored), encoder)
 
 
 def open_index_linker(index_dir: Path | str, terminology_dir: Path | str | None = None,
@@ -209,7 +219,8 @@ def _apply_shipped_calibration(folder: Path, terminology: Terminology, encoder: 
     if read_index_manifest(folder).get("calibration") == shipped:
         return
     with building_lock(folder):
-        update_manifest(folder, nil_threshold=shipped["threshold"], calibration=shipped)
+        update_manifest(folder, nil_threshold=shipped["threshold"], term_model=shipped.get("term_model"),
+                        calibration=shipped)  # fmt: skip
 
 
 def with_training_mentions(index_dir: Path, pairs: Sequence[tuple[str, Sequence[str]]],
