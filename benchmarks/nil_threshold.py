@@ -27,8 +27,8 @@ from medlink.benchmark.config import SystemSpec, load_config
 from medlink.benchmark.runner import Prepared, prepare, system_linker
 from medlink.encoders import load_encoder
 from medlink.encoders.base import Encoder
-from medlink.evaluation.calibration import calibrate_with_negatives, in_terminology
 from medlink.evaluation.negatives import non_medical_negatives
+from medlink.evaluation.nil_calibration import calibrate_with_negatives, in_terminology
 from medlink.evaluation.runner import Evaluation, evaluate
 from medlink.evaluation.scoring import is_correct
 from medlink.linking import Linker

@@ -5,7 +5,7 @@
 Development data only: the training splits of NCBI-disease and BC5CDR (Disease and Chemical), each mention kept
 when its gold ids are MeSH descriptors of the embedded terminology, plus the calibration half of medlink's
 non-medical negatives. Strategy ``budget`` (at most 0.05 % of these mentions lost), taken by a term model over the
-mention's vector and best score, with the max-tp threshold as its floor (``evaluation/calibration.py``).
+mention's vector and best score, with the max-tp threshold as its floor (``evaluation/nil_calibration.py``).
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from pathlib import Path
 
 from medlink.encoders import load_encoder
 from medlink.encoders.registry import DEFAULT_MODEL
-from medlink.evaluation.calibration import DEFAULT_MAX_LOSS, calibrate_with_negatives, in_terminology
+from medlink.evaluation.calibration import DEFAULT_MAX_LOSS
 from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.corpus_formats import load_corpus
+from medlink.evaluation.nil_calibration import calibrate_with_negatives, in_terminology
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.pipeline import default_index
 from medlink.resources import DEFAULT_NIL, resource_path

@@ -119,7 +119,7 @@ def test_a_term_model_makes_unlike_mentions_nil_only_under_a_threshold(tiny, tin
 
 
 def test_calibration_fits_a_term_model_within_the_budget(tiny, tiny_index, encoder, tmp_path) -> None:
-    from medlink.evaluation.calibration import calibrate_with_negatives
+    from medlink.evaluation.nil_calibration import calibrate_with_negatives
     from medlink.index.build import update_manifest
 
     linker = dense_linker(tiny, tiny_index, encoder, "O-T")

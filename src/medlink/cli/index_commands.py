@@ -100,7 +100,8 @@ def _calibrate_nil(index_dir: Path, terminology, encoder, train) -> None:  # typ
     training mentions each would find itself)."""
     from dataclasses import asdict
 
-    from medlink.evaluation.calibration import DEFAULT_MAX_LOSS, calibrate_with_negatives, in_terminology
+    from medlink.evaluation.calibration import DEFAULT_MAX_LOSS
+    from medlink.evaluation.nil_calibration import calibrate_with_negatives, in_terminology
     from medlink.index import VectorIndex
     from medlink.index.build import update_manifest
     from medlink.linking.pipeline import dense_linker

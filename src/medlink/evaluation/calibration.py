@@ -24,20 +24,14 @@ negatives it declares nil; ``auto`` keeps the most accurate of DILBERT's three.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
-import numpy as np
-
-from medlink.encoders.base import Encoder
 from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.runner import evaluate, linker_mentions
 from medlink.evaluation.scoring import Prediction, is_correct
 from medlink.linking import Linker, LinkerConfig, LinkResult
 from medlink.linking.non_terms import why_not_a_term
-from medlink.linking.term_model import TermModel
 
 DILBERT_STRATEGIES = ("min-fp", "max-tp", "weighted")
 STRATEGIES = (*DILBERT_STRATEGIES, "budget")
@@ -56,7 +50,7 @@ class Calibration:
     false_positives: int
     negatives: int = 0  # generated non-medical texts linked as nil mentions
     negatives_nil: dict[str, float] | None = None  # share of them declared nil under each threshold
-    term_model: dict[str, Any] | None = None  # linking/term_model.py, when fitted (its cut, weights, encoder)
+    term_model: dict[str, object] | None = None  # linking/term_model.py, when fitted (its cut, weights, encoder)
 
 
 def _nil_under(prediction: Prediction, threshold: float | None, score: float | None) -> Prediction:
@@ -88,7 +82,7 @@ def budget_threshold(tp_scores: Sequence[float], nil_scores: Sequence[float], me
     return min(threshold, max(nil_scores) + _NUDGE) if nil_scores else threshold
 
 
-def _score(result: LinkResult) -> float | None:
+def score_of(result: LinkResult) -> float | None:
     return result.score if result.stage.value not in _NOT_SEARCHED else None
 
 
@@ -99,7 +93,7 @@ def calibrate(linker: Linker, corpus: Corpus, strategy: str = "budget", negative
     unthresholded = Linker(linker.terminology, linker.sieves, replace(linker.config, nil_threshold=None))
     evaluation = evaluate(unthresholded, corpus, ks=(1,))
     # The same mentions again, documents included: their keys are cached, so nothing is encoded twice.
-    scores = [_score(r) for r in unthresholded.link_many(linker_mentions(corpus))]
+    scores = [score_of(r) for r in unthresholded.link_many(linker_mentions(corpus))]
     nil_scores, tp_scores = [], []
     for gold, prediction, score in zip(evaluation.golds, evaluation.predictions, scores, strict=True):
         if score is None:
@@ -111,7 +105,7 @@ def calibrate(linker: Linker, corpus: Corpus, strategy: str = "budget", negative
     searched = [text for text in negatives if why_not_a_term(text, linker.terminology) is None]
     refused = len(negatives) - len(searched)  # nil under any threshold
     negative_results = unthresholded.link_many(searched)
-    negative_scores = [s for s in map(_score, negative_results) if s is not None]
+    negative_scores = [s for s in map(score_of, negative_results) if s is not None]
     unlinked = sum(1 for r in negative_results if r.stage.value in ("nil", "empty"))
     all_nil = [*nil_scores, *negative_scores]
     thresholds = strategy_thresholds(tp_scores, all_nil)
@@ -136,83 +130,3 @@ def calibrate(linker: Linker, corpus: Corpus, strategy: str = "budget", negative
 
 def calibrated_config(config: LinkerConfig, calibration: Calibration) -> LinkerConfig:
     return replace(config, nil_threshold=calibration.threshold)
-
-
-def calibrate_with_negatives(linker: Linker, corpus: Corpus, max_loss: float = DEFAULT_MAX_LOSS,
-                             encoder: Encoder | None = None) -> Calibration:  # fmt: skip
-    """The ``budget`` threshold on ``corpus`` and the calibration half of medlink's non-medical negatives: how
-    ``index build --train``, the embedded default and the benchmarks choose one. ``linker`` should search names
-    only: over training mentions, every training mention would find itself.
-
-    With the ``encoder`` the linker's dense sieves use, a term model is fitted too and takes the budget; the
-    threshold then drops to ``max-tp`` (no correct calibration decision below it), a floor under the model."""
-    from medlink.evaluation.negatives import non_medical_negatives
-
-    negatives = [n.text for n in non_medical_negatives(linker.terminology, "calibration")]
-    calibration = calibrate(linker, corpus, "budget", negatives, max_loss)
-    if encoder is None or calibration.thresholds["max-tp"] is None:
-        return calibration
-    floor = calibration.thresholds["max-tp"]
-    model, caught = fit_term_model(linker, corpus, negatives, encoder, max_loss, floor)
-    share = dict(calibration.negatives_nil or {}, **{"max-tp + term model": caught})
-    return replace(calibration, strategy="max-tp + term model", threshold=floor, negatives_nil=share,
-                   term_model=model.to_dict())  # fmt: skip
-
-
-def fit_term_model(linker: Linker, corpus: Corpus, negatives: Sequence[str], encoder: Encoder, max_loss: float,
-                   floor: float, names: int = 4000, folds: int = 5,
-                   seed: int = 0) -> tuple[TermModel, float]:  # fmt: skip
-    """A term model on the correct dense decisions of ``corpus`` and ``names`` sampled terminology names (score 1)
-    against the ``negatives`` the linker searches; its cut is the budget's. Returns it and the share of the
-    negatives nil under it and the score ``floor``."""
-    from sklearn.linear_model import LogisticRegression
-
-    unthresholded = linker.with_config(replace(linker.config, nil_threshold=0))
-    evaluation = evaluate(unthresholded, corpus, ks=(1,))
-    results = unthresholded.link_many(linker_mentions(corpus))
-    right = [(r.mention, r.score) for g, p, r in zip(evaluation.golds, evaluation.predictions, results, strict=True)
-             if _score(r) is not None and not g.is_nil and is_correct(g, p)]  # fmt: skip
-    searched = [t for t in negatives if why_not_a_term(t, linker.terminology) is None]
-    wrong = [(r.mention, r.score) for r in unthresholded.link_many(searched) if _score(r) is not None]
-    sampled = random.Random(seed).sample(linker.terminology.normalized_names(),
-                                         min(names, len(linker.terminology.normalized_names())))  # fmt: skip
-
-    def features(items: Sequence[tuple[str, float | None]]) -> np.ndarray:
-        vectors = encoder.encode([text for text, _ in items])
-        return np.hstack([vectors, np.array([[score or 0.0] for _, score in items], dtype=np.float32)])
-
-    right_features, negative_features = features(right), features(wrong)
-    name_features = features([(name, 1.0) for name in sampled])
-    # Cross-fitted: each fold's model is fitted without a fifth of the decisions and judges that fifth, so the cut is
-    # chosen on decisions no model saw (in-sample ones would put it too high: on NCBI-disease test, 0.45-0.6 points
-    # lost instead of the budget's 0.05). The model kept is the mean of the fold models.
-    rng = np.random.default_rng(seed)
-    right_fold, wrong_fold = rng.integers(0, folds, len(right)), rng.integers(0, folds, len(wrong))
-    right_decisions, wrong_decisions = np.zeros(len(right)), np.zeros(len(wrong))
-    weights, biases = [], []
-    for fold in range(folds):
-        positives = np.vstack([right_features[right_fold != fold], name_features])
-        negatives_in = negative_features[wrong_fold != fold]
-        fitted = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000).fit(
-            np.vstack([positives, negatives_in]), np.r_[np.ones(len(positives)), np.zeros(len(negatives_in))])
-        for decisions, features_, held in ((right_decisions, right_features, right_fold == fold),
-                                           (wrong_decisions, negative_features, wrong_fold == fold)):  # fmt: skip
-            if held.any():
-                decisions[held] = fitted.decision_function(features_[held])
-        weights.append(fitted.coef_[0])
-        biases.append(float(fitted.intercept_[0]))
-    cut = budget_threshold(right_decisions.tolist(), wrong_decisions.tolist(), len(corpus), max_loss)
-    model = TermModel(tuple(float(w) for w in np.mean(weights, axis=0)), float(np.mean(biases)),
-                      float(cut if cut is not None else 0.0), encoder.identity.fingerprint())  # fmt: skip
-    wrong_scores = [score or 0.0 for _, score in wrong]
-    caught = sum(1 for d, s in zip(wrong_decisions, wrong_scores, strict=True) if d < model.cut or s < floor)
-    refused = len(negatives) - len(searched)
-    return model, (caught + refused) / len(negatives) if negatives else 0.0
-
-
-def in_terminology(corpus: Corpus, linker: Linker) -> Corpus:
-    """The mentions whose every gold id the linker's terminology has (and the nil ones): a corpus annotated with a
-    larger vocabulary, calibrated against a smaller one."""
-    terminology = linker.terminology
-    kept = tuple(m for m in corpus if all(any(i in terminology for i in part) for part in m.gold.parts))
-    return replace(corpus, name=f"{corpus.name} (gold in the terminology)", mentions=kept)

@@ -2,7 +2,7 @@
 
 A score threshold alone cannot tell "umbrella" (→ Rain, 0.63) from a rare but real mention scoring the same: both
 are about as close to their nearest name. The mention's own vector can: non-medical text lies elsewhere in the
-space. The model is fitted at calibration (``evaluation/calibration.py``) on the correct dense decisions and a
+space. The model is fitted at calibration (``evaluation/term_model_fit.py``) on the correct dense decisions and a
 sample of the terminology's names against medlink's non-medical negatives, and its cut is chosen by the same
 accuracy budget as the threshold. It reuses the vectors the dense sieves cached, so it costs one dot product.
 """
