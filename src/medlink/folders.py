@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,6 +39,20 @@ def replace_folder(staging: Path, target: Path, manifest: str, what: str) -> Non
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(staging, target)
+
+
+@contextmanager
+def staged_folder(target: Path, manifest: str, what: str) -> Iterator[Path]:
+    """A fresh folder beside ``target`` to write into; when the block ends it replaces ``target``
+    (:func:`replace_folder`), and when the block fails it is removed, leaving ``target`` as it was."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        yield staging
+        replace_folder(staging, target, manifest, what)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
 
 
 @contextmanager

@@ -13,9 +13,7 @@ docs/performance.md): ONNX fp32 encodes about 1.8x faster than PyTorch fp32 with
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, replace
@@ -27,6 +25,7 @@ import numpy as np
 from medlink.encoders.base import EncoderIdentity, l2_normalize, length_sorted_batches, prepare_text
 from medlink.encoders.count_head import ConceptCountPredictor
 from medlink.encoders.transformer import pool
+from medlink.folders import staged_folder
 
 ONNX_OPSET = 17
 EXPORT_FORMAT = f"onnx-export-1-opset{ONNX_OPSET}"  # bump when an export would come out different
@@ -51,9 +50,7 @@ def export_onnx(source: str | Path, target: Path, quantize: str = "none", poolin
             return self.model(input_ids=input_ids, attention_mask=attention_mask,
                               token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
+    with staged_folder(target, "encoder.json", "an exported encoder") as staging:
         sample = encoder.tokenizer(["heart attack", "myocardial infarction"], padding=True, return_tensors="pt")
         if "token_type_ids" not in sample:
             sample["token_type_ids"] = torch.zeros_like(sample["input_ids"])
@@ -69,12 +66,6 @@ def export_onnx(source: str | Path, target: Path, quantize: str = "none", poolin
             encoder.count_head.save(staging)
         identity = replace(encoder.identity, kind="onnx", quantization=quantize)
         (staging / "encoder.json").write_text(json.dumps(asdict(identity), indent=2) + "\n")
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return target
 
 

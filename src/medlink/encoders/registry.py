@@ -16,7 +16,7 @@ from medlink.encoders.base import Encoder
 from medlink.encoders.count_head import COUNT_HEAD_FILE
 from medlink.encoders.onnx import EXPORT_FORMAT, OnnxEncoder, export_onnx
 from medlink.errors import MedlinkError
-from medlink.folders import cache_root
+from medlink.folders import cache_root, cached_entry
 
 PACKAGED_MINILM = "minilm"
 DEFAULT_MODEL = "medlink"
@@ -110,10 +110,9 @@ def load_encoder(
     if (Path(model) / "encoder.json").exists() and (Path(model) / "model.onnx").exists():
         return OnnxEncoder(Path(model))  # already an exported folder
     folder = cache_root() / "encoders" / f"{Path(model).name}-{_export_key(model, quantize, pooling, max_length)}"
-    if not (folder / "encoder.json").exists():
-        from medlink.folders import building_lock
+    def export(entry: Path) -> Path:
+        return export_onnx(model, entry, quantize=quantize, pooling=pooling, max_length=max_length)
 
-        with building_lock(folder):  # another process may be exporting it: wait, then use its export
-            if not (folder / "encoder.json").exists():
-                export_onnx(model, folder, quantize=quantize, pooling=pooling, max_length=max_length)
+    # Another process may be exporting it: cached_entry waits for it, then uses its export.
+    cached_entry(folder, lambda entry: (entry / "encoder.json").exists(), export)
     return OnnxEncoder(folder)

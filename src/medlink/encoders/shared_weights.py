@@ -11,10 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import tempfile
 from pathlib import Path
 
-from medlink.folders import replace_folder
+from medlink.folders import staged_folder
 
 SHARED_WEIGHTS_FILE = "shared_weights.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -40,15 +39,9 @@ def assembled_model(folder: Path, cache: Path) -> Path:
     missing = [name for name in recipe["tensors"] if name not in theirs]
     if missing:
         raise ValueError(f"{donor / WEIGHTS_FILE} lacks the shared tensors {missing[:3]} that {folder} needs")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
+    with staged_folder(target, WEIGHTS_FILE, "an assembled model") as staging:
         skipped = shutil.ignore_patterns(WEIGHTS_FILE, SHARED_WEIGHTS_FILE)
         shutil.copytree(folder, staging, dirs_exist_ok=True, ignore=skipped)
         save_file({**own, **{name: theirs[name] for name in recipe["tensors"]}}, staging / WEIGHTS_FILE,
                   metadata={"format": "pt"})  # fmt: skip
-        replace_folder(staging, target, WEIGHTS_FILE, "an assembled model")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return target

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from medlink import __version__
 from medlink.errors import MedlinkError
-from medlink.folders import read_manifest_json, replace_folder, sha256_of
+from medlink.folders import read_manifest_json, sha256_of, staged_folder
 from medlink.terminology.terminology import (
     CONCEPT_FIELDS,
     NAME_FIELDS,
@@ -50,9 +48,7 @@ def save_terminology(terminology: Terminology, directory: Path | str) -> Path:
     import pyarrow.parquet as pq
 
     directory = Path(directory)
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
-    try:
+    with staged_folder(directory, MANIFEST, "a compiled terminology") as staging:
         staging.chmod(0o777 & ~_umask())
         concept_schema = pa.schema(
             [(name, pa.list_(pa.string()) if name in _LIST_FIELDS else pa.string()) for name in CONCEPT_FIELDS]
@@ -91,10 +87,6 @@ def save_terminology(terminology: Terminology, directory: Path | str) -> Path:
             "files": checksums,
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        replace_folder(staging, directory, MANIFEST, "a compiled terminology")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return directory
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import tempfile
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ from pathlib import Path
 import torch
 
 from medlink.encoders.onnx import ONNX_OPSET, finish_export
-from medlink.folders import replace_folder
+from medlink.folders import staged_folder
 from medlink.training.steps import OptimizerSteps
 from medlink.training.trainer import (
     TrainResult,
@@ -119,9 +118,7 @@ def train_eligibility_reranker(base: str | Path, trials: list[TrainingTrial], ou
 def export_reranker(model: torch.nn.Module, tokenizer, output: Path, manifest: dict, quantize: str = "none") -> Path:
     """The cross-encoder as ONNX (one logit out), its tokenizer and manifest, written beside ``output`` and
     renamed into place."""
-    output.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
-    try:
+    with staged_folder(output, MANIFEST, "a medlink reranker folder") as staging:
         sample = tokenizer(["a patient"], ["a trial"], return_tensors="pt")
         names = ["input_ids", "attention_mask", "token_type_ids"]
         axes = {name: {0: "batch", 1: "tokens"} for name in names} | {"logits": {0: "batch"}}
@@ -143,8 +140,4 @@ def export_reranker(model: torch.nn.Module, tokenizer, output: Path, manifest: d
                               dynamo=False)  # fmt: skip
         finish_export(fp32, staging, quantize, tokenizer)
         (staging / MANIFEST).write_text(json.dumps({**manifest, "quantization": quantize}, indent=2))
-        replace_folder(staging, output, MANIFEST, "a medlink reranker folder")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return output

@@ -18,8 +18,6 @@ refuses to be searched with other encoders than it was built with.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -30,7 +28,7 @@ import numpy as np
 
 from medlink import __version__
 from medlink.errors import MedlinkError
-from medlink.folders import read_manifest_json, replace_folder, sha256_of, verify_checksums
+from medlink.folders import read_manifest_json, sha256_of, staged_folder, verify_checksums
 from medlink.trials.matching.bm25 import Bm25
 from medlink.trials.matching.encoders import TrialEncoders
 from medlink.trials.matching.texts import criteria_text, description
@@ -145,9 +143,7 @@ class TrialIndex:
     def save(self, folder: Path | str, extra: dict[str, Any] | None = None) -> Path:
         """Write to a staging folder beside ``folder``, then rename it into place."""
         folder = Path(folder)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-        try:
+        with staged_folder(folder, MANIFEST, "a medlink trial index") as staging:
             _write_trials(self.trials, staging / TRIALS)
             for name, matrix in self.vectors.items():
                 np.save(staging / f"{name}.npy", np.asarray(matrix, dtype=np.float16))
@@ -158,10 +154,6 @@ class TrialIndex:
                         "criteria": {side: int(self._offsets[side][-1]) for side in ("I", "E")},
                         "files": files}  # fmt: skip
             (staging / MANIFEST).write_text(json.dumps(manifest, indent=2))
-            replace_folder(staging, folder, MANIFEST, "a medlink trial index")
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
         self.manifest = manifest
         return folder
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import cast
 
 import torch
 
-from medlink.folders import replace_folder
+from medlink.folders import staged_folder
 from medlink.training.losses import TripletLoss
 from medlink.training.model import TermEncoderModel
 from medlink.training.steps import OptimizerSteps
@@ -158,17 +157,11 @@ def _batch(trials: list[TrainingTrial], config: TrialTrainConfig, step: int, per
 
 def save_trial_model(encoders: torch.nn.ModuleDict, output: Path, manifest: dict) -> Path:
     """Both encoders (fp16 weights: half the size, computed in fp32 when loaded) and the manifest, in one rename."""
-    output.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
-    try:
+    with staged_folder(output, MANIFEST, "a trial model folder") as staging:
         for name in (PATIENT, TRIAL):
             model = cast(TermEncoderModel, encoders[name].to("cpu"))
             model.transformer.half()
             model.save(staging / name)
             model.transformer.float()
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2))
-        replace_folder(staging, output, MANIFEST, "a trial model folder")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return output
