@@ -31,9 +31,7 @@ from medlink.evaluation.negatives import non_medical_negatives
 from medlink.evaluation.nil_calibration import calibrate_with_negatives, in_terminology
 from medlink.evaluation.runner import Evaluation, evaluate
 from medlink.evaluation.scoring import is_correct
-from medlink.linking import Linker
-from medlink.linking.dense import CachingEncoder
-from medlink.linking.term_model import TermJudge, TermModel
+from medlink.linking.term_model import TermModel
 
 
 def calibration_system(system: SystemSpec) -> SystemSpec | None:
@@ -84,11 +82,8 @@ def measure(system: SystemSpec, prepared: Prepared, encoders: dict[str, Encoder]
     if threshold is None:
         return "none (no correct dense decision in training) | | | | | |"
     without = evaluate(system_linker(system, prepared, encoder, work, log), prepared.corpus, ks=(1,))
-    thresholded = system_linker(system, prepared, encoder, work, log, nil_threshold=threshold)
-    if calibration.term_model is not None and encoder is not None:  # as dense_linker reads it from a manifest
-        judge = TermJudge(TermModel.from_dict(calibration.term_model), CachingEncoder(encoder))
-        thresholded = Linker(thresholded.terminology, thresholded.sieves, thresholded.config, thresholded.counter,
-                             judge)  # fmt: skip
+    term_model = TermModel.from_dict(calibration.term_model) if calibration.term_model else None
+    thresholded = system_linker(system, prepared, encoder, work, log, threshold, term_model)
     with_nil = evaluate(thresholded, prepared.corpus, ks=(1,))
     in_kb = [i for i, gold in enumerate(without.golds) if not gold.is_nil]
 

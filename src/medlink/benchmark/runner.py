@@ -22,6 +22,7 @@ from medlink.evaluation.setups import reduce_dictionary, select_subset
 from medlink.index import VectorIndex, build_index, index_with_mentions, mention_entries, ontology_entries
 from medlink.index.with_mentions import entries_digest
 from medlink.linking import Linker, LinkerConfig
+from medlink.linking.term_model import TermModel
 from medlink.terminology import SourceSpec, Terminology, compile_terminology
 
 
@@ -113,9 +114,11 @@ def prepare(spec: DatasetSpec, fold: str) -> Prepared:
 
 
 def system_linker(system: SystemSpec, prepared: Prepared, encoder: Encoder | None, work: Path,
-                  log: Callable[[str], None], nil_threshold: float | None = 0.0) -> Linker:  # fmt: skip
+                  log: Callable[[str], None], nil_threshold: float | None = 0.0,
+                  term_model: TermModel | None = None) -> Linker:  # fmt: skip
     """The linker a system describes, over this dataset's terminology (and training mentions, if it uses them).
-    Benchmarks measure linking without a nil threshold unless given one (benchmarks/nil_threshold.py)."""
+    Benchmarks measure linking without a nil threshold unless given one, and a term model for the dense systems
+    (benchmarks/nil_threshold.py)."""
     from medlink.linking.pipeline import dense_linker, parse_sieves
 
     terminology = prepared.terminology
@@ -128,7 +131,7 @@ def system_linker(system: SystemSpec, prepared: Prepared, encoder: Encoder | Non
         sieves = parse_sieves(system.sieves, terminology, None, None, entries=[*entries, *extra])
         return Linker(terminology, sieves, config)
     folder = dataset_index(prepared, encoder, system.encoder or "", mentions, work, log)
-    return dense_linker(terminology, VectorIndex.load(folder), encoder, system.sieves, config)
+    return dense_linker(terminology, VectorIndex.load(folder), encoder, system.sieves, config, term_model)
 
 
 def dataset_index(prepared: Prepared, encoder: Encoder, encoder_name: str, mentions: bool, work: Path,

@@ -209,23 +209,25 @@ class Linker:
         return results  # type: ignore[return-value]  # every slot is filled above
 
     def _link_uncached(self, mentions: list[str | Mention]) -> list[LinkResult]:
-        originals, texts = [], []
-        for mention in mentions:
-            original = _text_of(mention)
-            originals.append(original)
-            if self.config.declares_nil and control_characters(original):
-                texts.append("")  # decided below without searching
+        originals = [_text_of(mention) for mention in mentions]
+        refused = {i: why for i, original in enumerate(originals)
+                   if self.config.declares_nil and (why := control_characters(original))}  # fmt: skip
+        texts: dict[int, str] = {}  # position -> the text searched for it
+        for i, (mention, original) in enumerate(zip(mentions, originals, strict=True)):
+            if i in refused:
                 continue
             document = mention.document if isinstance(mention, Mention) else None
             expand = self.config.expand_abbreviations
-            texts.append(expand_abbreviations(original, document, self._is_name) if expand else original)
-        results = self._link_texts(texts, split=self.config.split_composites)
+            texts[i] = expand_abbreviations(original, document, self._is_name) if expand else original
+        linked = dict(zip(texts, self._link_texts(list(texts.values()), split=self.config.split_composites),
+                          strict=True))  # fmt: skip
         out = []
-        for original, text, result in zip(originals, texts, results, strict=True):
-            if not text and (why := control_characters(original)) and self.config.declares_nil:
-                out.append(LinkResult(original, (), Stage.NIL, reason=why))
+        for i, original in enumerate(originals):
+            if i in refused:
+                out.append(LinkResult(original, (), Stage.NIL, reason=refused[i]))
                 continue
-            result = prefer_literal(result, text)
+            text = texts[i]
+            result = prefer_literal(linked[i], text)
             if text != original:
                 result = replace(result, reason=f"abbreviation expanded to {text!r}; {result.reason}")
             out.append(result if result.mention == original else replace(result, mention=original))

@@ -115,9 +115,10 @@ def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None,
 
 
 def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder, sieves: str = DEFAULT_SIEVES,
-                 config: LinkerConfig | None = None) -> Linker:  # fmt: skip
+                 config: LinkerConfig | None = None, term_model: TermModel | None = None) -> Linker:  # fmt: skip
     """A linker over ``index``, refusing an index built with another encoder or terminology. It declares nil below
-    the index's calibrated threshold unless ``config`` sets one (0: never). An encoder trained with a concept-count
+    the index's calibrated threshold unless ``config`` sets one (0: never), and where the index's term model (or
+    ``term_model``, one not stored yet) says a mention is unlike a term. An encoder trained with a concept-count
     head (``medlink train --count-head``) also decides how many concepts a mention claims."""
     index.check_compatible(encoder.identity, terminology.fingerprint())
     config = config or LinkerConfig()
@@ -128,11 +129,14 @@ def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder,
     head = encoder.count_head  # only encoders trained with one have it
     counter = HeadCounter(shared, head) if head is not None else None
     return Linker(terminology, parse_sieves(sieves, terminology, index, shared), config, counter,
-                  _term_test(index, shared))  # fmt: skip
+                  _term_test(index, shared, term_model))  # fmt: skip
 
 
-def _term_test(index: VectorIndex, encoder: CachingEncoder) -> TermJudge | None:
-    """The index's calibrated term model (``linking/term_model.py``), when it has one for this encoder."""
+def _term_test(index: VectorIndex, encoder: CachingEncoder, given: TermModel | None) -> TermJudge | None:
+    """``given``, else the index's calibrated term model (``linking/term_model.py``) when it has one for this
+    encoder."""
+    if given is not None:
+        return TermJudge(given, encoder)
     stored = index.manifest.get("term_model")
     if not stored or stored.get("encoder") != encoder.identity.fingerprint():
         return None
