@@ -26,9 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from medlink.evaluation.corpus import Corpus
-from medlink.evaluation.runner import evaluate, linker_mentions
+from medlink.evaluation.runner import Evaluation, evaluate, linker_mentions
 from medlink.evaluation.scoring import Prediction, is_correct
 from medlink.linking import Linker, LinkerConfig, LinkResult
 from medlink.linking.non_terms import why_not_a_term
@@ -86,30 +87,56 @@ def score_of(result: LinkResult) -> float | None:
     return result.score if result.stage.value not in _NOT_SEARCHED else None
 
 
-def calibrate(linker: Linker, corpus: Corpus, strategy: str = "budget", negatives: Sequence[str] = (),
-              max_loss: float = DEFAULT_MAX_LOSS) -> Calibration:  # fmt: skip
-    if strategy not in (*STRATEGIES, "auto"):
-        raise ValueError(f"strategy must be auto or one of {', '.join(STRATEGIES)}, not {strategy!r}")
-    unthresholded = Linker(linker.terminology, linker.sieves, replace(linker.config, nil_threshold=None))
+@dataclass(frozen=True)
+class Decisions:
+    """What a linker decides with no nil rule at all, on a corpus and on negatives: every rule is chosen from it."""
+
+    evaluation: Evaluation
+    results: tuple[LinkResult, ...]  # one per corpus mention, as evaluated (documents included)
+    negative_results: tuple[LinkResult, ...]  # one per negative the linker searches
+    negatives: int  # all negatives given; those not searched are nil under any rule (linking/non_terms.py)
+
+    @property
+    def scores(self) -> list[float | None]:
+        return [score_of(result) for result in self.results]
+
+    def correct(self) -> list[LinkResult]:
+        """The searched decisions that are right for an in-KB mention."""
+        return [r for g, p, r in zip(self.evaluation.golds, self.evaluation.predictions, self.results, strict=True)
+                if score_of(r) is not None and not g.is_nil and is_correct(g, p)]  # fmt: skip
+
+    def scored_negatives(self) -> list[LinkResult]:
+        return [result for result in self.negative_results if score_of(result) is not None]
+
+
+def decide(linker: Linker, corpus: Corpus, negatives: Sequence[str] = ()) -> Decisions:
+    """Link ``corpus`` and the searchable ``negatives`` with ``linker``'s nil rules switched off."""
+    unthresholded = linker.with_config(replace(linker.config, nil_threshold=0))
     evaluation = evaluate(unthresholded, corpus, ks=(1,))
     # The same mentions again, documents included: their keys are cached, so nothing is encoded twice.
-    scores = [score_of(r) for r in unthresholded.link_many(linker_mentions(corpus))]
-    nil_scores, tp_scores = [], []
-    for gold, prediction, score in zip(evaluation.golds, evaluation.predictions, scores, strict=True):
-        if score is None:
-            continue
-        if gold.is_nil:
-            nil_scores.append(score)
-        elif is_correct(gold, prediction):
-            tp_scores.append(score)
+    results = tuple(unthresholded.link_many(linker_mentions(corpus)))
     searched = [text for text in negatives if why_not_a_term(text, linker.terminology) is None]
-    refused = len(negatives) - len(searched)  # nil under any threshold
-    negative_results = unthresholded.link_many(searched)
-    negative_scores = [s for s in map(score_of, negative_results) if s is not None]
-    unlinked = sum(1 for r in negative_results if r.stage.value in ("nil", "empty"))
+    return Decisions(evaluation, results, tuple(unthresholded.link_many(searched)), len(negatives))
+
+
+def calibrate(linker: Linker, corpus: Corpus, strategy: str = "budget", negatives: Sequence[str] = (),
+              max_loss: float = DEFAULT_MAX_LOSS) -> Calibration:  # fmt: skip
+    return calibrate_decisions(decide(linker, corpus, negatives), strategy, max_loss)
+
+
+def calibrate_decisions(decisions: Decisions, strategy: str = "budget",
+                        max_loss: float = DEFAULT_MAX_LOSS) -> Calibration:  # fmt: skip
+    if strategy not in (*STRATEGIES, "auto"):
+        raise ValueError(f"strategy must be auto or one of {', '.join(STRATEGIES)}, not {strategy!r}")
+    evaluation, scores = decisions.evaluation, decisions.scores
+    tp_scores = [cast(float, score_of(result)) for result in decisions.correct()]
+    nil_scores = [s for g, s in zip(evaluation.golds, scores, strict=True) if s is not None and g.is_nil]
+    negative_scores = [cast(float, score_of(result)) for result in decisions.scored_negatives()]
+    refused = decisions.negatives - len(decisions.negative_results)  # nil under any threshold
+    unlinked = sum(1 for r in decisions.negative_results if r.stage.value in ("nil", "empty"))
     all_nil = [*nil_scores, *negative_scores]
     thresholds = strategy_thresholds(tp_scores, all_nil)
-    thresholds["budget"] = budget_threshold(tp_scores, all_nil, len(corpus), max_loss)
+    thresholds["budget"] = budget_threshold(tp_scores, all_nil, len(evaluation.golds), max_loss)
     accuracy, negatives_nil = {}, {}
     for name, threshold in {**thresholds, "none": None}.items():
         if name != "none" and threshold is None:
@@ -117,15 +144,15 @@ def calibrate(linker: Linker, corpus: Corpus, strategy: str = "budget", negative
         predictions = [_nil_under(p, threshold, s) for p, s in zip(evaluation.predictions, scores, strict=True)]
         correct = sum(is_correct(g, p) for g, p in zip(evaluation.golds, predictions, strict=True))
         accuracy[name] = correct / len(predictions) if predictions else 0.0
-        if negatives:
+        if decisions.negatives:
             below = refused + sum(1 for s in negative_scores if s < threshold) if threshold is not None else 0
-            negatives_nil[name] = (unlinked + below) / len(negatives)
+            negatives_nil[name] = (unlinked + below) / decisions.negatives
     if strategy == "auto":
         usable = [name for name in DILBERT_STRATEGIES if thresholds[name] is not None]
         strategy = max(usable, key=lambda n: (accuracy[n], -DILBERT_STRATEGIES.index(n))) if usable else "none"
     chosen = thresholds.get(strategy)
     return Calibration(strategy, chosen, thresholds, accuracy, len(tp_scores), len(all_nil),
-                       len(negatives), negatives_nil or None)  # fmt: skip
+                       decisions.negatives, negatives_nil or None)  # fmt: skip
 
 
 def calibrated_config(config: LinkerConfig, calibration: Calibration) -> LinkerConfig:

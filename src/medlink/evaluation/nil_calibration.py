@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from medlink.encoders.base import Encoder
-from medlink.evaluation.calibration import DEFAULT_MAX_LOSS, Calibration, calibrate
+from medlink.evaluation.calibration import DEFAULT_MAX_LOSS, Calibration, calibrate_decisions, decide
 from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.negatives import non_medical_negatives
 from medlink.evaluation.term_model_fit import fit_term_model
@@ -27,11 +27,12 @@ def calibrate_with_negatives(linker: Linker, corpus: Corpus, max_loss: float = D
     With the ``encoder`` the linker's dense sieves use, a term model is fitted too and takes the budget; the
     threshold then drops to ``max-tp`` (no correct calibration decision below it), a floor under the model."""
     negatives = [n.text for n in non_medical_negatives(linker.terminology, "calibration")]
-    calibration = calibrate(linker, corpus, "budget", negatives, max_loss)
+    decisions = decide(linker, corpus, negatives)
+    calibration = calibrate_decisions(decisions, "budget", max_loss)
     if encoder is None or calibration.thresholds["max-tp"] is None:
         return calibration
     floor = calibration.thresholds["max-tp"]
-    model, caught = fit_term_model(linker, corpus, negatives, encoder, max_loss, floor)
+    model, caught = fit_term_model(decisions, linker.terminology, encoder, max_loss, floor)
     share = dict(calibration.negatives_nil or {}, **{"max-tp + term model": caught})
     return replace(calibration, strategy="max-tp + term model", threshold=floor, negatives_nil=share,
                    term_model=model.to_dict())  # fmt: skip

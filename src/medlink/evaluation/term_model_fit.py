@@ -9,37 +9,26 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import replace
 
 import numpy as np
 
 from medlink.encoders.base import Encoder
-from medlink.evaluation.calibration import budget_threshold, score_of
-from medlink.evaluation.corpus import Corpus
-from medlink.evaluation.runner import evaluate, linker_mentions
-from medlink.evaluation.scoring import is_correct
-from medlink.linking import Linker
-from medlink.linking.non_terms import why_not_a_term
+from medlink.evaluation.calibration import Decisions, budget_threshold
 from medlink.linking.term_model import TermModel
+from medlink.terminology import Terminology
 
 
-def fit_term_model(linker: Linker, corpus: Corpus, negatives: Sequence[str], encoder: Encoder, max_loss: float,
-                   floor: float, names: int = 4000, folds: int = 5,
-                   seed: int = 0) -> tuple[TermModel, float]:  # fmt: skip
-    """A term model on the correct dense decisions of ``corpus`` and ``names`` sampled terminology names (score 1)
-    against the ``negatives`` the linker searches; its cut is the budget's. Returns it and the share of the
-    negatives nil under it and the score ``floor``."""
+def fit_term_model(decisions: Decisions, terminology: Terminology, encoder: Encoder, max_loss: float, floor: float,
+                   names: int = 4000, folds: int = 5, seed: int = 0) -> tuple[TermModel, float]:  # fmt: skip
+    """A term model on the correct decisions and ``names`` sampled terminology names (score 1) against the searched
+    negatives; its cut is the budget's. Returns it and the share of the negatives nil under it and the score
+    ``floor``."""
     from sklearn.linear_model import LogisticRegression
 
-    unthresholded = linker.with_config(replace(linker.config, nil_threshold=0))
-    evaluation = evaluate(unthresholded, corpus, ks=(1,))
-    results = unthresholded.link_many(linker_mentions(corpus))
-    right = [(r.mention, r.score) for g, p, r in zip(evaluation.golds, evaluation.predictions, results, strict=True)
-             if score_of(r) is not None and not g.is_nil and is_correct(g, p)]  # fmt: skip
-    searched = [t for t in negatives if why_not_a_term(t, linker.terminology) is None]
-    wrong = [(r.mention, r.score) for r in unthresholded.link_many(searched) if score_of(r) is not None]
-    sampled = random.Random(seed).sample(linker.terminology.normalized_names(),
-                                         min(names, len(linker.terminology.normalized_names())))  # fmt: skip
+    right = [(r.mention, r.score) for r in decisions.correct()]
+    wrong = [(r.mention, r.score) for r in decisions.scored_negatives()]
+    all_names = terminology.normalized_names()
+    sampled = random.Random(seed).sample(all_names, min(names, len(all_names)))
 
     def features(items: Sequence[tuple[str, float | None]]) -> np.ndarray:
         vectors = encoder.encode([text for text, _ in items])
@@ -59,16 +48,17 @@ def fit_term_model(linker: Linker, corpus: Corpus, negatives: Sequence[str], enc
         negatives_in = negative_features[wrong_fold != fold]
         fitted = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000).fit(
             np.vstack([positives, negatives_in]), np.r_[np.ones(len(positives)), np.zeros(len(negatives_in))])
-        for decisions, features_, held in ((right_decisions, right_features, right_fold == fold),
-                                           (wrong_decisions, negative_features, wrong_fold == fold)):  # fmt: skip
+        for judged, features_, held in ((right_decisions, right_features, right_fold == fold),
+                                        (wrong_decisions, negative_features, wrong_fold == fold)):  # fmt: skip
             if held.any():
-                decisions[held] = fitted.decision_function(features_[held])
+                judged[held] = fitted.decision_function(features_[held])
         weights.append(fitted.coef_[0])
         biases.append(float(fitted.intercept_[0]))
-    cut = budget_threshold(right_decisions.tolist(), wrong_decisions.tolist(), len(corpus), max_loss)
+    mentions = len(decisions.evaluation.golds)
+    cut = budget_threshold(right_decisions.tolist(), wrong_decisions.tolist(), mentions, max_loss)
     model = TermModel(tuple(float(w) for w in np.mean(weights, axis=0)), float(np.mean(biases)),
                       float(cut if cut is not None else 0.0), encoder.identity.fingerprint())  # fmt: skip
     wrong_scores = [score or 0.0 for _, score in wrong]
     caught = sum(1 for d, s in zip(wrong_decisions, wrong_scores, strict=True) if d < model.cut or s < floor)
-    refused = len(negatives) - len(searched)
-    return model, (caught + refused) / len(negatives) if negatives else 0.0
+    refused = decisions.negatives - len(decisions.negative_results)
+    return model, (caught + refused) / decisions.negatives if decisions.negatives else 0.0
