@@ -55,3 +55,22 @@ def test_steps_can_be_switched_off() -> None:
 
 def test_chinese_text_is_kept() -> None:
     assert normalize("霍乱,由于01群霍乱弧菌") == "霍乱 由于 01 群霍乱弧菌"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("子宫颈鳞癌IIB期放化疗后", "子宫颈鳞癌 iib 期放化疗后"),  # Latin letters split from Chinese
+        ("II型糖尿病", "2 型糖尿病"),  # so a Roman numeral inside a Chinese term is read as one
+        ("Ⅱ型糖尿病", "2 型糖尿病"),
+        ("２型糖尿病", "2 型糖尿病"),  # full-width digits
+        ("（子宫）子宫内膜样腺癌，中分化；", "子宫 子宫内膜样腺癌 中分化"),  # full-width punctuation
+        ("ＣＯＶＩＤ－１９肺炎", "covid 19 肺炎"),
+        ("肺結核", "肺結核"),  # traditional characters are kept, not converted
+        ("A01.000x001", "a01000x001"),  # an ICD code stays one token; its x is not the numeral 10
+        ("霍乱 A00.0 未特指", "霍乱 a000 未特指"),
+        ("Vitamin B12", "vitamin b 12"),  # not a code without its dot
+    ],
+)
+def test_chinese_text_and_codes(text: str, expected: str) -> None:
+    assert normalize(text) == expected

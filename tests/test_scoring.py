@@ -130,3 +130,22 @@ def test_set_scores_count_each_gold_part_once() -> None:
     assert sets.precision == pytest.approx(0.6) and sets.recall == pytest.approx(0.75)
     assert sets.f1 == pytest.approx(2 * 0.6 * 0.75 / 1.35)
     assert score(golds, predictions).as_dict()["set_f1"] == pytest.approx(sets.f1)
+
+
+def test_implication_scores_split_single_and_several_concept_mentions() -> None:
+    golds = [Gold.of([["A"], ["B"]]), Gold.of([["C"]]), Gold.of([["D"]]), Gold.of([]), Gold.of([["E"], ["F"], ["G"]])]
+    predictions = [
+        Prediction(concepts=("A", "B")),  # both parts, count right
+        Prediction(concepts=("C", "X")),  # right at rank 1 but claims two: count wrong
+        Prediction(concepts=("Y",)),  # wrong, count right
+        Prediction(concepts=("Z",)),  # nil gold: left out of the count
+        Prediction(concepts=("E", "F", "G", "H")),  # 3+ and 3+: count right
+    ]
+    implication = score(golds, predictions).implication
+    assert (implication.single.true_positives, implication.single.predicted, implication.single.gold) == (1, 3, 2)
+    assert (implication.several.true_positives, implication.several.predicted, implication.several.gold) == (5, 6, 5)
+    assert implication.count_accuracy == pytest.approx(3 / 4)
+    assert implication.single_accuracy == pytest.approx(0.0)  # "C, X" is not exactly "C" in strict mode
+    as_dict = score(golds, predictions).as_dict()
+    assert as_dict["count_accuracy"] == pytest.approx(0.75)
+    assert as_dict["set_f1_several"] == pytest.approx(implication.several.f1)

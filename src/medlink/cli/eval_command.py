@@ -63,10 +63,12 @@ def eval_command(corpus_spec: str, linker_choice: LinkerChoice, entity_type: str
     setup.update(
         entity_type=entity_type,
         terminology=", ".join(source.path for source in linker.terminology.sources) or "in memory",
-        index=str(choice.index_dir) if choice.index_dir else ("none" if choice.exact_only else "embedded"),
+        index=str(choice.index_dir) if choice.index_dir else ("none" if choice.exact_only or choice.ranker_dir
+                                                              else "embedded"),
         sieves=",".join(s.name for s in linker.sieves),
         abbreviations=choice.abbreviations,
-        composites=choice.composites,
+        composites=linker.config.split_composites,
+        **({"ranker": str(choice.ranker_dir)} if choice.ranker_dir else {}),
     )
     if errors_path:
         result["errors_written"] = write_errors(evaluation, errors_path)
@@ -83,5 +85,11 @@ def eval_command(corpus_spec: str, linker_choice: LinkerChoice, entity_type: str
     sets = evaluation.scores.sets
     click.echo(f"  sets    precision {sets.precision:.4f}, recall {sets.recall:.4f}, F1 {sets.f1:.4f} "
                f"(CBLUE's metric: each mention's predicted concepts against all its gold ones)")  # fmt: skip
+    implication = evaluation.scores.implication
+    if implication.several.gold:
+        click.echo(f"  sets    F1 {implication.single.f1:.4f} on single-concept mentions, "
+                   f"{implication.several.f1:.4f} on several-concept ones; number of concepts right for "
+                   f"{implication.count_accuracy:.4f}; Acc@1 on single-concept mentions "
+                   f"{implication.single_accuracy:.4f}")  # fmt: skip
     for note in corpus.notes:
         click.echo(f"  note: {note}")

@@ -34,6 +34,7 @@ class LinkerChoice:
     ef_search: int | None = None
     number_margin: float | None = None
     number_agreement: bool = True
+    ranker_dir: Path | None = None
 
 
 def linker_options(function):
@@ -61,12 +62,16 @@ def linker_options(function):
                           "to a close candidate stating the same numbers."),
         click.option("--number-margin", type=click.FloatRange(min=0), default=None,
                      help="How close (in cosine) that candidate must score to the best (default 0.15)."),
+        click.option("--ranker", "ranker_dir", type=PathOption(path_type=Path, exists=True, file_okay=False),
+                     help="Link with a set ranker from `medlink train-ranker` (mentions naming several concepts, "
+                          "e.g. CHIP-CDN); give its --terminology."),
         click.option("--ef-search", type=click.IntRange(min=1), default=None,
                      help="HNSW search beam: higher finds the true nearest names more often, lower is faster "
                           "(default: what the index was built with; no effect on exact indexes)."),
     ]  # fmt: skip
     names = ("terminology_dir", "index_dir", "sieves", "exact_only", "nil_threshold", "several_within",
-             "abbreviations", "composites", "count_head", "ef_search", "number_agreement", "number_margin")  # fmt: skip
+             "abbreviations", "composites", "count_head", "ef_search", "number_agreement", "number_margin",
+             "ranker_dir")  # fmt: skip
 
     @functools.wraps(function)
     def with_choice(**kwargs):
@@ -84,6 +89,10 @@ def make_linker(choice: LinkerChoice, progress: bool = True,
 
     ``training_mentions`` (text, concept ids) join the search as source D: the exact sieve matches them, and the
     dense sieves search an index that holds them (a cached copy with only the mentions encoded)."""
+    if choice.ranker_dir is not None:
+        if training_mentions:
+            raise click.UsageError("a ranker remembers the training mentions it was fitted on: drop --train")
+        return _ranker_linker(choice)
     linker = _base_linker(choice, progress, training_mentions)
     config = linker.config
     return linker.with_config(replace(
@@ -121,6 +130,19 @@ def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequen
                                     choice.terminology_dir)  # fmt: skip
     return open_index_linker(folder, choice.terminology_dir, choice.sieves or DEFAULT_SIEVES,
                              ef_search=choice.ef_search)  # fmt: skip
+
+
+def _ranker_linker(choice: LinkerChoice) -> Linker:
+    from medlink.linking.pipeline import ranker_linker
+    from medlink.resources import load_default_terminology
+    from medlink.terminology import load_terminology
+
+    if choice.index_dir or choice.sieves or choice.exact_only:
+        raise click.UsageError("--ranker links on its own: it takes no --index, --sieves or --exact-only")
+    terminology = load_terminology(choice.terminology_dir) if choice.terminology_dir else load_default_terminology()
+    linker = ranker_linker(terminology, choice.ranker_dir)  # type: ignore[arg-type]  # checked by the caller
+    return linker.with_config(replace(linker.config, expand_abbreviations=choice.abbreviations,
+                                      nil_threshold=choice.nil_threshold))  # fmt: skip
 
 
 def _exact_linker(terminology_dir: Path | None, training_mentions: Sequence[tuple[str, Sequence[str]]]) -> Linker:

@@ -141,6 +141,45 @@ class SetScores:
         return 2 * self.precision * self.recall / total if total else 0.0
 
 
+@dataclass(frozen=True)
+class ImplicationScores:
+    """Liang et al.'s view of multi-implication (Tables 2 and 8): the set metric on mentions naming one concept
+    and on those naming several, how often the number of concepts claimed is right (1, 2 or 3+; nil mentions left
+    out), and Acc@1 on the single-concept mentions."""
+
+    single: SetScores
+    several: SetScores
+    count_right: int
+    counted: int
+    single_correct: int
+
+    @property
+    def count_accuracy(self) -> float:
+        return self.count_right / self.counted if self.counted else 0.0
+
+    @property
+    def single_accuracy(self) -> float:
+        return self.single_correct / self.single.gold if self.single.gold else 0.0
+
+
+def implication_scores(golds: Sequence[Gold], predictions: Sequence[Prediction], classes: int = 3
+                       ) -> ImplicationScores:  # fmt: skip
+    pairs = [(g, p) for g, p in zip(golds, predictions, strict=True) if not g.is_nil]
+    single = [(g, p) for g, p in pairs if len(g.parts) == 1]
+    several = [(g, p) for g, p in pairs if len(g.parts) > 1]
+    return ImplicationScores(
+        single=set_scores(single), several=set_scores(several),
+        count_right=sum(min(len(g.parts), classes) == min(len(set(p.concepts)), classes) for g, p in pairs),
+        counted=len(pairs), single_correct=sum(is_correct(g, p, 1, "strict") for g, p in single),
+    )  # fmt: skip
+
+
+def set_scores(pairs: Sequence[tuple[Gold, Prediction]]) -> SetScores:
+    return SetScores(true_positives=sum(set_matches(g, p) for g, p in pairs),
+                     predicted=sum(len(set(p.concepts)) for _, p in pairs),
+                     gold=sum(len(g.parts) for g, _ in pairs))  # fmt: skip
+
+
 def set_matches(gold: Gold, prediction: Prediction) -> int:
     """How many gold parts the predicted concepts answer, each part once."""
     open_parts = list(gold.parts)
@@ -164,6 +203,8 @@ class Scores:
     mode: Mode = "strict"
     correct_at_1: tuple[bool, ...] = field(default=(), repr=False)  # per mention, for significance tests
     sets: SetScores = field(default_factory=lambda: SetScores(0, 0, 0))
+    implication: ImplicationScores = field(
+        default_factory=lambda: ImplicationScores(SetScores(0, 0, 0), SetScores(0, 0, 0), 0, 0, 0))
 
     def as_dict(self) -> dict[str, object]:
         data: dict[str, object] = {"n": self.n, "mode": self.mode}
@@ -172,6 +213,10 @@ class Scores:
         data["nil"] = {"gold": self.nil.gold_nil, "predicted": self.nil.predicted_nil,
                        "precision": self.nil.precision, "recall": self.nil.recall}  # fmt: skip
         data.update({"set_precision": self.sets.precision, "set_recall": self.sets.recall, "set_f1": self.sets.f1})
+        implication = self.implication
+        data.update({"set_f1_single": implication.single.f1, "set_f1_several": implication.several.f1,
+                     "count_accuracy": implication.count_accuracy,
+                     "single_acc@1": implication.single_accuracy})  # fmt: skip
         return data
 
 
@@ -192,12 +237,9 @@ def score(
         true_nil=sum(g.is_nil and p.is_nil for g, p in zip(golds, predictions, strict=True)),
     )
     correct = tuple(is_correct(g, p, 1, mode) for g, p in zip(golds, predictions, strict=True))
-    sets = SetScores(
-        true_positives=sum(set_matches(g, p) for g, p in zip(golds, predictions, strict=True)),
-        predicted=sum(len(set(p.concepts)) for p in predictions),
-        gold=sum(len(g.parts) for g in golds),
-    )
-    return Scores(n=n, accuracy=accuracy, mrr=mrr, nil=nil, mode=mode, correct_at_1=correct, sets=sets)
+    sets = set_scores(list(zip(golds, predictions, strict=True)))
+    return Scores(n=n, accuracy=accuracy, mrr=mrr, nil=nil, mode=mode, correct_at_1=correct, sets=sets,
+                  implication=implication_scores(golds, predictions))  # fmt: skip
 
 
 def recall_at_k(golds: Sequence[Gold], rankings: Sequence[Sequence[str]], ks: Sequence[int]) -> dict[int, float]:

@@ -132,6 +132,16 @@ def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder,
                   _term_test(index, shared, term_model))  # fmt: skip
 
 
+def ranker_linker(terminology: Terminology, ranker_dir: Path | str, config: LinkerConfig | None = None) -> Linker:
+    """A linker whose one sieve is a learned set ranker (``medlink train-ranker``): each mention claims the set of
+    concepts the ranker puts above its threshold. The ranker decides sets itself, so composites are not split."""
+    from medlink.linking.set_ranker import SetRanker, SetRankerSieve
+
+    ranker = SetRanker.load(ranker_dir, terminology)
+    config = replace(config or LinkerConfig(), split_composites=False)
+    return Linker(terminology, [SetRankerSieve(ranker)], config)
+
+
 def _term_test(index: VectorIndex, encoder: CachingEncoder, given: TermModel | None) -> TermJudge | None:
     """``given``, else the index's calibrated term model (``linking/term_model.py``) when it has one for this
     encoder."""

@@ -14,6 +14,7 @@ class Stage(StrEnum):
     DENSE = "dense"
     SPARSE = "sparse"
     HYBRID = "hybrid"  # dense and sparse candidates fused
+    RANKED = "ranked"  # a learned ranker claimed the set of concepts above its threshold (linking/set_ranker.py)
     COMPOSITE = "composite"  # split into parts, each linked on its own (see ``parts``)
     EMPTY = "empty"  # the mention had no text to link
     NIL = "nil"  # no stage found a concept, or the best score was below the nil threshold

@@ -23,29 +23,34 @@ from medlink.terminology import Terminology
 RRF_K = 60
 
 
-def char_ngram_tfidf(ngrams: tuple[int, int] = (2, 3)):
-    """The unfitted vectorizer: character n-grams within word boundaries, sublinear term frequency, unit rows."""
+def char_ngram_tfidf(ngrams: tuple[int, int] = (2, 3), analyzer: str = "char_wb"):
+    """The unfitted vectorizer: character n-grams within word boundaries (``char_wb``) or across them (``char``,
+    for scripts written without spaces), sublinear term frequency, unit rows."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    return TfidfVectorizer(analyzer="char_wb", ngram_range=ngrams, sublinear_tf=True, dtype=np.float32)
+    return TfidfVectorizer(analyzer=analyzer, ngram_range=ngrams, sublinear_tf=True, dtype=np.float32)
 
 
 class SparseRetriever:
     """Character n-gram TF-IDF over normalized keys; cosine similarity, sparse matrix products."""
 
-    def __init__(self, entries: Sequence[IndexEntry], terminology: Terminology, ngrams: tuple[int, int] = (2, 3)):
+    def __init__(self, entries: Sequence[IndexEntry], terminology: Terminology, ngrams: tuple[int, int] = (2, 3),
+                 analyzer: str = "char_wb") -> None:  # fmt: skip
         self.entries = list(entries)
         self.normalizer = terminology.normalizer
-        self.vectorizer = char_ngram_tfidf(ngrams)
+        self.vectorizer = char_ngram_tfidf(ngrams, analyzer)
         self.matrix = self.vectorizer.fit_transform([entry.key for entry in self.entries]).T.tocsr()
+
+    def scores(self, keys: Sequence[str]):
+        """Cosine of each normalized key with every entry: a sparse (keys × entries) matrix."""
+        return (self.vectorizer.transform(list(keys)) @ self.matrix).tocsr()
 
     @classmethod
     def from_index(cls, index: VectorIndex, terminology: Terminology, sources: str = "OD") -> SparseRetriever:
         return cls([entry for source in sources for entry in index.entries.get(source, [])], terminology)
 
     def search(self, texts: Sequence[str], k: int) -> list[list[tuple[IndexEntry, float]]]:
-        queries = self.vectorizer.transform([self.normalizer(text) for text in texts])
-        scores = (queries @ self.matrix).tocsr()
+        scores = self.scores([self.normalizer(text) for text in texts])
         out = []
         for row in range(scores.shape[0]):
             start, end = scores.indptr[row], scores.indptr[row + 1]

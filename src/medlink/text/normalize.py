@@ -11,9 +11,14 @@ Steps, in order (each can be switched off in :class:`NormalizerConfig`):
 3. MeSH-style inverted names un-inverted: ``"Infarction, Myocardial"`` → ``"myocardial infarction"``.
 4. Possessives dropped (``Crohn's disease`` → ``crohn disease``), then every run of punctuation, hyphens of any
    kind and whitespace becomes one space, and letters and digits are split apart (``beta1`` ≡ ``beta-1``).
+   Scripts are split apart too: Latin letters next to Chinese or Japanese characters (``IIB期`` → ``iib 期``), so
+   a Roman numeral or an abbreviation inside a Chinese term is a token of its own.
 5. Roman numerals turned into digits (``type II`` → ``type 2``).
 6. Simple English plurals reduced (``cysts`` → ``cyst``, ``allergies`` → ``allergy``); acronyms written in capitals
    (``AIDS``) are left alone.
+
+ICD-10 codes (``A01.000x001``, ``E11.9``) are kept as one token without the dot (``a01000x001``): split at the dot
+and the letters, the ``x`` of a Chinese clinical extension would read as the Roman numeral 10.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import unicodedata
 from dataclasses import dataclass
 
 # Bump when a rule changes: compiled terminologies store normalized keys and recompute them on a mismatch.
-NORMALIZER_VERSION = 1
+NORMALIZER_VERSION = 2
 
 _GREEK = {
     "α": "alpha",
@@ -88,6 +93,9 @@ _ACRONYM_RE = re.compile(r"\b[A-Z]{2,}S\b")
 _POSSESSIVE_RE = re.compile(r"(?<=\w)['’`]s\b")
 _NON_WORD_RE = re.compile(r"[\W_]+", re.UNICODE)
 _LETTER_DIGIT_RE = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana, CJK ideographs and their extensions
+_SCRIPT_RE = re.compile(f"(?<=[{_CJK}])(?=[a-z])|(?<=[a-z])(?=[{_CJK}])")
+_ICD_CODE_RE = re.compile(r"(?<![A-Za-z0-9.])([A-Z]\d{2}\.\d{1,4}(?:[x+]\d{3})?)(?![A-Za-z0-9.])")
 # Singular nouns that end in -s; reducing them would only make the keys harder to read.
 _SINGULAR_WITH_S = frozenset(
     [
@@ -167,6 +175,15 @@ class Normalizer:
         return self.normalize(text)
 
     def normalize(self, text: str) -> str:
+        if "." in text:
+            pieces = _ICD_CODE_RE.split(text)  # odd pieces are the codes
+            if len(pieces) > 1:
+                keys = (piece.casefold().replace(".", "") if index % 2 else self._normalize(piece)
+                        for index, piece in enumerate(pieces))  # fmt: skip
+                return " ".join(key for key in keys if key)
+        return self._normalize(text)
+
+    def _normalize(self, text: str) -> str:
         # The cheap membership tests skip regular expressions that cannot match; this runs once per name.
         ascii_only = text.isascii()
         if not ascii_only:
@@ -181,7 +198,10 @@ class Normalizer:
             text = _uninvert(text)
         if "'" in text or "’" in text or "`" in text:
             text = _POSSESSIVE_RE.sub("", text)
-        tokens = _LETTER_DIGIT_RE.sub(" ", _NON_WORD_RE.sub(" ", text)).split()
+        text = _LETTER_DIGIT_RE.sub(" ", _NON_WORD_RE.sub(" ", text))
+        if not ascii_only:
+            text = _SCRIPT_RE.sub(" ", text)
+        tokens = text.split()
         out: list[str] = []
         for token in tokens:
             if (

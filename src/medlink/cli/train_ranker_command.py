@@ -1,0 +1,44 @@
+"""``medlink train-ranker``: fit a set ranker (linking/set_ranker.py) on annotated mentions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from medlink.cli.paths import PathOption
+
+
+@click.command("train-ranker")
+@click.option("--terminology", "terminology_dir", type=PathOption(path_type=Path, exists=True, file_okay=False),
+              help="Compiled terminology the mentions are annotated with (default: the embedded MeSH descriptors).")
+@click.option("--mentions", "mentions_specs", multiple=True, required=True,
+              help="Annotated training mentions FORMAT:PATH (repeatable), e.g. chip-cdn:CHIP-CDN_train.json.")
+@click.option("--entity-type", default=None, help="Only mentions of this type.")
+@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
+              help="Cross-fitting folds (features against the other folds' mentions; threshold out of fold).")
+@click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
+def train_ranker(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_type: str | None,
+                 folds: int, output_dir: Path) -> None:  # fmt: skip
+    """Fit a ranker that links each mention to the set of concepts it names; CPU only, about a minute for
+    CHIP-CDN. Link with it: `medlink eval --ranker OUTPUT --terminology T --corpus …`."""
+    from medlink.evaluation.corpus_formats import load_corpus
+    from medlink.resources import load_default_terminology
+    from medlink.terminology import load_terminology
+    from medlink.training.set_ranker_fit import RankerFitConfig, fit_set_ranker, remembered
+
+    terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
+    examples = [(m.text, m.gold.parts) for spec in mentions_specs for m in load_corpus(spec, entity_type)]
+    mentions = remembered(terminology, examples)
+    skipped = len(examples) - len(mentions)
+    click.echo(f"{len(mentions):,} mentions" + (f" ({skipped:,} with no concept in the terminology skipped)"
+                                                if skipped else ""), err=True)  # fmt: skip
+    try:
+        ranker = fit_set_ranker(terminology, mentions, RankerFitConfig(folds=folds))
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    ranker.save(output_dir)
+    scores = ranker.report["cross_fitted"]
+    click.echo(f"threshold {ranker.threshold:.2f}; cross-fitted set P / R / F1 {scores['set_precision']:.3f} / "
+               f"{scores['set_recall']:.3f} / {scores['set_f1']:.3f} (candidate recall "
+               f"{ranker.report['candidate_recall']:.3f}); ranker in {output_dir}")  # fmt: skip

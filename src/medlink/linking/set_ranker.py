@@ -1,0 +1,187 @@
+"""A learned ranker that links a mention to the *set* of concepts it names (CHIP-CDN's multi-implication).
+
+For each candidate of a mention (``pair_features.py``) a logistic model over a hinge basis of the features gives
+the probability that the candidate is one of the mention's concepts; the mention claims every candidate above the
+ranker's threshold, and at least its best one. The threshold is chosen, cross-fitted, for the set F1 on the
+training mentions (``training/set_ranker_fit.py``), which replaces Liang et al.'s count head plus θ rule (eq. 14):
+on CHIP-CDN train the threshold alone scored higher than the count-and-θ rule, and no better with the true counts.
+
+A ranker is a folder: ``ranker.json`` (plain numbers: the model, the threshold, the settings, what it was fitted
+on) and ``mentions.jsonl`` (the training mentions it remembers). It is refused over another terminology.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from medlink.errors import MedlinkError
+from medlink.folders import staged_folder
+from medlink.index import IndexEntry
+from medlink.linking.mention_memory import MentionMemory, Remembered
+from medlink.linking.pair_features import FEATURES, CandidatePairs, PairFeaturizer, PairSettings
+from medlink.linking.results import Candidate, LinkResult, Stage
+from medlink.terminology import Terminology
+
+RANKER_FORMAT = 1
+RANKER_FILE = "ranker.json"
+MENTIONS_FILE = "mentions.jsonl"
+
+
+@dataclass(frozen=True)
+class HingeLogistic:
+    """Logistic regression over each feature and its hinges ``max(0, x − knot)`` at quantile knots: a piecewise
+    linear response per feature, stored as plain numbers (no pickled estimator)."""
+
+    knots: tuple[tuple[float, ...], ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    weights: tuple[float, ...]
+    bias: float
+
+    def expand(self, features: np.ndarray) -> np.ndarray:
+        return hinge_basis(features, self.knots)
+
+    def probability(self, features: np.ndarray) -> np.ndarray:
+        if features.shape[0] == 0:
+            return np.zeros(0, dtype=np.float32)
+        standard = (self.expand(features) - np.asarray(self.mean)) / np.asarray(self.scale)
+        return 1.0 / (1.0 + np.exp(-(standard @ np.asarray(self.weights) + self.bias)))
+
+    @classmethod
+    def from_dict(cls, data: dict) -> HingeLogistic:
+        return cls(tuple(tuple(k) for k in data["knots"]), tuple(data["mean"]), tuple(data["scale"]),
+                   tuple(data["weights"]), float(data["bias"]))  # fmt: skip
+
+
+def hinge_basis(features: np.ndarray, knots: Sequence[Sequence[float]]) -> np.ndarray:
+    hinges = [np.maximum(0.0, features[:, [j]] - np.asarray(k)[None, :]) for j, k in enumerate(knots) if len(k)]
+    return np.hstack([features, *hinges]).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class RankedSet:
+    """A mention's candidates with their probabilities (best first) and the ones it claims."""
+
+    candidates: tuple[Candidate, ...]
+    claimed: tuple[str, ...]
+
+
+class SetRanker:
+    """Ranks a mention's candidates and claims the set above ``threshold``."""
+
+    def __init__(self, featurizer: PairFeaturizer, model: HingeLogistic, threshold: float,
+                 report: dict | None = None) -> None:  # fmt: skip
+        self.featurizer, self.model, self.threshold = featurizer, model, threshold
+        self.report = report or {}
+
+    @property
+    def terminology(self) -> Terminology:
+        return self.featurizer.terminology
+
+    def rank(self, texts: Sequence[str]) -> list[RankedSet]:
+        return rank_pairs(self.featurizer.pairs(texts), self.model, self.threshold)
+
+    def save(self, folder: Path | str) -> Path:
+        """Written to a staged folder and renamed into place: a failed save leaves an older ranker intact."""
+        memory = self.featurizer.memory
+        payload = {
+            "format": RANKER_FORMAT, "terminology": self.terminology.fingerprint(), "features": list(FEATURES),
+            "settings": asdict(self.featurizer.settings), "threshold": self.threshold,
+            "memory": {"ngrams": list(memory.ngrams), "longest_gram": memory.longest_gram,
+                       "min_gram_count": memory.min_gram_count},
+            "model": asdict(self.model), "report": self.report,
+        }  # fmt: skip
+        with staged_folder(Path(folder), RANKER_FILE, "a medlink ranker") as staging:
+            (staging / RANKER_FILE).write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+            with (staging / MENTIONS_FILE).open("w", encoding="utf-8") as handle:
+                for mention in self.featurizer.memory.mentions:
+                    handle.write(json.dumps({"text": mention.text, "parts": mention.parts}, ensure_ascii=False) + "\n")
+        return Path(folder)
+
+    @classmethod
+    def load(cls, folder: Path | str, terminology: Terminology) -> SetRanker:
+        folder = Path(folder)
+        path = folder / RANKER_FILE
+        if not path.is_file():
+            raise MedlinkError(f"{folder}: not a ranker folder (no {RANKER_FILE}); "
+                               "make one with `medlink train-ranker`")  # fmt: skip
+        try:
+            payload = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise MedlinkError(f"{path}: line {error.lineno}: not JSON ({error.msg})") from None
+        if payload.get("format") != RANKER_FORMAT or payload.get("features") != list(FEATURES):
+            raise MedlinkError(f"{path}: ranker format {payload.get('format')} from another medlink version; "
+                               "fit it again with `medlink train-ranker`")  # fmt: skip
+        if payload.get("terminology") != terminology.fingerprint():
+            raise MedlinkError(f"{path}: fitted over another terminology (fingerprint "
+                               f"{payload.get('terminology')}, this one {terminology.fingerprint()}); "
+                               "pass the terminology it was fitted on")  # fmt: skip
+        memory_settings = payload["memory"]
+        memory = MentionMemory(read_mentions(folder / MENTIONS_FILE), terminology.normalizer,
+                               tuple(memory_settings["ngrams"]), memory_settings["longest_gram"],
+                               memory_settings["min_gram_count"])  # fmt: skip
+        featurizer = PairFeaturizer(terminology, memory, PairSettings(**payload["settings"]))
+        return cls(featurizer, HingeLogistic.from_dict(payload["model"]), float(payload["threshold"]),
+                   payload.get("report"))  # fmt: skip
+
+
+def read_mentions(path: Path) -> list[Remembered]:
+    mentions = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                record = json.loads(line)
+                mentions.append(Remembered(record["text"], tuple(tuple(part) for part in record["parts"])))
+            except (json.JSONDecodeError, KeyError, TypeError) as error:
+                raise MedlinkError(f"{path}: line {number}: not a remembered mention ({error})") from None
+    return mentions
+
+
+def rank_pairs(pairs: CandidatePairs, model: HingeLogistic, threshold: float) -> list[RankedSet]:
+    return [claim(entries, model.probability(features), threshold)
+            for entries, features in zip(pairs.entries, pairs.features, strict=True)]  # fmt: skip
+
+
+def claim(entries: Sequence[IndexEntry], probabilities: np.ndarray, threshold: float) -> RankedSet:
+    """A mention's candidates by probability; claimed: those above ``threshold`` (at least the best), one concept
+    per name."""
+    order = sorted(range(len(entries)), key=lambda i: (-probabilities[i], entries[i].key))
+    candidates, claimed = [], []
+    for rank, i in enumerate(order):
+        concept = entries[i].concepts[0]
+        candidates.append(Candidate(concept, entries[i].text, float(probabilities[i])))
+        if (rank == 0 or probabilities[i] > threshold) and concept not in claimed:
+            claimed.append(concept)
+    return RankedSet(tuple(candidates), tuple(claimed))
+
+
+class SetRankerSieve:
+    """The linking stage of a :class:`SetRanker`: decides every mention that has a candidate."""
+
+    stage = Stage.RANKED
+
+    def __init__(self, ranker: SetRanker) -> None:
+        self.ranker = ranker
+        self.name = "ranked"
+
+    def link_batch(self, items: Sequence[tuple[str, str]]) -> list[LinkResult | None]:
+        ranked = self.ranker.rank([text for text, _ in items])
+        return [self._result(text, found) for (text, _), found in zip(items, ranked, strict=True)]
+
+    def _result(self, text: str, found: RankedSet) -> LinkResult | None:
+        if not found.claimed:
+            return None
+        terminology = self.ranker.terminology
+        best = found.candidates[0]
+        claimed = ", ".join(f"{c.name!r} {c.score:.2f}" for c in found.candidates[: len(found.claimed)])
+        return LinkResult(
+            mention=text, concepts=found.claimed, stage=self.stage, score=best.score, matched_name=best.name,
+            preferred_names=tuple(terminology.concept_preferred_name(c) for c in found.claimed),
+            candidates=found.candidates[:10], several=len(found.claimed) > 1,
+            reason=f"ranked: {claimed} (claims every candidate above {self.ranker.threshold:.2f}, at least the best)",
+        )  # fmt: skip
