@@ -13,11 +13,12 @@ rank, and the vote of the training mentions nearest by cosine.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
+from functools import lru_cache
 
 import numpy as np
+from rapidfuzz.distance import LCSseq
 
 from medlink.encoders.base import Encoder
 from medlink.index import IndexEntry, ontology_entries
@@ -139,42 +140,55 @@ class PairFeaturizer:
         best_cosine = float(cosine[top_dense[0]]) if top_dense and cosine is not None else 0.0
         nearest = neighbours[0][1] if neighbours else 0.0
         counts = [len(mention.parts) for mention, _ in neighbours[:3]] or [0]
-        key_characters = set(key.replace(" ", ""))
+        key_characters = characters(key)
         rows = []
         for position in found:
             entry = self.names.entries[position]
             concepts = entry.concepts
             name = entry.key
-            name_characters = set(name.replace(" ", ""))
+            name_characters = characters(name)
             shared = len(name_characters & key_characters)
-            blocks = SequenceMatcher(None, key, name, autojunk=False).get_matching_blocks()
+            blocks = LCSseq.editops(key, name).as_matching_blocks()
             association = max((associations[c] for c in concepts if c in associations),
                               key=lambda a: a.strength, default=None)  # fmt: skip
             score = float(scores[position])
             rows.append([
                 score, best_name - score, name_rank.get(position, settings.name_candidates),
                 score / best_name if best_name > 0 else 0.0,
-                max((vote.get(c, 0.0) for c in concepts), default=0.0),
-                max((best_neighbour.get(c, 0.0) for c in concepts), default=0.0),
-                min((neighbour_rank.get(c, 2 * settings.neighbours) for c in concepts), default=0),
+                _best(vote, concepts, 0.0), _best(best_neighbour, concepts, 0.0),
+                _best(neighbour_rank, concepts, 2 * settings.neighbours, pick=min),
                 nearest, sum(counts) / len(counts), counts[0],
                 association.strength if association else 0.0, association.gram_length if association else 0,
                 association.mass if association else 0.0,
                 shared / max(1, len(name_characters)), shared / max(1, len(key_characters)),
                 max((b.size for b in blocks), default=0) / max(1, len(name)),
                 sum(b.size for b in blocks) / max(1, len(name)), float(name in key),
-                math.log1p(max((self.memory.frequency.get(c, 0) for c in concepts), default=0)),
+                math.log1p(_best(self.memory.frequency, concepts, 0)),
                 len(name), len(key),
             ])  # fmt: skip
             if cosine is not None:
                 similarity = float(cosine[position])
                 rows[-1] += [similarity, best_cosine - similarity,
                              dense_rank.get(position, 3 * settings.dense_candidates),
-                             max((dense_vote.get(c, 0.0) for c in concepts), default=0.0)]  # fmt: skip
+                             _best(dense_vote, concepts, 0.0)]  # fmt: skip
         return found, rows
 
     def _entries_of(self, concepts) -> list[int]:
         return [self._entry_of_concept[c] for c in concepts if c in self._entry_of_concept]
+
+
+@lru_cache(maxsize=1 << 17)
+def characters(key: str) -> frozenset[str]:
+    """The characters of a normalized key, spaces left out (cached: the same names come up for many mentions)."""
+    return frozenset(key.replace(" ", ""))
+
+
+def _best(table: Mapping[str, float], concepts: Sequence[str], default: float, pick=max) -> float:
+    """The highest (``pick=min``: lowest) value ``table`` holds for any of ``concepts`` (nearly always one),
+    ``default`` for those it lacks."""
+    if len(concepts) == 1:
+        return table.get(concepts[0], default)
+    return pick(table.get(c, default) for c in concepts)
 
 
 def _votes(neighbours: Sequence[tuple[Remembered, float]]) -> dict[str, float]:

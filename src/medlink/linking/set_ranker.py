@@ -1,8 +1,10 @@
 """A learned ranker that links a mention to the *set* of concepts it names (CHIP-CDN's multi-implication).
 
 For each candidate of a mention (``pair_features.py``) a logistic model over a hinge basis of the features gives
-the probability that the candidate is one of the mention's concepts; the mention claims every candidate above the
-ranker's threshold, and at least its best one. The threshold is chosen, cross-fitted, for the set F1 on the
+the probability that the candidate is one of the mention's concepts; a second such model looks again at each
+candidate beside the mention's others (its rank, how much of its name the better candidates already cover, how
+many candidates are likely), and the mention claims every candidate above the ranker's threshold, and at least its
+best one. The threshold is chosen, cross-fitted, for the set F1 on the
 training mentions (``training/set_ranker_fit.py``), which replaces Liang et al.'s count head plus θ rule (eq. 14):
 on CHIP-CDN train the threshold alone scored higher than the count-and-θ rule, and no better with the true counts.
 
@@ -32,14 +34,18 @@ from medlink.linking.pair_features import (
     DenseNames,
     PairFeaturizer,
     PairSettings,
+    characters,
 )
 from medlink.linking.results import Candidate, LinkResult, Stage
 from medlink.terminology import Terminology
 
-RANKER_FORMAT = 1
+RANKER_FORMAT = 2
+SET_FEATURES = ("probability", "rank", "relative_probability", "best_probability", "above_half", "above_quarter",
+                "new_characters", "overlap_with_best", "second_best_probability")  # fmt: skip
 RANKER_FILE = "ranker.json"
 MENTIONS_FILE = "mentions.jsonl"
 NAME_VECTORS, MENTION_VECTORS = "names.npy", "mentions.npy"
+KEPT_CANDIDATES = 10  # candidates a result lists besides the claimed ones
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,56 @@ class HingeLogistic:
                    tuple(data["weights"]), float(data["bias"]))  # fmt: skip
 
 
+@dataclass(frozen=True)
+class RankerModel:
+    """The pair model, and the set model that rescores each candidate from :func:`set_features`."""
+
+    pairs: HingeLogistic
+    sets: HingeLogistic
+
+    def probabilities(self, pairs: CandidatePairs) -> list[np.ndarray]:
+        """Per mention, its candidates' probabilities; each model scores the whole batch at once."""
+        first = _per_mention(self.pairs.probability(_stacked(pairs.features)), pairs.features)
+        rows = [set_features(entries, chances) for entries, chances in zip(pairs.entries, first, strict=True)]
+        return _per_mention(self.sets.probability(_stacked(rows)), rows)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RankerModel:
+        return cls(HingeLogistic.from_dict(data["pairs"]), HingeLogistic.from_dict(data["sets"]))
+
+
+def _stacked(blocks: Sequence[np.ndarray]) -> np.ndarray:
+    return np.vstack(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
+
+
+def _per_mention(values: np.ndarray, blocks: Sequence[np.ndarray]) -> list[np.ndarray]:
+    return np.split(values, np.cumsum([len(block) for block in blocks])[:-1]) if blocks else []
+
+
+def set_features(entries: Sequence[IndexEntry], probabilities: np.ndarray, likely: float = 0.2) -> np.ndarray:
+    """Per candidate, :data:`SET_FEATURES`: where its pair probability stands among the mention's candidates, and
+    how much of its name is new beside the likely (> ``likely``) candidates ranked above it — a mention naming two
+    concepts usually names them with different characters."""
+    if len(entries) == 0:
+        return np.zeros((0, len(SET_FEATURES)), dtype=np.float32)
+    order = sorted(range(len(entries)), key=lambda i: (-probabilities[i], entries[i].key))
+    best = float(probabilities[order[0]])
+    runner_up = float(probabilities[order[1]]) if len(order) > 1 else 0.0
+    above_half, above_quarter = int((probabilities > 0.5).sum()), int((probabilities > 0.25).sum())
+    best_characters = characters(entries[order[0]].key)
+    covered: set[str] = set()
+    rows = np.zeros((len(entries), len(SET_FEATURES)), dtype=np.float32)
+    for rank, i in enumerate(order):
+        own = characters(entries[i].key)
+        new = len(own - covered) / max(1, len(own))
+        overlap = len(own & best_characters) / max(1, len(own | best_characters)) if rank else 0.0
+        rows[i] = (probabilities[i], rank, probabilities[i] / best if best > 0 else 0.0, best, above_half,
+                   above_quarter, new, overlap, runner_up)  # fmt: skip
+        if probabilities[i] > likely:
+            covered |= own
+    return rows
+
+
 def hinge_basis(features: np.ndarray, knots: Sequence[Sequence[float]]) -> np.ndarray:
     hinges = [np.maximum(0.0, features[:, [j]] - np.asarray(k)[None, :]) for j, k in enumerate(knots) if len(k)]
     return np.hstack([features, *hinges]).astype(np.float64)
@@ -84,7 +140,7 @@ class RankedSet:
 class SetRanker:
     """Ranks a mention's candidates and claims the set above ``threshold``."""
 
-    def __init__(self, featurizer: PairFeaturizer, model: HingeLogistic, threshold: float,
+    def __init__(self, featurizer: PairFeaturizer, model: RankerModel, threshold: float,
                  report: dict | None = None) -> None:  # fmt: skip
         self.featurizer, self.model, self.threshold = featurizer, model, threshold
         self.report = report or {}
@@ -105,7 +161,7 @@ class SetRanker:
             "settings": asdict(self.featurizer.settings), "threshold": self.threshold,
             "memory": {"ngrams": list(memory.ngrams), "longest_gram": memory.longest_gram,
                        "min_gram_count": memory.min_gram_count},
-            "model": asdict(self.model), "report": self.report,
+            "set_features": list(SET_FEATURES), "model": asdict(self.model), "report": self.report,
         }  # fmt: skip
         dense = self.featurizer.dense
         if dense is not None:
@@ -132,7 +188,8 @@ class SetRanker:
         except json.JSONDecodeError as error:
             raise MedlinkError(f"{path}: line {error.lineno}: not JSON ({error.msg})") from None
         expected = list(FEATURES + DENSE_FEATURES) if "encoder" in payload else list(FEATURES)
-        if payload.get("format") != RANKER_FORMAT or payload.get("features") != expected:
+        if (payload.get("format") != RANKER_FORMAT or payload.get("features") != expected
+                or payload.get("set_features") != list(SET_FEATURES)):  # fmt: skip
             raise MedlinkError(f"{path}: ranker format {payload.get('format')} from another medlink version; "
                                "fit it again with `medlink train-ranker`")  # fmt: skip
         if payload.get("terminology") != terminology.fingerprint():
@@ -149,7 +206,7 @@ class SetRanker:
             featurizer = PairFeaturizer(terminology, memory, PairSettings(**payload["settings"]), dense=dense)
         except ValueError as error:
             raise MedlinkError(f"{folder}: {error}; fit the ranker again") from None
-        return cls(featurizer, HingeLogistic.from_dict(payload["model"]), float(payload["threshold"]),
+        return cls(featurizer, RankerModel.from_dict(payload["model"]), float(payload["threshold"]),
                    payload.get("report"))  # fmt: skip
 
 
@@ -187,9 +244,9 @@ def read_mentions(path: Path) -> list[Remembered]:
     return mentions
 
 
-def rank_pairs(pairs: CandidatePairs, model: HingeLogistic, threshold: float) -> list[RankedSet]:
-    return [claim(entries, model.probability(features), threshold)
-            for entries, features in zip(pairs.entries, pairs.features, strict=True)]  # fmt: skip
+def rank_pairs(pairs: CandidatePairs, model: RankerModel, threshold: float) -> list[RankedSet]:
+    return [claim(entries, chances, threshold)
+            for entries, chances in zip(pairs.entries, model.probabilities(pairs), strict=True)]  # fmt: skip
 
 
 def claim(entries: Sequence[IndexEntry], probabilities: np.ndarray, threshold: float) -> RankedSet:
@@ -199,9 +256,13 @@ def claim(entries: Sequence[IndexEntry], probabilities: np.ndarray, threshold: f
     candidates, claimed = [], []
     for rank, i in enumerate(order):
         concept = entries[i].concepts[0]
-        candidates.append(Candidate(concept, entries[i].text, float(probabilities[i])))
-        if (rank == 0 or probabilities[i] > threshold) and concept not in claimed:
+        above = rank == 0 or probabilities[i] > threshold
+        if rank < KEPT_CANDIDATES or above:
+            candidates.append(Candidate(concept, entries[i].text, float(probabilities[i])))
+        if above and concept not in claimed:
             claimed.append(concept)
+        elif rank >= KEPT_CANDIDATES:
+            break  # the order is by probability: nothing further is above the threshold
     return RankedSet(tuple(candidates), tuple(claimed))
 
 
@@ -227,6 +288,6 @@ class SetRankerSieve:
         return LinkResult(
             mention=text, concepts=found.claimed, stage=self.stage, score=best.score, matched_name=best.name,
             preferred_names=tuple(terminology.concept_preferred_name(c) for c in found.claimed),
-            candidates=found.candidates[:10], several=len(found.claimed) > 1,
+            candidates=found.candidates, several=len(found.claimed) > 1,
             reason=f"ranked: {claimed} (claims every candidate above {self.ranker.threshold:.2f}, at least the best)",
         )  # fmt: skip

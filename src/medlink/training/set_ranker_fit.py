@@ -1,10 +1,11 @@
 """Fitting a :class:`~medlink.linking.set_ranker.SetRanker` from annotated mentions (CPU, about a minute for
 CHIP-CDN's 6,000 training mentions).
 
-Cross-fitted, so that the features the model learns from look like those it will see: the mentions are split into
-folds, and each fold's candidates are featurized against a memory of the *other* folds' mentions (a mention never
-votes for itself). The model is fitted on all folds' pairs; the claiming threshold is chosen on out-of-fold
-probabilities (each fold scored by a model fitted without it) for the best set F1, CBLUE's metric.
+Cross-fitted, so that the features the models learn from look like those they will see: the mentions are split
+into folds, and each fold's candidates are featurized against a memory of the *other* folds' mentions (a mention
+never votes for itself). The pair model is fitted on all folds' pairs; the set model learns from out-of-fold pair
+probabilities (each fold scored by a pair model fitted without it), as it will see them on new mentions; the
+claiming threshold is chosen on the set model's own out-of-fold probabilities, for the best set F1 (CBLUE's).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 
 from medlink.linking.mention_memory import MentionMemory, Remembered
 from medlink.linking.pair_features import CandidatePairs, DenseNames, PairFeaturizer, PairSettings
-from medlink.linking.set_ranker import HingeLogistic, SetRanker, claim, hinge_basis
+from medlink.linking.set_ranker import HingeLogistic, RankerModel, SetRanker, claim, hinge_basis, set_features
 from medlink.terminology import Terminology
 
 
@@ -79,18 +80,22 @@ def fit_set_ranker(terminology: Terminology, mentions: Sequence[Remembered], con
         memory = MentionMemory([mentions[i] for i in kept], terminology.normalizer,
                                vectors=None if vectors is None else vectors[kept])  # fmt: skip
         featurized.append(_featurize(featurizer.with_memory(memory), [mentions[i] for i in fold]))
-    out_of_fold = []
-    for k, held_out in enumerate(featurized):
-        others = [f for j, f in enumerate(featurized) if j != k]
-        out_of_fold.append(_fit(others, config).probability_per_mention(held_out.pairs))
-    threshold, scores = _best_threshold(featurized, out_of_fold, config.thresholds)
-    model = _fit(featurized, config)
+    pairs_out_of_fold = [_fit_pairs(_others(featurized, k), config).probability_per_mention(held_out.pairs)
+                         for k, held_out in enumerate(featurized)]  # fmt: skip
+    sets = [_Labelled.of(fold, probabilities) for fold, probabilities in zip(featurized, pairs_out_of_fold,
+                                                                               strict=True)]  # fmt: skip
+    sets_out_of_fold = []
+    for k, held_out in enumerate(sets):
+        fold_model = _fit_logistic(_others(sets, k), config)
+        sets_out_of_fold.append([fold_model.probability(rows) for rows in held_out.rows])
+    threshold, scores = _best_threshold(featurized, sets_out_of_fold, config.thresholds)
+    model = RankerModel(_fit_pairs(featurized, config).model, _fit_logistic(sets, config))
     answerable = sum(f.answerable for f in featurized)
     gold = sum(len(m.parts) for f in featurized for m in f.mentions)
     report = {"mentions": len(mentions), "folds": config.folds, "threshold": threshold,
               "cross_fitted": scores, "candidate_recall": answerable / gold if gold else 0.0}  # fmt: skip
     final = featurizer.with_memory(MentionMemory(mentions, terminology.normalizer, vectors=vectors))
-    return SetRanker(final, model.model, threshold, report)
+    return SetRanker(final, model, threshold, report)
 
 
 def _featurize(featurizer: PairFeaturizer, mentions: Sequence[Remembered]) -> _Featurized:
@@ -104,6 +109,10 @@ def _featurize(featurizer: PairFeaturizer, mentions: Sequence[Remembered]) -> _F
     return _Featurized(pairs, tuple(labels), tuple(mentions), answerable)
 
 
+def _others(folds: Sequence, k: int) -> list:
+    return [fold for j, fold in enumerate(folds) if j != k]
+
+
 @dataclass(frozen=True)
 class _Fitted:
     model: HingeLogistic
@@ -112,10 +121,28 @@ class _Fitted:
         return [self.model.probability(features) for features in pairs.features]
 
 
-def _fit(parts: Sequence[_Featurized], config: RankerFitConfig) -> _Fitted:
+@dataclass(frozen=True)
+class _Labelled:
+    """One fold's feature rows (per mention: one per candidate) and their labels."""
+
+    rows: tuple[np.ndarray, ...]
+    labels: tuple[np.ndarray, ...]
+
+    @classmethod
+    def of(cls, fold: _Featurized, probabilities: Sequence[np.ndarray]) -> _Labelled:
+        rows = tuple(set_features(entries, chances)
+                     for entries, chances in zip(fold.pairs.entries, probabilities, strict=True))  # fmt: skip
+        return cls(rows, fold.labels)
+
+
+def _fit_pairs(parts: Sequence[_Featurized], config: RankerFitConfig) -> _Fitted:
+    return _Fitted(_fit_logistic([_Labelled(part.pairs.features, part.labels) for part in parts], config))
+
+
+def _fit_logistic(parts: Sequence[_Labelled], config: RankerFitConfig) -> HingeLogistic:
     from sklearn.linear_model import LogisticRegression
 
-    features = np.vstack([f for part in parts for f in part.pairs.features])
+    features = np.vstack([f for part in parts for f in part.rows])
     labels = np.concatenate([gold for part in parts for gold in part.labels])
     knots = tuple(tuple(float(k) for k in np.unique(np.quantile(features[:, j], config.quantiles)))
                   for j in range(features.shape[1]))  # fmt: skip
@@ -123,9 +150,8 @@ def _fit(parts: Sequence[_Featurized], config: RankerFitConfig) -> _Fitted:
     mean, scale = expanded.mean(axis=0), expanded.std(axis=0)
     scale[scale == 0] = 1.0
     fitted = LogisticRegression(C=config.regularization, max_iter=5000).fit((expanded - mean) / scale, labels)
-    model = HingeLogistic(knots, tuple(mean.tolist()), tuple(scale.tolist()), tuple(fitted.coef_[0].tolist()),
-                          float(fitted.intercept_[0]))  # fmt: skip
-    return _Fitted(model)
+    return HingeLogistic(knots, tuple(mean.tolist()), tuple(scale.tolist()), tuple(fitted.coef_[0].tolist()),
+                         float(fitted.intercept_[0]))  # fmt: skip
 
 
 def _best_threshold(featurized: Sequence[_Featurized], probabilities: Sequence[Sequence[np.ndarray]],
