@@ -173,3 +173,18 @@ def test_a_ranker_with_an_encoder_keeps_its_vectors(dense_ranker: SetRanker, ter
     (folder / RANKER_FILE).write_text(json.dumps(payload), encoding="utf-8")
     with pytest.raises(MedlinkError, match="fit the ranker again"):
         SetRanker.load(folder, terminology)
+
+
+def test_a_ranker_linker_loads_and_travels_by_pickle(ranker: SetRanker, terminology: Terminology,
+                                                     tmp_path: Path) -> None:  # fmt: skip
+    import pickle
+
+    from medlink.linking import Linker
+
+    save_terminology(terminology, tmp_path / "terms")
+    linker = Linker.load(terminology=tmp_path / "terms", ranker=ranker.save(tmp_path / "ranker"))
+    copy = pickle.loads(pickle.dumps(linker))  # what process pools, spaCy and Spark workers receive
+    assert copy.link("肝癌放疗后").concepts == linker.link("肝癌放疗后").concepts
+    assert set(linker.link("肝癌放疗后").concepts) == {"CODE:C22.900", RADIOTHERAPY}
+    with pytest.raises(MedlinkError, match="links on its own"):
+        Linker.load(tmp_path / "index", terminology=tmp_path / "terms", ranker=tmp_path / "ranker")

@@ -89,10 +89,8 @@ def make_linker(choice: LinkerChoice, progress: bool = True,
 
     ``training_mentions`` (text, concept ids) join the search as source D: the exact sieve matches them, and the
     dense sieves search an index that holds them (a cached copy with only the mentions encoded)."""
-    if choice.ranker_dir is not None:
-        if training_mentions:
-            raise click.UsageError("a ranker remembers the training mentions it was fitted on: drop --train")
-        return _ranker_linker(choice)
+    if choice.ranker_dir is not None and training_mentions:
+        raise click.UsageError("a ranker remembers the training mentions it was fitted on: drop --train")
     linker = _base_linker(choice, progress, training_mentions)
     config = linker.config
     return linker.with_config(replace(
@@ -100,7 +98,7 @@ def make_linker(choice: LinkerChoice, progress: bool = True,
         nil_threshold=choice.nil_threshold if choice.nil_threshold is not None else config.nil_threshold,
         several_within=choice.several_within if choice.several_within is not None else config.several_within,
         expand_abbreviations=choice.abbreviations,
-        split_composites=choice.composites,
+        split_composites=choice.composites and choice.ranker_dir is None,  # a ranker claims sets itself
         count_head=choice.count_head,
         number_margin=_number_margin(choice, config.number_margin),
     ))
@@ -119,7 +117,7 @@ def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequen
 
     try:  # the recipe checks that the options go together
         recipe = LinkerRecipe(choice.index_dir, choice.terminology_dir, choice.exact_only, choice.sieves,
-                              choice.ef_search)  # fmt: skip
+                              choice.ef_search, choice.ranker_dir)  # fmt: skip
     except MedlinkError as error:
         raise click.UsageError(str(error)) from None
     if not training_mentions:
@@ -130,19 +128,6 @@ def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequen
                                     choice.terminology_dir)  # fmt: skip
     return open_index_linker(folder, choice.terminology_dir, choice.sieves or DEFAULT_SIEVES,
                              ef_search=choice.ef_search)  # fmt: skip
-
-
-def _ranker_linker(choice: LinkerChoice) -> Linker:
-    from medlink.linking.pipeline import ranker_linker
-    from medlink.resources import load_default_terminology
-    from medlink.terminology import load_terminology
-
-    if choice.index_dir or choice.sieves or choice.exact_only:
-        raise click.UsageError("--ranker links on its own: it takes no --index, --sieves or --exact-only")
-    terminology = load_terminology(choice.terminology_dir) if choice.terminology_dir else load_default_terminology()
-    linker = ranker_linker(terminology, choice.ranker_dir)  # type: ignore[arg-type]  # checked by the caller
-    return linker.with_config(replace(linker.config, expand_abbreviations=choice.abbreviations,
-                                      nil_threshold=choice.nil_threshold))  # fmt: skip
 
 
 def _exact_linker(terminology_dir: Path | None, training_mentions: Sequence[tuple[str, Sequence[str]]]) -> Linker:

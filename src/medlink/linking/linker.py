@@ -134,16 +134,17 @@ class Linker:
         exact_only: bool = False,
         sieves: str | None = None,
         ef_search: int | None = None,
+        ranker: Path | str | None = None,
         config: LinkerConfig | None = None,
         progress: bool = False,
     ) -> Linker:
         """A linker over a saved index, or with no arguments the embedded default (MeSH descriptors shipped with
         medlink, exact match then dense retrieval; its index is built and cached on first use, about a minute and
         a half). ``exact_only`` links by exact normalized match alone (``terminology`` or the embedded MeSH); see
-        :class:`LinkerRecipe` for the other arguments. ``config`` replaces the settings the index was calibrated
-        with."""
+        :class:`LinkerRecipe` for the other arguments; ``ranker`` links with a set ranker from ``medlink
+        train-ranker`` over ``terminology``. ``config`` replaces the settings the index was calibrated with."""
         recipe = LinkerRecipe(Path(index_dir) if index_dir else None, Path(terminology) if terminology else None,
-                              exact_only, sieves, ef_search)  # fmt: skip
+                              exact_only, sieves, ef_search, Path(ranker) if ranker else None)  # fmt: skip
         return recipe.build(config, progress)
 
     @classmethod

@@ -27,6 +27,8 @@ class LinkerRecipe:
 
     sieves: the sieve order (``medlink.linking.pipeline``; default ``exact,D-T@0.95,OD-T``); needs ``index_dir``.
     ef_search: the HNSW search beam (default: what the index was built with).
+    ranker_dir: link with a set ranker (``medlink train-ranker``) over ``terminology_dir`` (or the embedded MeSH)
+        instead of sieves: each mention claims the set of concepts it names.
     """
 
     index_dir: Path | None = None
@@ -34,12 +36,17 @@ class LinkerRecipe:
     exact_only: bool = False
     sieves: str | None = None
     ef_search: int | None = None
+    ranker_dir: Path | None = None
 
     def __post_init__(self) -> None:
-        for name in ("index_dir", "terminology_dir"):
+        for name in ("index_dir", "terminology_dir", "ranker_dir"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value))
+        if self.ranker_dir is not None:
+            if self.exact_only or self.index_dir is not None or self.sieves or self.ef_search is not None:
+                raise MedlinkError("a ranker links on its own: it takes no index, sieves, ef_search or exact_only")
+            return
         if self.exact_only and (self.index_dir is not None or self.ef_search is not None):
             raise MedlinkError("exact-only linking searches no index: drop the index (and ef_search) or exact_only")
         if not self.exact_only and self.terminology_dir is not None and self.index_dir is None:
@@ -50,19 +57,21 @@ class LinkerRecipe:
     @property
     def uses_default_index(self) -> bool:
         """Whether :meth:`build` opens the embedded default's index (built and cached on first use)."""
-        return not self.exact_only and self.index_dir is None
+        return not self.exact_only and self.index_dir is None and self.ranker_dir is None
 
     def build(self, config: LinkerConfig | None = None, progress: bool = False) -> Linker:
         """The linker this recipe describes; ``config`` replaces the settings an index was calibrated with."""
         from medlink.linking.linker import Linker
 
-        if self.exact_only:
+        if self.exact_only or self.ranker_dir is not None:
+            from medlink.linking.pipeline import ranker_linker
             from medlink.resources import load_default_terminology
             from medlink.terminology import load_terminology
 
             folder = self.terminology_dir
             terminology = load_terminology(folder) if folder else load_default_terminology()
-            linker = Linker(terminology, config=config)
+            linker = (Linker(terminology, config=config) if self.ranker_dir is None
+                      else ranker_linker(terminology, self.ranker_dir, config))  # fmt: skip
         else:
             from medlink.linking.pipeline import DEFAULT_SIEVES, default_index, open_index_linker
 

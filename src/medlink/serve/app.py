@@ -64,8 +64,12 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        return {"status": "ok", "version": __version__, "concepts": len(linker.terminology),
-                "index": str(linker.recipe.index_dir or "embedded default") if linker.recipe else None}  # fmt: skip
+        recipe = linker.recipe
+        health = {"status": "ok", "version": __version__, "concepts": len(linker.terminology),
+                  "index": str(recipe.index_dir or "embedded default") if recipe else None}  # fmt: skip
+        if recipe is not None and recipe.ranker_dir is not None:
+            health.update(index=None, ranker=str(recipe.ranker_dir))
+        return health
 
     @app.get("/metrics", response_class=Response)
     async def prometheus() -> Response:
