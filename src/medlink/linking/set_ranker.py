@@ -4,9 +4,9 @@ For each candidate of a mention (``pair_features.py``) a logistic model over a h
 the probability that the candidate is one of the mention's concepts; a second such model looks again at each
 candidate beside the mention's others (its rank, how much of its name the better candidates already cover, how
 many candidates are likely), and the mention claims every candidate above the ranker's threshold, and at least its
-best one. The threshold is chosen, cross-fitted, for the set F1 on the
-training mentions (``training/set_ranker_fit.py``), which replaces Liang et al.'s count head plus θ rule (eq. 14):
-on CHIP-CDN train the threshold alone scored higher than the count-and-θ rule, and no better with the true counts.
+best one. The threshold is chosen, cross-fitted, for the set F1 on the training mentions
+(``training/set_ranker_fit.py``), which replaces Liang et al.'s count head plus θ rule (eq. 14): on CHIP-CDN train
+the threshold alone scored higher than the count-and-θ rule, and no better with the true counts.
 
 A ranker is a folder: ``ranker.json`` (plain numbers: the model, the threshold, the settings, what it was fitted
 on) and ``mentions.jsonl`` (the training mentions it remembers); a ranker with an encoder also keeps the vectors
@@ -106,7 +106,7 @@ def set_features(entries: Sequence[IndexEntry], probabilities: np.ndarray, likel
     concepts usually names them with different characters."""
     if len(entries) == 0:
         return np.zeros((0, len(SET_FEATURES)), dtype=np.float32)
-    order = sorted(range(len(entries)), key=lambda i: (-probabilities[i], entries[i].key))
+    order = by_probability(entries, probabilities)
     best = float(probabilities[order[0]])
     runner_up = float(probabilities[order[1]]) if len(order) > 1 else 0.0
     above_half, above_quarter = int((probabilities > 0.5).sum()), int((probabilities > 0.25).sum())
@@ -122,6 +122,11 @@ def set_features(entries: Sequence[IndexEntry], probabilities: np.ndarray, likel
         if probabilities[i] > likely:
             covered |= own
     return rows
+
+
+def by_probability(entries: Sequence[IndexEntry], probabilities: np.ndarray) -> list[int]:
+    """Candidate positions, most probable first; ties by name, so the order never varies."""
+    return sorted(range(len(entries)), key=lambda i: (-probabilities[i], entries[i].key))
 
 
 def hinge_basis(features: np.ndarray, knots: Sequence[Sequence[float]]) -> np.ndarray:
@@ -169,7 +174,7 @@ class SetRanker:
         with staged_folder(Path(folder), RANKER_FILE, "a medlink ranker") as staging:
             (staging / RANKER_FILE).write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
             with (staging / MENTIONS_FILE).open("w", encoding="utf-8") as handle:
-                for mention in self.featurizer.memory.mentions:
+                for mention in memory.mentions:
                     handle.write(json.dumps({"text": mention.text, "parts": mention.parts}, ensure_ascii=False) + "\n")
             if dense is not None:
                 np.save(staging / NAME_VECTORS, dense.vectors.astype(np.float16))
@@ -252,7 +257,7 @@ def rank_pairs(pairs: CandidatePairs, model: RankerModel, threshold: float) -> l
 def claim(entries: Sequence[IndexEntry], probabilities: np.ndarray, threshold: float) -> RankedSet:
     """A mention's candidates by probability; claimed: those above ``threshold`` (at least the best), one concept
     per name."""
-    order = sorted(range(len(entries)), key=lambda i: (-probabilities[i], entries[i].key))
+    order = by_probability(entries, probabilities)
     candidates, claimed = [], []
     for rank, i in enumerate(order):
         concept = entries[i].concepts[0]

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from medlink.evaluation.corpus import Gold
+from medlink.evaluation.scoring import Prediction, SetScores, set_scores
 from medlink.linking.mention_memory import MentionMemory, Remembered
 from medlink.linking.pair_features import CandidatePairs, DenseNames, PairFeaturizer, PairSettings
 from medlink.linking.set_ranker import HingeLogistic, RankerModel, SetRanker, claim, hinge_basis, set_features
@@ -80,16 +82,11 @@ def fit_set_ranker(terminology: Terminology, mentions: Sequence[Remembered], con
         memory = MentionMemory([mentions[i] for i in kept], terminology.normalizer,
                                vectors=None if vectors is None else vectors[kept])  # fmt: skip
         featurized.append(_featurize(featurizer.with_memory(memory), [mentions[i] for i in fold]))
-    pairs_out_of_fold = [_fit_pairs(_others(featurized, k), config).probability_per_mention(held_out.pairs)
-                         for k, held_out in enumerate(featurized)]  # fmt: skip
-    sets = [_Labelled.of(fold, probabilities) for fold, probabilities in zip(featurized, pairs_out_of_fold,
-                                                                               strict=True)]  # fmt: skip
-    sets_out_of_fold = []
-    for k, held_out in enumerate(sets):
-        fold_model = _fit_logistic(_others(sets, k), config)
-        sets_out_of_fold.append([fold_model.probability(rows) for rows in held_out.rows])
-    threshold, scores = _best_threshold(featurized, sets_out_of_fold, config.thresholds)
-    model = RankerModel(_fit_pairs(featurized, config).model, _fit_logistic(sets, config))
+    pairs = [_Labelled(fold.pairs.features, fold.labels) for fold in featurized]
+    sets = [_Labelled.of(fold, probabilities)
+            for fold, probabilities in zip(featurized, _out_of_fold(pairs, config), strict=True)]  # fmt: skip
+    threshold, scores = _best_threshold(featurized, _out_of_fold(sets, config), config.thresholds)
+    model = RankerModel(_fit_logistic(pairs, config), _fit_logistic(sets, config))
     answerable = sum(f.answerable for f in featurized)
     gold = sum(len(m.parts) for f in featurized for m in f.mentions)
     report = {"mentions": len(mentions), "folds": config.folds, "threshold": threshold,
@@ -109,18 +106,6 @@ def _featurize(featurizer: PairFeaturizer, mentions: Sequence[Remembered]) -> _F
     return _Featurized(pairs, tuple(labels), tuple(mentions), answerable)
 
 
-def _others(folds: Sequence, k: int) -> list:
-    return [fold for j, fold in enumerate(folds) if j != k]
-
-
-@dataclass(frozen=True)
-class _Fitted:
-    model: HingeLogistic
-
-    def probability_per_mention(self, pairs: CandidatePairs) -> list[np.ndarray]:
-        return [self.model.probability(features) for features in pairs.features]
-
-
 @dataclass(frozen=True)
 class _Labelled:
     """One fold's feature rows (per mention: one per candidate) and their labels."""
@@ -135,8 +120,13 @@ class _Labelled:
         return cls(rows, fold.labels)
 
 
-def _fit_pairs(parts: Sequence[_Featurized], config: RankerFitConfig) -> _Fitted:
-    return _Fitted(_fit_logistic([_Labelled(part.pairs.features, part.labels) for part in parts], config))
+def _out_of_fold(folds: Sequence[_Labelled], config: RankerFitConfig) -> list[list[np.ndarray]]:
+    """Each fold's probabilities (per mention) from a model fitted on the other folds."""
+    out = []
+    for k, held_out in enumerate(folds):
+        model = _fit_logistic([fold for j, fold in enumerate(folds) if j != k], config)
+        out.append([model.probability(rows) for rows in held_out.rows])
+    return out
 
 
 def _fit_logistic(parts: Sequence[_Labelled], config: RankerFitConfig) -> HingeLogistic:
@@ -156,19 +146,16 @@ def _fit_logistic(parts: Sequence[_Labelled], config: RankerFitConfig) -> HingeL
 
 def _best_threshold(featurized: Sequence[_Featurized], probabilities: Sequence[Sequence[np.ndarray]],
                     thresholds: Sequence[float]) -> tuple[float, dict[str, float]]:  # fmt: skip
-    best: tuple[float, float, dict[str, float]] | None = None
+    """The threshold with the best set F1 (``medlink eval``'s own metric) over the folds' mentions."""
+    golds = [Gold.of(mention.parts) for fold in featurized for mention in fold.mentions]
+    best: tuple[float, float, SetScores] | None = None
     for threshold in thresholds:
-        matched = predicted = gold = 0
-        for fold, fold_probabilities in zip(featurized, probabilities, strict=True):
-            for entries, chances, mention in zip(fold.pairs.entries, fold_probabilities, fold.mentions, strict=True):
-                claimed = claim(entries, chances, threshold).claimed
-                matched += sum(any(c in part for c in claimed) for part in mention.parts)
-                predicted += len(claimed)
-                gold += len(mention.parts)
-        precision = matched / predicted if predicted else 0.0
-        recall = matched / gold if gold else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        if best is None or f1 > best[0]:
-            best = (f1, threshold, {"set_precision": precision, "set_recall": recall, "set_f1": f1})
+        predictions = [Prediction(concepts=claim(entries, chances, threshold).claimed)
+                       for fold, fold_probabilities in zip(featurized, probabilities, strict=True)
+                       for entries, chances in zip(fold.pairs.entries, fold_probabilities, strict=True)]  # fmt: skip
+        scores = set_scores(list(zip(golds, predictions, strict=True)))
+        if best is None or scores.f1 > best[0]:
+            best = (scores.f1, threshold, scores)
     assert best is not None
-    return best[1], best[2]
+    scores = best[2]
+    return best[1], {"set_precision": scores.precision, "set_recall": scores.recall, "set_f1": scores.f1}
