@@ -105,6 +105,11 @@ class Decisions:
         return [r for g, p, r in zip(self.evaluation.golds, self.evaluation.predictions, self.results, strict=True)
                 if score_of(r) is not None and not g.is_nil and is_correct(g, p)]  # fmt: skip
 
+    @property
+    def refused(self) -> int:
+        """Negatives nil before any search (not terms: linking/non_terms.py), so under any rule."""
+        return self.negatives - len(self.negative_results)
+
     def scored_negatives(self) -> list[LinkResult]:
         return [result for result in self.negative_results if score_of(result) is not None]
 
@@ -132,7 +137,6 @@ def calibrate_decisions(decisions: Decisions, strategy: str = "budget",
     tp_scores = [cast(float, score_of(result)) for result in decisions.correct()]
     nil_scores = [s for g, s in zip(evaluation.golds, scores, strict=True) if s is not None and g.is_nil]
     negative_scores = [cast(float, score_of(result)) for result in decisions.scored_negatives()]
-    refused = decisions.negatives - len(decisions.negative_results)  # nil under any threshold
     unlinked = sum(1 for r in decisions.negative_results if r.stage.value in ("nil", "empty"))
     all_nil = [*nil_scores, *negative_scores]
     thresholds = strategy_thresholds(tp_scores, all_nil)
@@ -145,7 +149,7 @@ def calibrate_decisions(decisions: Decisions, strategy: str = "budget",
         correct = sum(is_correct(g, p) for g, p in zip(evaluation.golds, predictions, strict=True))
         accuracy[name] = correct / len(predictions) if predictions else 0.0
         if decisions.negatives:
-            below = refused + sum(1 for s in negative_scores if s < threshold) if threshold is not None else 0
+            below = decisions.refused + sum(1 for s in negative_scores if s < threshold) if threshold is not None else 0
             negatives_nil[name] = (unlinked + below) / decisions.negatives
     if strategy == "auto":
         usable = [name for name in DILBERT_STRATEGIES if thresholds[name] is not None]

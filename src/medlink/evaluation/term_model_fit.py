@@ -60,5 +60,4 @@ def fit_term_model(decisions: Decisions, terminology: Terminology, encoder: Enco
                       float(cut if cut is not None else 0.0), encoder.identity.fingerprint())  # fmt: skip
     wrong_scores = [score or 0.0 for _, score in wrong]
     caught = sum(1 for d, s in zip(wrong_decisions, wrong_scores, strict=True) if d < model.cut or s < floor)
-    refused = decisions.negatives - len(decisions.negative_results)
-    return model, (caught + refused) / decisions.negatives if decisions.negatives else 0.0
+    return model, (caught + decisions.refused) / decisions.negatives if decisions.negatives else 0.0

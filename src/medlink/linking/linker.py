@@ -316,9 +316,8 @@ class Linker:
             result = agree_on_numbers(result, key, self.terminology, self.config.number_margin)
         threshold = self.config.nil_threshold or 0.0
         if self.config.declares_nil and result.stage is not Stage.EXACT and (result.score or 0.0) < threshold:
-            return replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False,
-                           reason=f"best candidate {result.matched_name!r} scored {result.score:.3f}, below the "
-                                  f"nil threshold {threshold:.3f}")  # fmt: skip
+            return _as_nil(result, f"best candidate {result.matched_name!r} scored {result.score:.3f}, below the "
+                                   f"nil threshold {threshold:.3f}")  # fmt: skip
         margin = self.config.several_within
         if margin is not None and result.candidates and result.score is not None:
             close = [c.concept_id for c in result.candidates if c.score >= result.score - margin]
@@ -339,10 +338,9 @@ class Linker:
         for key, decision in zip(retrieved, decisions, strict=True):
             if decision < cut:
                 result = results[key]
-                tested[key] = replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False,
-                                      reason=f"best candidate {result.matched_name!r} scored {result.score:.3f}, but "
-                                             f"the mention does not read as a term (term model {decision:.2f}, "
-                                             f"below {cut:.2f})")  # fmt: skip
+                tested[key] = _as_nil(result, f"best candidate {result.matched_name!r} scored {result.score:.3f}, but "
+                                              f"the mention does not read as a term (term model {decision:.2f}, "
+                                              f"below {cut:.2f})")  # fmt: skip
         return tested
 
     def _claim_counted(self, results: dict[str, LinkResult]) -> dict[str, LinkResult]:
@@ -380,6 +378,11 @@ class Linker:
         if len(cache) >= self.config.cache_size:
             cache.clear()  # a simple bound; a full cache means the stream has little repetition anyway
         cache[key] = result
+
+
+def _as_nil(result: LinkResult, reason: str) -> LinkResult:
+    """``result`` turned nil, its candidates kept so the reason can be checked."""
+    return replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False, reason=reason)
 
 
 def _text_of(mention: str | Mention) -> str:
