@@ -106,3 +106,21 @@ def test_mentions_with_a_document_are_not_cached_by_text() -> None:
     expanded = linker.link(Mention("CD", document="Crohn disease (CD) is a chronic illness."))
     assert expanded.concept_id == "MESH:D003424"
     assert linker.link(Mention("CD", document="Nothing defines it here.")).concept_id != "MESH:D003424"
+
+
+@pytest.mark.slow
+def test_branches_keep_the_default_linker_to_diseases(default: Linker) -> None:
+    """Text alone lets every MeSH branch compete ("SRC" → a kinase, "Cryptococcus" → the fungus); with the disease
+    branches the answer is a disease, or nil when none is among the candidates."""
+    terminology = load_default_terminology()
+
+    def in_diseases(concept_id: str) -> bool:
+        return any(t.startswith(("C", "F03")) for t in terminology.concept(concept_id).tree_numbers)
+
+    diseases = default.with_config(replace(default.config, branches=("C", "F03")))
+    for text in ("SRC", "Cryptococcus"):
+        assert not in_diseases(default.link(text).concepts[0])
+        result = diseases.link(text)
+        assert (result.concepts and in_diseases(result.concepts[0])) or (
+            result.stage is Stage.NIL and "in branches C,F03" in result.reason), result
+    assert diseases.link("Cryptococcus").preferred_names == ("Cryptococcosis",)

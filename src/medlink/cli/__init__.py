@@ -17,6 +17,7 @@ from medlink.cli.serve_command import serve
 from medlink.cli.terminology_commands import terminology
 from medlink.cli.train_command import train
 from medlink.cli.train_ranker_command import train_ranker
+from medlink.cli.train_reranker_command import train_reranker
 from medlink.cli.trials_commands import trials
 from medlink.errors import MedlinkError
 
@@ -43,6 +44,7 @@ main.add_command(calibrate)
 main.add_command(mcsm)
 main.add_command(train)
 main.add_command(train_ranker)
+main.add_command(train_reranker)
 main.add_command(distill)
 main.add_command(benchmark)
 main.add_command(trials)

@@ -40,6 +40,9 @@ _BATCH = 4096
 @click.option("--resume", is_flag=True,
               help="Continue an interrupted --input/--output run: keep the results it wrote, link the rest.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on standard error (default: if a terminal).")
+@click.option("--entity-type", default=None, metavar="TYPE",
+              help="What the mentions are (Disease, Chemical, Drug, Anatomy, …): link only to concepts of that MeSH "
+                   "branch (Disease: C and F03). --branches says it exactly.")  # fmt: skip
 def link(
     texts: tuple[str, ...],
     linker_choice: LinkerChoice,
@@ -48,6 +51,7 @@ def link(
     output_format: str | None,
     resume: bool,
     progress: bool | None,
+    entity_type: str | None,
 ) -> None:
     """Link TEXTS (or the mentions in --input) to concepts.
 
@@ -58,11 +62,13 @@ def link(
       medlink link --input mentions.tsv --output results.jsonl
       medlink link --input mentions.tsv --output results.jsonl --resume   # after an interruption
       medlink link --index my-index/ --sieves exact,O-T "heart atack"
+      medlink link --entity-type Disease "SRC"        # only MeSH diseases compete (branches C, F03)
 
     The embedded default runs exact match, then dense retrieval with the packaged MiniLM over the MeSH
     descriptors; the first run builds that index (about a minute and a half) and caches it.
     """
     from medlink.linking import Mention
+    from medlink.linking.branches import branches_for
     from medlink.linking.mention_files import ResultWriter, read_mentions, rows_written
 
     if not texts and input_path is None:
@@ -79,7 +85,7 @@ def link(
     if resume and output_path and output_path.exists() and not partial.exists():  # type: ignore[union-attr]
         click.echo(f"{output_path} is complete: nothing to resume", err=True)
         return
-    linker = make_linker(linker_choice)
+    linker = make_linker(linker_choice, branches=branches_for(entity_type) if entity_type else ())
     mentions = iter([Mention(text) for text in texts]) if texts else read_mentions(input_path)  # type: ignore[arg-type]
     mentions = islice(mentions, done, None)
     try:

@@ -16,6 +16,7 @@ import click
 from medlink.cli.paths import PathOption
 from medlink.errors import MedlinkError
 from medlink.linking import Linker
+from medlink.linking.branches import parse_branches
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,9 @@ class LinkerChoice:
     number_margin: float | None = None
     number_agreement: bool = True
     ranker_dir: Path | None = None
+    reranker_dir: Path | None = None
+    rerank: bool = True
+    branches: str | None = None
 
 
 def linker_options(function):
@@ -65,13 +69,21 @@ def linker_options(function):
         click.option("--ranker", "ranker_dir", type=PathOption(path_type=Path, exists=True, file_okay=False),
                      help="Link with a set ranker from `medlink train-ranker` (mentions naming several concepts, "
                           "e.g. CHIP-CDN); give its --terminology."),
+        click.option("--reranker", "reranker_dir", type=PathOption(path_type=Path, exists=True, file_okay=False),
+                     help="Rerank close retrieval decisions with a cross-encoder from `medlink train-reranker` "
+                          "trained for this index."),
+        click.option("--rerank/--no-rerank", default=True, show_default=True,
+                     help="Use the linker's reranker (the given --reranker, or the one shipped with the default)."),
+        click.option("--branches", default=None, metavar="C,F03",
+                     help="Link only to concepts under these tree-number prefixes (MeSH: C diseases, F03 mental "
+                          "disorders, D chemicals and drugs); needs a terminology with tree numbers."),
         click.option("--ef-search", type=click.IntRange(min=1), default=None,
                      help="HNSW search beam: higher finds the true nearest names more often, lower is faster "
                           "(default: what the index was built with; no effect on exact indexes)."),
     ]  # fmt: skip
     names = ("terminology_dir", "index_dir", "sieves", "exact_only", "nil_threshold", "several_within",
              "abbreviations", "composites", "count_head", "ef_search", "number_agreement", "number_margin",
-             "ranker_dir")  # fmt: skip
+             "ranker_dir", "reranker_dir", "rerank", "branches")  # fmt: skip
 
     @functools.wraps(function)
     def with_choice(**kwargs):
@@ -84,8 +96,10 @@ def linker_options(function):
 
 
 def make_linker(choice: LinkerChoice, progress: bool = True,
-                training_mentions: Sequence[tuple[str, Sequence[str]]] = ()) -> Linker:  # fmt: skip
+                training_mentions: Sequence[tuple[str, Sequence[str]]] = (),
+                branches: tuple[str, ...] = ()) -> Linker:  # fmt: skip
     """The linker the options describe; explicit settings override what an index was calibrated with.
+    ``branches`` apply when ``--branches`` is not given (``medlink link --entity-type``).
 
     ``training_mentions`` (text, concept ids) join the search as source D: the exact sieve matches them, and the
     dense sieves search an index that holds them (a cached copy with only the mentions encoded)."""
@@ -101,6 +115,8 @@ def make_linker(choice: LinkerChoice, progress: bool = True,
         split_composites=choice.composites and choice.ranker_dir is None,  # a ranker claims sets itself
         count_head=choice.count_head,
         number_margin=_number_margin(choice, config.number_margin),
+        rerank=choice.rerank,
+        branches=parse_branches(choice.branches) if choice.branches else branches,
     ))
 
 
@@ -117,7 +133,7 @@ def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequen
 
     try:  # the recipe checks that the options go together
         recipe = LinkerRecipe(choice.index_dir, choice.terminology_dir, choice.exact_only, choice.sieves,
-                              choice.ef_search, choice.ranker_dir)  # fmt: skip
+                              choice.ef_search, choice.ranker_dir, choice.reranker_dir)  # fmt: skip
     except MedlinkError as error:
         raise click.UsageError(str(error)) from None
     if not training_mentions:
@@ -127,7 +143,7 @@ def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequen
     folder = with_training_mentions(choice.index_dir or default_index(progress), training_mentions,
                                     choice.terminology_dir)  # fmt: skip
     return open_index_linker(folder, choice.terminology_dir, choice.sieves or DEFAULT_SIEVES,
-                             ef_search=choice.ef_search)  # fmt: skip
+                             ef_search=choice.ef_search, reranker_dir=choice.reranker_dir)  # fmt: skip
 
 
 def _exact_linker(terminology_dir: Path | None, training_mentions: Sequence[tuple[str, Sequence[str]]]) -> Linker:

@@ -13,8 +13,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from medlink.errors import MedlinkError
 from medlink.linking.results import LinkResult, Stage
 from medlink.terminology import Terminology
+
+# What ``--entity-type`` restricts to in MeSH: diseases are C plus F03 (mental disorders); chemicals and drugs D.
+ENTITY_BRANCHES: dict[str, tuple[str, ...]] = {
+    "disease": ("C", "F03"), "chemical": ("D",), "drug": ("D",), "anatomy": ("A",), "organism": ("B",),
+    "procedure": ("E",), "phenomenon": ("G",),
+}  # fmt: skip
+
+
+def branches_for(entity_type: str) -> tuple[str, ...]:
+    """The MeSH branches of an entity type (case-insensitive; ``Disease``, ``Chemical``, …)."""
+    try:
+        return ENTITY_BRANCHES[entity_type.casefold()]
+    except KeyError:
+        known = ", ".join(sorted(ENTITY_BRANCHES))
+        raise MedlinkError(f"no branches known for entity type {entity_type!r}: use one of {known}, or give "
+                           f"--branches") from None
+
+
+def parse_branches(text: str) -> tuple[str, ...]:
+    """``"C, F03"`` → ``("C", "F03")``."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
 @dataclass
@@ -28,6 +50,9 @@ class BranchScope:
     def __post_init__(self) -> None:
         if not self.prefixes:
             raise ValueError("a branch scope needs at least one tree-number prefix")
+        if not any(self.terminology.concepts["tree_numbers"]):
+            raise MedlinkError("this terminology has no tree numbers to restrict by branch (MeSH descriptors have "
+                               "them; MEDIC's TSV and most vocabularies do not)")  # fmt: skip
 
     def allows(self, concept_id: str) -> bool:
         if concept_id not in self._allowed:

@@ -75,6 +75,11 @@ class HeadCounter:
             raise ValueError(f"count head of dimension {head.dimension} for a {encoder.dimension}-dimensional encoder")
         self.encoder, self.head = encoder, head
 
+    @property
+    def most(self) -> int:
+        """The head's last class, which means "this many or more"."""
+        return len(self.head.bias)
+
     def predict_counts(self, texts: Sequence[str]) -> list[int]:
         return self.head.predict(self.encoder.encode(list(texts))).tolist()
 

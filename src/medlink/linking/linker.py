@@ -15,12 +15,13 @@ input always gives the same output.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, cast
 
 from medlink.linking.abbreviations import expand_abbreviations
+from medlink.linking.branches import BranchScope
 from medlink.linking.composites import split_composite
 from medlink.linking.exact import ExactSieve, prefer_literal
 from medlink.linking.non_terms import control_characters, not_a_term
@@ -49,8 +50,18 @@ class TermTest(Protocol):
     def decisions(self, texts: Sequence[str], scores: Sequence[float]) -> Sequence[float]: ...
 
 
+class CandidateReranker(Protocol):
+    """Reorders close retrieval decisions by reading the mention beside each candidate (``linking/rerank.py``)."""
+
+    def rerank(self, results: Sequence[LinkResult], preferred_name: Callable[[str], str]) -> list[LinkResult]: ...
+
+
 class ConceptCounter(Protocol):
-    """Predicts how many concepts each mention names (Liang et al.'s count head; 1 for most mentions)."""
+    """Predicts how many concepts each mention names (Liang et al.'s count head; 1 for most mentions); its
+    largest count, ``most``, means "that many or more"."""
+
+    @property
+    def most(self) -> int: ...
 
     def predict_counts(self, texts: Sequence[str]) -> Sequence[int]: ...
 
@@ -81,6 +92,11 @@ class LinkerConfig:
     number_margin: a dense or sparse decision whose best name states other numbers than the mention ("SCA11" for
         "SCA1") takes the best candidate stating the same numbers when it scores within this margin of the best
         (linking/numbers.py); ``None`` never does.
+    rerank: let the linker's reranker (a cross-encoder, when it has one) reorder close retrieval decisions.
+    several_above: when the count head predicts its largest count ("3 or more") for a reranked decision, claim
+        further candidates whose fused score exceeds this (Liang et al.'s θ rule, eq. 14).
+    branches: link only to concepts under these tree-number prefixes (MeSH "C", "F03"; linking/branches.py): a
+        sieve whose decision has no concept there passes the mention on, with its best in-scope candidate if any.
     """
 
     cache_size: int = 200_000
@@ -91,6 +107,9 @@ class LinkerConfig:
     split_composites: bool = True
     count_head: bool = True
     number_margin: float | None = 0.15
+    rerank: bool = True
+    several_above: float = 0.9
+    branches: tuple[str, ...] = ()
 
     @property
     def declares_nil(self) -> bool:
@@ -105,7 +124,7 @@ class Linker:
     and encoder on first use, so it can be handed to process pools, spaCy's ``n_process`` and Spark workers.
     """
 
-    _BUILT_ON_USE = ("terminology", "sieves", "counter", "term_test")  # what an unpickled linker rebuilds
+    _BUILT_ON_USE = ("terminology", "sieves", "counter", "term_test", "reranker")  # what an unpickled linker rebuilds
 
     def __init__(
         self,
@@ -114,15 +133,18 @@ class Linker:
         config: LinkerConfig | None = None,
         counter: ConceptCounter | None = None,
         term_test: TermTest | None = None,
+        reranker: CandidateReranker | None = None,
     ) -> None:
         self.terminology = terminology
         self.sieves: tuple[Sieve, ...] = tuple(sieves) if sieves is not None else (ExactSieve(terminology),)
         self._config = config or LinkerConfig()
         self.counter = counter
         self.term_test = term_test
+        self.reranker = reranker
         self.recipe: LinkerRecipe | None = None  # set by LinkerRecipe.build; what pickling carries
         self._cache: dict[str, LinkResult] = {}  # by normalized text, before abbreviations and literal preference
         self._by_text: dict[str, LinkResult] = {}  # final results of mentions given without a document
+        self._scope: BranchScope | None = None  # of config.branches
         self._lock = threading.RLock()
 
     @classmethod
@@ -164,6 +186,7 @@ class Linker:
         self.recipe = state["recipe"]
         self._config = state["config"]
         self._cache, self._by_text = {}, {}
+        self._scope = None
         self._lock = threading.RLock()
 
     def __getattr__(self, name: str) -> Any:
@@ -192,7 +215,7 @@ class Linker:
 
     def with_config(self, config: LinkerConfig) -> Linker:
         """A linker with other settings over the same terminology, sieves and encoder (nothing is reloaded)."""
-        other = Linker(self.terminology, self.sieves, config, self.counter, self.term_test)
+        other = Linker(self.terminology, self.sieves, config, self.counter, self.term_test, self.reranker)
         other.recipe = self.recipe
         return other
 
@@ -270,7 +293,7 @@ class Linker:
             for sieve in self.sieves:
                 if not batch:
                     break
-                outcomes = sieve.link_batch([(text, key) for key, text in batch])
+                outcomes = self._in_scope(self._rerank(sieve.link_batch([(text, key) for key, text in batch])))
                 remaining = []
                 found: dict[str, LinkResult] = {}
                 for (key, text), outcome in zip(batch, outcomes, strict=True):
@@ -281,8 +304,9 @@ class Linker:
                 decided.update(self._claim_counted(self._test_terms(found)))
                 batch = remaining
             tried = ", ".join(sieve.name for sieve in self.sieves)
+            scope = f" in branches {','.join(self.config.branches)}" if self.config.branches else ""
             for key, text in batch:
-                decided[key] = LinkResult(text, (), Stage.NIL, reason=f"no concept found by: {tried}")
+                decided[key] = LinkResult(text, (), Stage.NIL, reason=f"no concept{scope} found by: {tried}")
         for key, result in decided.items():
             self._remember(key, result, self._cache)
         return decided
@@ -310,6 +334,28 @@ class Linker:
                 reason=f"composite mention split into {len(parts)} parts: " + "; ".join(parts),
             )  # fmt: skip
         return results
+
+    def _rerank(self, outcomes: list[LinkResult | None]) -> list[LinkResult | None]:
+        if self.reranker is None or not self.config.rerank:
+            return outcomes
+        decided = [(i, outcome) for i, outcome in enumerate(outcomes) if outcome is not None]
+        reranked = self.reranker.rerank([outcome for _, outcome in decided], self.terminology.concept_preferred_name)
+        for (i, _), result in zip(decided, reranked, strict=True):
+            outcomes[i] = result
+        return outcomes
+
+    def _in_scope(self, outcomes: list[LinkResult | None]) -> list[LinkResult | None]:
+        """Outcomes restricted to the configured branches; one with nothing there passes the mention on."""
+        if not self.config.branches:
+            return outcomes
+        if self._scope is None:  # built on first use: its terminology may be one an unpickled linker loads then
+            self._scope = BranchScope(self.terminology, self.config.branches)
+        scope = self._scope
+        restricted: list[LinkResult | None] = []
+        for outcome in outcomes:
+            kept = scope.restrict(outcome) if outcome is not None else None
+            restricted.append(None if kept is not None and not kept.concepts else kept)
+        return restricted
 
     def _finish(self, result: LinkResult, key: str) -> LinkResult:
         if self.config.number_margin is not None and result.stage in _RETRIEVAL:
@@ -353,8 +399,16 @@ class Linker:
         counts = self.counter.predict_counts([results[key].mention for key in retrieved])
         claimed = dict(results)
         for key, count in zip(retrieved, counts, strict=True):
-            best = [c.concept_id for c in results[key].candidates]
-            claimed[key] = self._claim(results[key], best, f"the count head predicts {count} concepts", limit=count)
+            candidates = results[key].candidates
+            best = [c.concept_id for c in candidates[:count]]
+            why = f"the count head predicts {count} concepts"
+            if count >= self.counter.most:  # "that many or more": the θ rule claims every further confident one
+                more = [c.concept_id for c in candidates[count:]
+                        if c.rerank_score is not None and c.rerank_score > self.config.several_above]  # fmt: skip
+                if more:
+                    best += more
+                    why += f" or more ({len(more)} more with a fused score above {self.config.several_above})"
+            claimed[key] = self._claim(results[key], best, why, limit=len(best))
         return claimed
 
     def _claim(self, result: LinkResult, candidates: Sequence[str], why: str, limit: int | None = None) -> LinkResult:

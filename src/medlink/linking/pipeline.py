@@ -115,11 +115,13 @@ def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None,
 
 
 def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder, sieves: str = DEFAULT_SIEVES,
-                 config: LinkerConfig | None = None, term_model: TermModel | None = None) -> Linker:  # fmt: skip
+                 config: LinkerConfig | None = None, term_model: TermModel | None = None,
+                 reranker_dir: Path | None = None) -> Linker:  # fmt: skip
     """A linker over ``index``, refusing an index built with another encoder or terminology. It declares nil below
     the index's calibrated threshold unless ``config`` sets one (0: never), and where the index's term model (or
     ``term_model``, one not stored yet) says a mention is unlike a term. An encoder trained with a concept-count
-    head (``medlink train --count-head``) also decides how many concepts a mention claims."""
+    head (``medlink train --count-head``) also decides how many concepts a mention claims; a reranker from
+    ``medlink train-reranker`` for this terminology and encoder (``reranker_dir``) reorders close decisions."""
     index.check_compatible(encoder.identity, terminology.fingerprint())
     config = config or LinkerConfig()
     calibrated = index.manifest.get("nil_threshold")
@@ -128,8 +130,13 @@ def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder,
     shared = CachingEncoder(encoder)
     head = encoder.count_head  # only encoders trained with one have it
     counter = HeadCounter(shared, head) if head is not None else None
+    reranker = None
+    if reranker_dir is not None:
+        from medlink.linking.rerank import Reranker
+
+        reranker = Reranker.load(reranker_dir, terminology.fingerprint(), encoder.identity.fingerprint())
     return Linker(terminology, parse_sieves(sieves, terminology, index, shared), config, counter,
-                  _term_test(index, shared, term_model))  # fmt: skip
+                  _term_test(index, shared, term_model), reranker)  # fmt: skip
 
 
 def ranker_linker(terminology: Terminology, ranker_dir: Path | str, config: LinkerConfig | None = None) -> Linker:
@@ -155,11 +162,12 @@ def _term_test(index: VectorIndex, encoder: CachingEncoder, given: TermModel | N
 
 def open_index_linker(index_dir: Path | str, terminology_dir: Path | str | None = None,
                       sieves: str = DEFAULT_SIEVES, config: LinkerConfig | None = None,
-                      ef_search: int | None = None) -> Linker:  # fmt: skip
+                      ef_search: int | None = None, reranker_dir: Path | None = None) -> Linker:  # fmt: skip
     """A linker over a saved index, reopening the terminology and encoder its manifest names; ``ef_search``
-    overrides the HNSW search beam the index was saved with."""
+    overrides the HNSW search beam the index was saved with; ``reranker_dir``: see :func:`dense_linker`."""
     index = VectorIndex.load(index_dir, ef_search=ef_search)
-    return dense_linker(terminology_of(index, terminology_dir), index, encoder_of(index), sieves, config)
+    return dense_linker(terminology_of(index, terminology_dir), index, encoder_of(index), sieves, config,
+                        reranker_dir=reranker_dir)  # fmt: skip
 
 
 def terminology_of(index: VectorIndex, override: Path | str | None = None) -> Terminology:

@@ -29,6 +29,8 @@ class LinkerRecipe:
     ef_search: the HNSW search beam (default: what the index was built with).
     ranker_dir: link with a set ranker (``medlink train-ranker``) over ``terminology_dir`` (or the embedded MeSH)
         instead of sieves: each mention claims the set of concepts it names.
+    reranker_dir: rerank close retrieval decisions with a reranker from ``medlink train-reranker`` for the index;
+        the embedded default uses the reranker shipped for it (``LinkerConfig.rerank`` switches either off).
     """
 
     index_dir: Path | None = None
@@ -37,16 +39,21 @@ class LinkerRecipe:
     sieves: str | None = None
     ef_search: int | None = None
     ranker_dir: Path | None = None
+    reranker_dir: Path | None = None
 
     def __post_init__(self) -> None:
-        for name in ("index_dir", "terminology_dir", "ranker_dir"):
+        for name in ("index_dir", "terminology_dir", "ranker_dir", "reranker_dir"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value))
         if self.ranker_dir is not None:
-            if self.exact_only or self.index_dir is not None or self.sieves or self.ef_search is not None:
-                raise MedlinkError("a ranker links on its own: it takes no index, sieves, ef_search or exact_only")
+            if (self.exact_only or self.index_dir is not None or self.sieves or self.ef_search is not None
+                    or self.reranker_dir is not None):  # fmt: skip
+                raise MedlinkError("a ranker links on its own: it takes no index, sieves, ef_search, exact_only or "
+                                   "reranker")  # fmt: skip
             return
+        if self.exact_only and self.reranker_dir is not None:
+            raise MedlinkError("exact-only linking has no retrieval decisions to rerank: drop the reranker")
         if self.exact_only and (self.index_dir is not None or self.ef_search is not None):
             raise MedlinkError("exact-only linking searches no index: drop the index (and ef_search) or exact_only")
         if not self.exact_only and self.terminology_dir is not None and self.index_dir is None:
@@ -74,9 +81,13 @@ class LinkerRecipe:
                       else ranker_linker(terminology, self.ranker_dir, config))  # fmt: skip
         else:
             from medlink.linking.pipeline import DEFAULT_SIEVES, default_index, open_index_linker
+            from medlink.resources import default_reranker_path
 
             folder = self.index_dir or default_index(progress)
+            reranker = self.reranker_dir or (default_reranker_path() if self.index_dir is None else None)
+            if config is not None and not config.rerank:
+                reranker = None  # not even loaded
             linker = open_index_linker(folder, self.terminology_dir, self.sieves or DEFAULT_SIEVES, config=config,
-                                       ef_search=self.ef_search)  # fmt: skip
+                                       ef_search=self.ef_search, reranker_dir=reranker)  # fmt: skip
         linker.recipe = self
         return linker

@@ -37,11 +37,13 @@ class Mention:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A concept a stage considered, with the name that matched and its score."""
+    """A concept a stage considered, with the name that matched and its score; ``rerank_score`` is the fused
+    score when the rerank stage read it (linking/rerank.py)."""
 
     concept_id: str
     name: str
     score: float
+    rerank_score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ class LinkResult:
             "ambiguous": self.ambiguous,
             "several": self.several,
             "reason": self.reason,
-            "candidates": [asdict(candidate) for candidate in self.candidates],
+            "candidates": [_candidate_dict(candidate) for candidate in self.candidates],
             "parts": [part.to_dict() for part in self.parts],
         }
 
@@ -108,3 +110,11 @@ class LinkResult:
             several=data.get("several", False),
             parts=tuple(cls.from_dict(part) for part in data.get("parts", ())),
         )
+
+
+def _candidate_dict(candidate: Candidate) -> dict[str, Any]:
+    """A candidate as JSON; ``rerank_score`` only when the rerank stage read it."""
+    data = asdict(candidate)
+    if data["rerank_score"] is None:
+        del data["rerank_score"]
+    return data

