@@ -28,7 +28,14 @@ from medlink.linking.results import Candidate, LinkResult
 from medlink.terminology import Terminology, save_terminology
 from medlink.terminology.records import Name, NameKind, make_concept
 from medlink.training.kar_network import load_network
-from medlink.training.reranker_fit import RerankerFitConfig, _train, fit_reranker, ranking_examples, synonym_pairs
+from medlink.training.reranker_fit import (
+    RerankerFitConfig,
+    _train,
+    fit_reranker,
+    fit_zero_shot,
+    ranking_examples,
+    synonym_pairs,
+)
 
 ENTRY = NameKind.ENTRY_TERM
 
@@ -280,3 +287,14 @@ def test_synonym_examples_answer_a_name_with_its_concept_s_other_names(terminolo
     examples = ranking_examples(terminology, index, encoder, [("Renal Tumors", ["MESH:D007680"])], 5)
     assert all(terminology.normalizer(c.name) != terminology.normalizer("Renal Tumors") for c in examples[0].pool)
     assert "MESH:D007680" in {c.concept_id for c in examples[0].pool}  # found by its other names
+
+
+def test_a_zero_shot_cross_encoder_gets_only_its_fusion_fitted(terminology: Terminology, index, encoder,
+                                                               tmp_path: Path) -> None:  # fmt: skip
+    from medlink.trials.matching.rerank import msmarco_folder
+
+    card = fit_zero_shot(terminology, index, encoder, msmarco_folder(), pairs(), tmp_path / "msmarco", top_k=4)
+    assert not card.keywords and card.report["zero_shot"] and 0 <= card.fusion_weight <= 1
+    loaded = Reranker.load(tmp_path / "msmarco", terminology.fingerprint(), encoder.identity.fingerprint())
+    logits = loaded.logits(["kidney tumour", "kidney tumour"], ["Kidney Neoplasms", "Polyps of the Colon"])
+    assert logits[0] > logits[1]  # ms-marco reads relevance without any training here
