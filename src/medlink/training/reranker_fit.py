@@ -38,7 +38,7 @@ from medlink.linking.rerank_inputs import PairEncoder
 from medlink.linking.results import Candidate
 from medlink.terminology import Terminology
 from medlink.training.kar_network import KarNetwork, export_network, load_network
-from medlink.training.trainer import resume_checkpoint, save_checkpoint, seed_everything
+from medlink.training.trainer import resolve_device, resume_checkpoint, save_checkpoint, seed_everything
 
 FUSION_WEIGHTS = tuple(round(0.05 * i, 2) for i in range(21))
 _OWN_ENTRIES = 5  # extra hits searched, as the mention's own entries are left out
@@ -51,8 +51,8 @@ class RerankerFitConfig:
     and of the new head; keywords: the keywords attentive ranker, else a plain cross-encoder; held_out: share of
     the distinct mentions kept out of training to fit the fusion; synonyms: terminology names added to the
     training mentions as further examples (:func:`synonym_pairs`, never held out); quantize: ``int8`` or ``none``
-    for the export.
-    Defaults chosen on NCBI-disease train."""
+    for the export; device: ``auto`` (a GPU when torch sees one), ``cpu`` or ``cuda``. Defaults chosen on
+    NCBI-disease train."""
 
     top_k: int = 10
     epochs: int = 3
@@ -65,6 +65,7 @@ class RerankerFitConfig:
     max_length: int = 48
     quantize: str = "int8"
     seed: int = 13
+    device: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def fit_reranker(terminology: Terminology, index: VectorIndex, encoder: Encoder,
 
     hf_tokenizer = AutoTokenizer.from_pretrained(str(base_model))
     pair_encoder = PairEncoder(Tokenizer.from_str(hf_tokenizer.backend_tokenizer.to_str()), lexicon, config.max_length)
-    network = load_network(base_model, config.keywords)
+    network = load_network(base_model, config.keywords).to(resolve_device(config.device))
     _train(network, pair_encoder, train, config, output, progress)
     network.eval()
     judged = [e for e in held if not e.exact and e.pool]
@@ -141,6 +142,7 @@ def fit_reranker(terminology: Terminology, index: VectorIndex, encoder: Encoder,
                         encoder.identity.fingerprint(), str(base_model), {
                             "training_mentions": len(train), "held_out_mentions": len(held),
                             "held_out_judged": len(judged), "config": asdict(config), **held_report})  # fmt: skip
+    network.to("cpu")  # exported from the CPU whatever it trained on
     with staged_folder(output, CARD_FILE, "a reranker") as staging:
         sample = {name: torch.from_numpy(value) for name, value in
                   pair_encoder.encode(["heart attack"] * 2, ["myocardial infarction", "angina"]).feed().items()}
@@ -199,8 +201,10 @@ def _train(network: KarNetwork, pairs: PairEncoder, examples: list[RankingExampl
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / (0.1 * total))
                                                   * max(0.0, (total - step) / total))  # fmt: skip
     checkpoint = _workdir(output) / "checkpoint.pt"
-    state = {"config": asdict(config), "examples": [(e.mention, sorted(e.gold)) for e in examples]}
-    done = resume_checkpoint(checkpoint, state, torch.device("cpu"), network, optimizer, scheduler)
+    # the device is left out of the state: a run interrupted on a GPU may resume on a CPU
+    state = {"config": {**asdict(config), "device": None}, "examples": [(e.mention, sorted(e.gold)) for e in examples]}
+    device = _device_of(network)
+    done = resume_checkpoint(checkpoint, state, device, network, optimizer, scheduler)
     rng = random.Random(config.seed)
     for epoch in range(config.epochs):
         shown = _shown_candidates(network, pairs, examples, config) if epoch else [e.pool[: config.top_k]
@@ -216,8 +220,9 @@ def _train(network: KarNetwork, pairs: PairEncoder, examples: list[RankingExampl
             for start in range(0, len(rows), config.batch_size):
                 batch = rows[start : start + config.batch_size]
                 inputs = pairs.encode([r[0] for r in batch], [r[1] for r in batch]).feed()
-                logits = network(**{k: torch.from_numpy(v) for k, v in inputs.items()})
-                loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, torch.tensor([r[2] for r in batch]))
+                logits = network(**{k: torch.from_numpy(v).to(device) for k, v in inputs.items()})
+                labels = torch.tensor([r[2] for r in batch], device=device)
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels)
                 loss.backward()
                 optimizer.step()
                 scheduler.step()
@@ -241,6 +246,10 @@ def _shown_candidates(network: KarNetwork, pairs: PairEncoder, examples: list[Ra
     return shown
 
 
+def _device_of(network: KarNetwork) -> torch.device:
+    return next(network.parameters()).device
+
+
 def _pairs_of(examples: Sequence[RankingExample], depth: int) -> tuple[list[str], list[str]]:
     mentions = [e.mention for e in examples for _ in e.pool[:depth]]
     return mentions, [c.name for e in examples for c in e.pool[:depth]]
@@ -255,7 +264,8 @@ def _logits(network: KarNetwork, pairs: PairEncoder, examples: Sequence[RankingE
     for start in range(0, len(order), 128):
         rows = order[start : start + 128]
         inputs = pairs.encode([mentions[i] for i in rows], [names[i] for i in rows]).feed()
-        out[rows] = network(**{k: torch.from_numpy(v) for k, v in inputs.items()}).numpy()
+        feed = {k: torch.from_numpy(v).to(_device_of(network)) for k, v in inputs.items()}
+        out[rows] = network(**feed).float().cpu().numpy()
     return out
 
 
