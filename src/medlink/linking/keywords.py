@@ -110,9 +110,9 @@ def _head_word(name: str) -> str | None:
 def lexicon_source(terminology: Terminology) -> Terminology:
     """The terminology to derive keywords from: ``terminology`` itself when it has an anatomy tree, else the
     embedded MeSH descriptors."""
-    for concept in terminology:
-        if any(number.startswith(ANATOMY_PREFIX) for number in concept.tree_numbers):
-            return terminology
+    numbers = (number for row in terminology.concepts["tree_numbers"] for number in row or ())
+    if any(number.startswith(ANATOMY_PREFIX) for number in numbers):
+        return terminology
     from medlink.resources import load_default_terminology
 
     return load_default_terminology()

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from medlink.encoders.base import length_sorted_batches
 from medlink.errors import MedlinkError
 from medlink.linking.keywords import KeywordLexicon
 from medlink.linking.rerank_inputs import PairEncoder
@@ -88,6 +89,17 @@ def fuse(cosines: np.ndarray, logits: np.ndarray, weight: float) -> np.ndarray:
     return weight * cosines + (1.0 - weight) / (1.0 + np.exp(-logits))
 
 
+def is_close(candidates: Sequence[Candidate], margin: float) -> bool:
+    """Whether a decision is close enough to rerank: its two best candidates' cosines differ by less than
+    ``margin`` (what the linker asks, and what training measures the margin with)."""
+    return len(candidates) > 1 and candidates[0].score - candidates[1].score < margin
+
+
+def pair_batches(mentions: Sequence[str], names: Sequence[str], batch_size: int) -> list[list[int]]:
+    """Pair indices in batches of similar length (little padding)."""
+    return length_sorted_batches([m + n for m, n in zip(mentions, names, strict=True)], batch_size)
+
+
 class Reranker:
     """Reranks retrieval decisions with an ONNX cross-encoder (see the module text)."""
 
@@ -126,18 +138,14 @@ class Reranker:
     def logits(self, mentions: Sequence[str], names: Sequence[str]) -> np.ndarray:
         """The cross-encoder's logit per (mention, name) pair; pairs of similar length are batched together."""
         out = np.zeros(len(mentions), dtype=np.float32)
-        order = sorted(range(len(mentions)), key=lambda i: len(mentions[i]) + len(names[i]))
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        for rows in pair_batches(mentions, names, self.batch_size):
             inputs = self.pairs.encode([mentions[i] for i in rows], [names[i] for i in rows])
             feed = {name: value for name, value in inputs.feed().items() if name in self._inputs}
             out[rows] = np.asarray(self._session.run(None, feed)[0], dtype=np.float32).reshape(len(rows), -1)[:, -1]
         return out
 
     def needs_rerank(self, result: LinkResult) -> bool:
-        candidates = result.candidates
-        return (result.stage in RERANKED and len(candidates) > 1
-                and candidates[0].score - candidates[1].score < self.card.margin)  # fmt: skip
+        return result.stage in RERANKED and is_close(result.candidates, self.card.margin)
 
     def rerank(self, results: Sequence[LinkResult], preferred_name: Callable[[str], str]) -> list[LinkResult]:
         """``results`` with every close retrieval decision reordered by fused score; the others unchanged.
@@ -145,12 +153,11 @@ class Reranker:
         chosen = [i for i, result in enumerate(results) if self.needs_rerank(result)]
         if not chosen:
             return list(results)
-        mentions, names, owners = [], [], []
+        mentions, names = [], []
         for i in chosen:
             for candidate in results[i].candidates[: self.card.top_k]:
                 mentions.append(results[i].mention)
                 names.append(candidate.name)
-                owners.append(i)
         logits = self.logits(mentions, names)
         reranked = list(results)
         start = 0

@@ -33,7 +33,7 @@ from medlink.folders import staged_folder
 from medlink.index import MENTIONS, ONTOLOGY, VectorIndex
 from medlink.linking.dense import candidates_from_hits
 from medlink.linking.keywords import derive_lexicon, lexicon_source
-from medlink.linking.rerank import CARD_FILE, KEYWORDS_FILE, Reranker, RerankerCard, fuse
+from medlink.linking.rerank import CARD_FILE, KEYWORDS_FILE, Reranker, RerankerCard, fuse, is_close, pair_batches
 from medlink.linking.rerank_inputs import PairEncoder
 from medlink.linking.results import Candidate
 from medlink.terminology import Terminology
@@ -260,12 +260,10 @@ def _logits(network: KarNetwork, pairs: PairEncoder, examples: Sequence[RankingE
             depth: int | None = None) -> np.ndarray:  # fmt: skip
     mentions, names = _pairs_of(examples, depth or config.top_k)
     out = np.zeros(len(mentions), dtype=np.float32)
-    order = sorted(range(len(mentions)), key=lambda i: len(mentions[i]) + len(names[i]))
-    for start in range(0, len(order), 128):
-        rows = order[start : start + 128]
+    device = _device_of(network)
+    for rows in pair_batches(mentions, names, 128):
         inputs = pairs.encode([mentions[i] for i in rows], [names[i] for i in rows]).feed()
-        feed = {k: torch.from_numpy(v).to(_device_of(network)) for k, v in inputs.items()}
-        out[rows] = network(**feed).float().cpu().numpy()
+        out[rows] = network(**{k: torch.from_numpy(v).to(device) for k, v in inputs.items()}).float().cpu().numpy()
     return out
 
 
@@ -278,7 +276,7 @@ def _accuracy(examples: Sequence[RankingExample], logits: np.ndarray, weight: fl
         scores = logits[start : start + len(pool)]
         start += len(pool)
         best = pool[0]
-        if len(pool) > 1 and pool[0].score - pool[1].score < margin:
+        if is_close(pool, margin):
             fused = fuse(np.array([c.score for c in pool], dtype=np.float32), scores, weight)
             best = pool[int(np.argmax(fused))]
         right += best.concept_id in example.gold
