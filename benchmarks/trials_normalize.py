@@ -18,7 +18,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from medlink.linking.recipe import LinkerRecipe
+from medlink.linking.recipe import DRUGS, LinkerRecipe
 from medlink.trials.normalize import NilThresholds
 from medlink.trials.output import read_rows
 from medlink.trials.run import normalize_to_file
@@ -41,9 +41,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
     thresholds = NilThresholds() if args.drug_nil is None else replace(NilThresholds(), drug=args.drug_nil)
-    interventions = LinkerRecipe(args.interventions_index) if args.interventions_index else None
+    interventions = LinkerRecipe(args.interventions_index) if args.interventions_index else LinkerRecipe(embedded=DRUGS)
     spec = NormalizerSpec(LinkerRecipe(), interventions, thresholds)
-    spec.build(progress=False)  # warms the default index (built and cached on first use) and the encoder export
+    spec.build(progress=False)  # warms the default indexes (built and cached on first use) and the encoder export
     with tempfile.TemporaryDirectory() as folder:
         output = Path(folder) / "out.jsonl"
         started = time.perf_counter()

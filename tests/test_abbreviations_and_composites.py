@@ -135,6 +135,23 @@ def test_linker_expands_abbreviations_from_the_document(terminology: Terminology
     assert off.link(Mention("WD", document=DOCUMENT)).stage is Stage.NIL
 
 
+def test_a_short_form_inside_a_name_is_kept_when_spelling_it_out_names_nothing() -> None:
+    terminology = Terminology.from_concepts([
+        make_concept("MESH:D015658", "HIV Infections"),
+        make_concept("MESH:D006678", "HIV", [Name("Human Immunodeficiency Virus")]),
+        make_concept("MESH:D000163", "Acquired Immunodeficiency Syndrome", [Name("AIDS")]),
+    ])  # fmt: skip
+    document = "The human immunodeficiency virus (HIV) leads to the acquired immunodeficiency syndrome (AIDS)."
+    linker = Linker(terminology)
+    kept = linker.link(Mention("HIV Infections", document=document))
+    assert kept.concepts == ("MESH:D015658",) and "expanded" not in kept.reason  # "human immunodeficiency virus
+    # infections" is no name: spelled out, the mention would be nil (or, searched, the virus)
+    assert linker.link(Mention("AIDS", document=document)).reason.startswith("abbreviation expanded")  # whole
+    assert linker.link(Mention("HIV", document=document)).reason.startswith("abbreviation expanded")  # short forms
+    no_name = linker.link(Mention("HIV wasting", document=document))
+    assert no_name.reason.startswith("abbreviation expanded to 'human immunodeficiency virus wasting'")
+
+
 def test_linker_expands_short_forms_whose_letters_spell_nothing_to_a_name(terminology: Terminology) -> None:
     document = "Tumours of the breast (XQ) were common. Patients with breast cancer (MPQ) were seen."
     assert find_abbreviations(document) == {}  # no spelling rule finds either

@@ -181,3 +181,27 @@ def test_a_mention_text_lists_its_concepts_by_how_often_it_was_annotated_with_th
     assert entries["hemochromatosis"].text == "hemochromatosis" and entries["t cell lymphoma"].concepts == (
         "MESH:D016399",
     )
+
+
+def test_an_index_rebound_to_a_larger_terminology_reuses_its_vectors(built, terminology, encoder, tmp_path) -> None:
+    from medlink.errors import MedlinkError
+    from medlink.index.build import rebind_index
+    from medlink.linking.pipeline import dense_linker
+
+    larger = Terminology.from_concepts([
+        *terminology,
+        make_concept("MESH:C000002", "bevonium", [Name("bevonium methyl sulfate", NameKind.ENTRY_TERM)],
+                     parents=("MESH:D007052",)),
+    ])  # fmt: skip
+    rebound = rebind_index(built, tmp_path / "rebound", larger.fingerprint(), larger.__contains__, {})
+    index = VectorIndex.load(rebound)
+    index.check_compatible(encoder.identity, larger.fingerprint())
+    original = VectorIndex.load(built)
+    assert original.terminology_fingerprint == terminology.fingerprint()  # the source is left as it was
+    assert len(index) == len(original)  # nothing encoded, nothing added
+    linker = dense_linker(larger, index, encoder)
+    assert linker.link("bevonium methyl sulfate").concepts == ("MESH:C000002",)  # the larger one's names: exact
+    assert linker.link("myocardial infarct").concepts == ("MESH:D009203",)  # the vectors: dense
+    with pytest.raises(MedlinkError, match="MESH:D009203"):
+        rebind_index(built, tmp_path / "refused", "0123456789abcdef", lambda c: c != "MESH:D009203", {})
+    assert not (tmp_path / "refused").exists()

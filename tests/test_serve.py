@@ -118,9 +118,9 @@ def test_trial_records_are_normalized(url: str) -> None:
 
 @pytest.fixture(scope="module")
 def matcher_url(linker: Linker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from medlink.linking.scanner import ConceptScanner
     from medlink.trials import TrialRecord
     from medlink.trials.matching.build import index_records
-    from medlink.trials.matching.concepts import ConceptScanner
     from medlink.trials.matching.encoders import load_trial_encoders
     from medlink.trials.matching.index import TrialIndex
     from medlink.trials.matching.matcher import TrialMatcher

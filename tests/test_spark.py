@@ -143,7 +143,7 @@ def test_trial_records_are_normalized_in_workers(spark) -> None:
 
     study = (Path(__file__).parent / "fixtures" / "trials" / "api_v2_study.json").read_text()
     df = spark.createDataFrame([(1, study), (2, "{not json"), (3, '{"studies": 1}')], "id long, record string")
-    spec = NormalizerSpec(LinkerRecipe(exact_only=True))
+    spec = NormalizerSpec(LinkerRecipe(exact_only=True), None)  # one exact linker for both fields
     rows = sorted(normalize_trials(df, "record", spec).collect(), key=lambda row: row["id"])
     expected = spec.build(progress=False).normalize_batch([parse_api_study(json.loads(study))])[0]
     assert rows[0]["nct_id"] == "NCT90000003" and rows[0]["error"] is None

@@ -16,11 +16,11 @@ from click.testing import CliRunner
 from medlink.cli import main
 from medlink.errors import MedlinkError
 from medlink.linking import Linker
+from medlink.linking.scanner import ConceptScanner
 from medlink.resources import load_default_terminology
 from medlink.trials import TrialRecord
 from medlink.trials.matching.build import index_records, index_texts
 from medlink.trials.matching.collections import read_birco, read_trec
-from medlink.trials.matching.concepts import ConceptScanner
 from medlink.trials.matching.encoders import TrialEncoders, load_trial_encoders
 from medlink.trials.matching.index import TrialIndex, TrialIndexError
 from medlink.trials.matching.matcher import TrialMatcher

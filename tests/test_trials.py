@@ -26,6 +26,7 @@ from medlink.trials.interventions import PLACEBO, STANDARD_OF_CARE, clean_interv
 from medlink.trials.normalize import NilThresholds, TrialNormalizer
 from medlink.trials.output import ResumableWriter, read_rows
 from medlink.trials.readers import parse_age, read_trials
+from medlink.trials.records import Intervention
 from support import FIXTURES, shared_file
 
 TRIALS = FIXTURES / "trials"
@@ -209,6 +210,43 @@ def test_normalizer_links_conditions_and_interventions(normalizer, mesh) -> None
     assert set(row["interventions"][0]) == {"text", "type", "concepts", "names", "score", "stage", "nil_class"}
 
 
+def test_a_condition_is_refined_by_the_narrower_concepts_its_title_or_summary_names(mesh) -> None:
+    linker = Linker(mesh)
+    record = TrialRecord("NCT90000009", title="Cladribine in Hairy Cell Leukemia",
+                         brief_summary="Patients with leukemia, not with asthma, are treated.",
+                         conditions=("Leukemia", "Neoplasms"))  # fmt: skip
+    leukemia, neoplasms = TrialNormalizer(linker, linker).normalize_batch([record])[0].conditions
+    assert leukemia.names == ("Leukemia", "Leukemia, Hairy Cell") and leukemia.stage == "refined"
+    # the most specific narrower concept only ("Leukemia" in the summary is above it); negated "asthma" is no
+    # disease of the trial, and not narrower anyway
+    assert neoplasms.names == ("Neoplasms", "Leukemia, Hairy Cell")
+    plain = TrialNormalizer(linker, linker, refine=False).normalize_batch([record])[0].conditions[0]
+    assert plain.names == ("Leukemia",) and plain.stage == "exact"
+
+
+@pytest.mark.slow
+def test_the_drug_default_links_supplementary_records_under_their_descriptors(mesh) -> None:
+    from medlink.linking.recipe import DRUGS, LinkerRecipe
+
+    drugs = LinkerRecipe(exact_only=True, embedded=DRUGS).build()  # compiled into the cache on first use
+    record = TrialRecord("NCT90000010", interventions=(Intervention("Drug", "Fludarabine phosphate 25 mg/m2 IV"),
+                                                       Intervention("Biological", "sevirumab")))  # fmt: skip
+    fludarabine, sevirumab = TrialNormalizer(Linker(mesh), drugs).normalize_batch([record])[0].interventions
+    assert fludarabine.names == ("fludarabine phosphate",) and fludarabine.concepts[0].startswith("MESH:C")
+    assert sevirumab.names == ("sevirumab",)  # a supplementary record, in scope through "Antibodies, Monoclonal"
+    descriptors_only = TrialNormalizer(Linker(mesh), Linker(mesh)).normalize_batch([record])[0].interventions
+    assert descriptors_only[1].concepts == ()  # the descriptors alone do not know it
+
+
+def test_embedded_defaults_are_checked() -> None:
+    from medlink.linking.recipe import DRUGS, LinkerRecipe
+
+    with pytest.raises(MedlinkError, match="embedded must be one of"):
+        LinkerRecipe(embedded="chemicals")
+    with pytest.raises(MedlinkError, match="has its own terminology and index"):
+        LinkerRecipe(Path("my-index"), embedded=DRUGS)
+
+
 def test_retrieval_below_a_field_threshold_is_nil(encoder, tmp_path: Path) -> None:
     from medlink.index import build_index, ontology_entries
     from medlink.linking.pipeline import dense_linker
@@ -351,5 +389,5 @@ def test_normalizer_linkers_leave_nil_to_the_field_thresholds(encoder, fixtures:
     index = build_index(ontology_entries(terminology), encoder, tmp_path / "index", terminology.fingerprint(),
                         origin={"encoder": "minilm"})  # fmt: skip
     update_manifest(index, nil_threshold=0.99)
-    built = NormalizerSpec(LinkerRecipe(index, tmp_path / "term")).build(progress=False)
+    built = NormalizerSpec(LinkerRecipe(index, tmp_path / "term"), None).build(progress=False)
     assert built.conditions.config.nil_threshold == 0 and not built.conditions.config.declares_nil

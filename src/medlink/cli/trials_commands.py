@@ -26,16 +26,18 @@ def _normalizer_options(function):
                      help="Compiled terminology for conditions (alone: exact match only; with an index: its "
                           "terminology)."),
         click.option("--interventions-index", type=PathOption(path_type=Path, file_okay=False),
-                     help="Index for drug-like interventions, e.g. MeSH descriptors + supplementary records or "
-                          "DrugBank (default: the conditions linker)."),
+                     help="Index for drug-like interventions, e.g. DrugBank (default: the embedded MeSH descriptors "
+                          "+ supplementary records, the latter by exact match; compiled on first use)."),
         click.option("--interventions-terminology", type=PathOption(path_type=Path, file_okay=False),
                      help="Compiled terminology for drug-like interventions (alone: exact match only)."),
         click.option("--exact-only", is_flag=True, help="Exact normalized match only: no encoder, no index."),
         click.option("--condition-nil", type=float, default=None, help="Nil threshold for conditions (default 0.52)."),
         click.option("--drug-nil", type=float, default=None,
-                     help="Nil threshold for drug-like interventions (default 0.62)."),
+                     help="Nil threshold for drug-like interventions (default 0.66)."),
         click.option("--other-nil", type=float, default=None,
                      help="Nil threshold for other interventions (default 0.97)."),
+        click.option("--refine/--no-refine", default=True, show_default=True,
+                     help="Add to each linked condition the narrower concepts the title or summary names."),
         click.option("--batch-records", type=click.IntRange(min=1), default=256, show_default=True,
                      help="Records linked together (larger: fuller encoder batches, more memory)."),
         click.option("--strict", is_flag=True, help="Stop at the first malformed record, not skip it."),
@@ -47,7 +49,7 @@ def _normalizer_options(function):
     def with_spec(**kwargs):
         from dataclasses import replace
 
-        from medlink.linking.recipe import LinkerRecipe
+        from medlink.linking.recipe import DRUGS, LinkerRecipe
         from medlink.trials.normalize import NilThresholds
         from medlink.trials.setup import NormalizerSpec
 
@@ -59,11 +61,12 @@ def _normalizer_options(function):
 
         conditions = recipe(kwargs.pop("conditions_index"), kwargs.pop("conditions_terminology"))
         drug_index, drug_terminology = kwargs.pop("interventions_index"), kwargs.pop("interventions_terminology")
-        interventions = recipe(drug_index, drug_terminology) if drug_index or drug_terminology else None
+        interventions = (recipe(drug_index, drug_terminology) if drug_index or drug_terminology
+                         else LinkerRecipe(exact_only=exact, embedded=DRUGS))  # fmt: skip
         given = {name: value for name in ("condition", "drug", "other")
                  if (value := kwargs.pop(f"{name}_nil")) is not None}  # fmt: skip
         thresholds = replace(NilThresholds(), **given)
-        spec = NormalizerSpec(conditions, interventions, thresholds, kwargs.pop("batch_records"))
+        spec = NormalizerSpec(conditions, interventions, thresholds, kwargs.pop("batch_records"), kwargs.pop("refine"))
         return function(spec=spec, **kwargs)
 
     return with_spec
@@ -207,10 +210,10 @@ def index_trials(records: tuple[Path, ...], output_dir: Path, encoders: str | No
                  strict: bool, spec) -> None:  # fmt: skip
     """Index trial RECORDS for matching: description, inclusion and exclusion vectors (whole and per criterion),
     BM25, the concepts of conditions, interventions and exclusions, age and sex limits."""
+    from medlink.linking.scanner import ConceptScanner
     from medlink.resources import load_default_terminology
     from medlink.terminology import ReadReport
     from medlink.trials.matching.build import index_records
-    from medlink.trials.matching.concepts import ConceptScanner
     from medlink.trials.matching.encoders import load_trial_encoders
     from medlink.trials.readers import read_trials
 

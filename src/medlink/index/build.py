@@ -9,7 +9,8 @@ Building is where the time goes (encoding ~1,000+ names/s on 2 cores), so it is 
   other terminology) starts over cleanly;
 - the finished folder replaces the target in one rename, so a crash never leaves a half index in its place.
 
-:func:`add_entries` updates an index with new names or synonyms, encoding only texts it has not seen.
+:func:`add_entries` updates an index with new names or synonyms, encoding only texts it has not seen;
+:func:`rebind_index` reuses an index's vectors for a larger terminology that holds every concept it names.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -27,7 +28,8 @@ import numpy as np
 
 from medlink import __version__
 from medlink.encoders.base import Encoder
-from medlink.folders import replace_folder, sha256_of
+from medlink.errors import MedlinkError
+from medlink.folders import replace_folder, sha256_of, staged_folder
 from medlink.index import faiss_backend
 from medlink.index.entries import SOURCES, IndexEntry
 from medlink.index.vector_index import (
@@ -146,6 +148,29 @@ def update_manifest(folder: Path | str, **values: object) -> None:
     partial = path.with_suffix(".json.partial")
     partial.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     os.replace(partial, path)
+
+
+def rebind_index(source: Path | str, output: Path | str, terminology_fingerprint: str, holds: Callable[[str], bool],
+                 origin: dict[str, str]) -> Path:  # fmt: skip
+    """A copy of the index at ``source`` for another terminology that holds every concept the index names
+    (``holds``), without encoding anything: MeSH descriptors + supplementary records searched through the vectors
+    of a descriptor index. The other terminology's extra names are reached by exact match only. Refused, naming a
+    concept, when the terminology lacks one; written to a staging folder and renamed."""
+    source, output = Path(source), Path(output)
+    index = VectorIndex.load(source)
+    for table in index.entries.values():
+        for entry in table:
+            missing = next((c for c in entry.concepts if not holds(c)), None)
+            if missing is not None:
+                raise MedlinkError(f"{source} names {missing} ({entry.text!r}), which the terminology to rebind it "
+                                   f"to does not hold; build an index for that terminology instead")  # fmt: skip
+    with staged_folder(output, MANIFEST, "a medlink index") as staging:
+        for path in source.iterdir():
+            if path.is_file():
+                shutil.copy2(path, staging / path.name)
+        update_manifest(staging, terminology=terminology_fingerprint, origin=origin,
+                        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))  # fmt: skip
+    return output
 
 
 def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: Encoder) -> dict[str, int]:

@@ -242,7 +242,7 @@ class Linker:
                 continue
             document = mention.document if isinstance(mention, Mention) else None
             expand = self.config.expand_abbreviations
-            texts[i] = expand_abbreviations(original, document, self._is_name) if expand else original
+            texts[i] = self._expanded(original, document) if expand else original
         linked = dict(zip(texts, self._link_texts(list(texts.values()), split=self.config.split_composites),
                           strict=True))  # fmt: skip
         out = []
@@ -256,6 +256,17 @@ class Linker:
                 result = replace(result, reason=f"abbreviation expanded to {text!r}; {result.reason}")
             out.append(result if result.mention == original else replace(result, mention=original))
         return out
+
+    def _expanded(self, original: str, document: str | None) -> str:
+        """``original`` with the short forms ``document`` defines spelled out, unless a short form inside a longer
+        name would turn it into a string that is no name: "HIV Infections" is a MeSH name, "Human Immunodeficiency
+        Virus Infections" is not, and searched it finds the virus. A mention that is only a short form ("OMD") is
+        always spelled out: the document's definition beats whatever else those letters name."""
+        expanded = expand_abbreviations(original, document, self._is_name)
+        inside_name = expanded != original and len(original.split()) > 1
+        if inside_name and not self._is_name(expanded) and self._is_name(original):
+            return original
+        return expanded
 
     def _is_name(self, text: str) -> bool:
         """Whether ``text`` normalizes to a terminology name (guides abbreviations whose letters spell nothing)."""

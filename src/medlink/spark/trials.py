@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from medlink.errors import MedlinkError
-from medlink.spark.columns import prepare_recipe
 from medlink.spark.workers import worker_normalizer
 from medlink.trials.records import TrialRecord
 from medlink.trials.setup import NormalizerSpec
@@ -28,8 +27,8 @@ def normalize_trials(df: DataFrame, column: str, spec: NormalizerSpec | None = N
     spec = spec or NormalizerSpec()
     if column not in df.columns:
         raise MedlinkError(f"no column {column!r} of trial records; the DataFrame has: {', '.join(df.columns)}")
-    for recipe in spec.recipes:  # the embedded default's index is built on the driver, once
-        prepare_recipe(recipe.index_dir, recipe.terminology_dir, recipe.exact_only, recipe.sieves)
+    for recipe in spec.recipes:  # the embedded defaults are built on the driver, once
+        recipe.warm(progress=False)
     added = [StructField(prefix + name, StringType()) for name in ("nct_id", "normalized", "error")]
     schema = StructType([*df.schema.fields, *added])
     return df.mapInPandas(partial(_normalize_batches, spec=spec, column=column, prefix=prefix), schema)

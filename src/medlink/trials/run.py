@@ -59,10 +59,8 @@ def _normalized(batches: Iterator[list[TrialRecord]], spec: NormalizerSpec, work
         return
     import multiprocessing
 
-    if any(recipe.uses_default_index for recipe in spec.recipes):
-        from medlink.linking.pipeline import default_index
-
-        default_index(progress)  # built here, with the progress bar, rather than by a worker while the others wait
+    for recipe in spec.recipes:
+        recipe.warm(progress)  # built here, with the progress bar, rather than by a worker while the others wait
     context = multiprocessing.get_context("spawn")  # ONNX Runtime and torch threads do not survive a fork
     with context.Pool(workers, initializer=_start_worker, initargs=(spec,)) as pool:
         yield from pool.imap(_normalize_in_worker, batches)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from medlink.linking import LinkerConfig
-from medlink.linking.recipe import LinkerRecipe
+from medlink.linking.recipe import DRUGS, LinkerRecipe
 from medlink.trials.normalize import NilThresholds, TrialNormalizer
 
 # The normalizer applies its own nil thresholds per field, so its linkers decide without one (0: not even an
@@ -18,12 +18,14 @@ _NO_NIL = LinkerConfig(nil_threshold=0)
 @dataclass(frozen=True)
 class NormalizerSpec:
     """Conditions (and non-drug interventions) linked by ``conditions``; drug-like interventions by
-    ``interventions``, or by the same linker when it is ``None``."""
+    ``interventions`` (default: the embedded MeSH descriptors + supplementary records), or by the same linker when
+    it is ``None``."""
 
     conditions: LinkerRecipe = field(default_factory=LinkerRecipe)
-    interventions: LinkerRecipe | None = None
+    interventions: LinkerRecipe | None = field(default_factory=lambda: LinkerRecipe(embedded=DRUGS))
     thresholds: NilThresholds = field(default_factory=NilThresholds)
     batch_records: int = 256
+    refine: bool = True  # add narrower concepts named in the title or summary to linked conditions
 
     @property
     def recipes(self) -> tuple[LinkerRecipe, ...]:
@@ -35,4 +37,4 @@ class NormalizerSpec:
             interventions = conditions
         else:
             interventions = self.interventions.build(_NO_NIL, progress)
-        return TrialNormalizer(conditions, interventions, self.thresholds, self.batch_records)
+        return TrialNormalizer(conditions, interventions, self.thresholds, self.batch_records, refine=self.refine)

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from itertools import islice
 from pathlib import Path
 
-from medlink.trials.matching.concepts import ConceptScanner
+from medlink.linking.scanner import ConceptScanner
 from medlink.trials.matching.encoders import TrialEncoders
 from medlink.trials.matching.index import IndexedTrial, TrialIndex
 from medlink.trials.normalize import TrialNormalizer

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from medlink.trials.matching.concepts import ConceptScanner
+from medlink.linking.scanner import ConceptScanner
 from medlink.trials.matching.encoders import TrialEncoders
 from medlink.trials.matching.index import VIEWS, IndexedTrial, TrialIndex
 from medlink.trials.matching.notes import MAX_NOTE_CHARS, PatientNote, check_demographics, read_note

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from medlink.errors import MedlinkError
+from medlink.linking.scanner import ConceptScanner
 from medlink.trials.matching.build import index_texts
-from medlink.trials.matching.concepts import ConceptScanner
 from medlink.trials.matching.encoders import load_trial_encoders
 from medlink.trials.matching.index import TrialIndex, TrialIndexError
 from medlink.trials.matching.matcher import TrialMatcher

@@ -4,8 +4,8 @@ n-grams against a terminology: the linker's exact sieve applied to every span, l
 medlink has no mention detector, and a note's diseases are mostly written as terminology names ("type 2
 diabetes", "myocardial infarction"). Each clause (text between punctuation) is normalized once with the
 terminology's own normalizer and its token n-grams are looked up, longest span first, spans never overlapping.
-Only concepts inside ``branches`` count (MeSH Diseases C and Mental Disorders F03 by default), which keeps out
-everyday words that happen to be names of chemicals or organisms. A span preceded in its clause by a negation
+Only concepts inside ``branches`` count (MeSH Diseases C and Mental Disorders F03 by default; ``None``: any), which
+keeps out everyday words that happen to be names of chemicals or organisms. A span preceded in its clause by a negation
 ("no", "denies", "without", "negative for") is dropped: "no history of diabetes" does not say diabetes.
 """
 
@@ -33,15 +33,15 @@ class ConceptScanner:
     """
 
     terminology: Terminology
-    branches: tuple[str, ...] = DISEASE_BRANCHES
+    branches: tuple[str, ...] | None = DISEASE_BRANCHES
     max_words: int = 6
     min_chars: int = 4
     negation_window: int = 5
-    _scope: BranchScope = field(init=False, repr=False)
+    _scope: BranchScope | None = field(init=False, repr=False)
     _negations: frozenset[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._scope = BranchScope(self.terminology, self.branches)
+        self._scope = BranchScope(self.terminology, self.branches) if self.branches else None
         # compared after normalization, which turns "denies" into "deny"
         self._negations = frozenset(self.terminology.normalizer(word) for word in _NEGATIONS)
 
@@ -61,7 +61,7 @@ class ConceptScanner:
                 negated = any(token in self._negations for token in before)
                 if not negated:
                     for match in self.terminology.lookup_normalized(key):
-                        if self._scope.allows(match.concept_id):
+                        if self._scope is None or self._scope.allows(match.concept_id):
                             found.setdefault(match.concept_id)
                 start += width
         return tuple(found)

@@ -1,0 +1,74 @@
+"""The embedded default for drugs and chemicals: the MeSH descriptors with NLM's supplementary concept records
+(323k chemicals, drugs and rare diseases, each mapped to the descriptors it falls under), which the intervention
+fields of trial records need ("fludarabine phosphate", "sevirumab" and most investigational drugs are supplementary
+records, not descriptors).
+
+The supplementary records ship as NLM's file (``resources/mesh-supplementary/``) and are compiled with the embedded
+descriptors into medlink's cache on first use (about 30 s). Their index is the default index rebound to the larger
+terminology (:func:`~medlink.index.build.rebind_index`): dense retrieval over descriptor names, supplementary
+records by exact match, nothing encoded again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from medlink.terminology import ReadReport, Terminology, load_terminology
+
+SUPPLEMENTARY_FORMAT = "mesh-supp-tsv"
+
+
+def default_drug_terminology_path() -> Path:
+    """The compiled descriptors + supplementary records, built into the cache on first use."""
+    from medlink.folders import cache_root, cached_entry, sha256_of
+    from medlink.resources import load_default_terminology, supplementary_records_path
+    from medlink.terminology.builder import TerminologyBuilder
+    from medlink.terminology.readers import read_source
+    from medlink.terminology.store import read_manifest, save_terminology
+    from medlink.terminology.terminology import SourceInfo
+
+    descriptors = load_default_terminology()
+    source = supplementary_records_path()
+    sha256 = sha256_of(source)
+
+    def current(folder: Path) -> bool:
+        try:
+            read_manifest(folder)
+        except Exception:  # missing, unreadable or of another schema version: compile it again
+            return False
+        return True
+
+    def build(folder: Path) -> None:
+        builder = TerminologyBuilder(ReadReport())
+        for info in descriptors.sources:
+            builder.add_source(iter(descriptors), info)
+        info = SourceInfo(source.name, SUPPLEMENTARY_FORMAT, sha256, source.stat().st_size, 0)
+        builder.add_source(read_source(source, SUPPLEMENTARY_FORMAT, builder.report), info)
+        save_terminology(builder.build(), folder)
+
+    folder = cache_root() / "terminologies" / f"mesh-drugs-{descriptors.fingerprint()}-{sha256[:16]}"
+    return cached_entry(folder, current, build)
+
+
+def load_default_drug_terminology() -> Terminology:
+    return load_terminology(default_drug_terminology_path())
+
+
+def default_drug_index(progress: bool = True) -> Path:
+    """The default index's vectors bound to the descriptors + supplementary records, cached on first use."""
+    from medlink.folders import cache_root, cached_entry
+    from medlink.index.build import rebind_index
+    from medlink.index.vector_index import is_current_index, read_index_manifest
+    from medlink.linking.pipeline import default_index
+
+    terminology_dir = default_drug_terminology_path()
+    terminology = load_terminology(terminology_dir)
+    base = default_index(progress)
+    manifest = read_index_manifest(base)
+
+    def build(folder: Path) -> None:
+        origin = {**manifest.get("origin", {}), "terminology": str(terminology_dir)}
+        rebind_index(base, folder, terminology.fingerprint(), terminology.__contains__, origin)
+
+    folder = cache_root() / "indexes" / f"{terminology.fingerprint()}-{manifest['encoder_fingerprint']}"
+    return cached_entry(folder, is_current_index, build)
