@@ -20,7 +20,7 @@ from medlink.linking.scanner import ConceptScanner
 from medlink.resources import load_default_terminology
 from medlink.trials import TrialRecord
 from medlink.trials.matching.build import index_records, index_texts
-from medlink.trials.matching.collections import read_birco, read_trec
+from medlink.trials.matching.collections import Collection, read_birco, read_trec
 from medlink.trials.matching.encoders import TrialEncoders, load_trial_encoders
 from medlink.trials.matching.index import TrialIndex, TrialIndexError
 from medlink.trials.matching.matcher import TrialMatcher
@@ -263,8 +263,6 @@ def test_collections_refuse_malformed_files(tmp_path: Path) -> None:
 
 
 def test_runs_put_bm25_beside_the_system(matcher: TrialMatcher) -> None:
-    from medlink.trials.matching.collections import Collection
-
     collection = Collection("toy", {"p": NOTE, "gone": "cough"}, {"p": {"NCT00000001": 2, "NCT00000003": 0,
                             "NCT77777777": 1}, "gone": {"NCT88888888": 1}}, {})  # fmt: skip
     pool = rank_collection(matcher, collection, POOL)
@@ -273,6 +271,19 @@ def test_runs_put_bm25_beside_the_system(matcher: TrialMatcher) -> None:
     assert max(pool.system["p"], key=pool.system["p"].get) == "NCT00000001"
     full = rank_collection(matcher, collection, FULL, depth=3)
     assert len(full.system["p"]) == 3 and len(full.bm25["p"]) == 3
+
+
+def test_the_bm25_query_takes_the_names_of_the_notes_diseases(encoders, scanner) -> None:
+    index = index_texts({"NCT00000011": "Less salt for high blood pressure", "NCT00000012": "Less salt for gout"},
+                        encoders, scanner)  # fmt: skip
+    note = "A 61-year-old man with hypertension."  # the trials never write "hypertension"
+    for expand, wanted in ((True, True), (False, False)):
+        result = TrialMatcher(index, encoders, scanner, expand_query=expand).rank(note, ["NCT00000011", "NCT00000012"])
+        bm25 = {match.nct_id: match.signals["bm25"] for match in result.trials}
+        assert (bm25["NCT00000011"] > bm25["NCT00000012"]) is wanted  # "High Blood Pressure" is a MeSH name of it
+    runs = rank_collection(TrialMatcher(index, encoders, scanner), Collection("c", {"p": note},
+                           {"p": {"NCT00000011": 1, "NCT00000012": 0}}, {}), POOL)  # fmt: skip
+    assert runs.bm25["p"]["NCT00000011"] == runs.bm25["p"]["NCT00000012"]  # the baseline keeps the note alone
 
 
 def test_reads_the_shared_trec_and_sigir_collections() -> None:

@@ -180,6 +180,8 @@ def _matcher_options(function):
         click.option("--weights", default="", help="Fusion weights to change, e.g. 'bm25=0.3,rerank=2' "
                                                    "(see medlink.trials.matching.scoring.FusionWeights)."),
         click.option("--no-concepts", is_flag=True, help="Do not compare the diseases of the note and the trials."),
+        click.option("--no-expand", is_flag=True,
+                     help="Do not add the names of the note's diseases to its BM25 query."),
     ]  # fmt: skip
     for option in reversed(options):
         function = option(function)
@@ -194,7 +196,8 @@ def _matcher_options(function):
         except ValueError as error:
             raise click.BadParameter(str(error), param_hint="--weights") from None
         spec = MatcherSpec(kwargs.pop("index_dir", None), kwargs.pop("encoders"), kwargs.pop("reranker"), weights,
-                           not kwargs.pop("no_concepts"), kwargs.pop("rerank_top"))  # fmt: skip
+                           not kwargs.pop("no_concepts"), kwargs.pop("rerank_top"),
+                           not kwargs.pop("no_expand"))  # fmt: skip
         return function(spec=spec, **kwargs)
 
     return with_spec

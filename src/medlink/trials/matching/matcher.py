@@ -74,6 +74,7 @@ class TrialMatcher:
     candidates: trials kept from each of dense retrieval and BM25 before fusion (the rest cannot reach the top).
     rerank_top: how many of the fused ranking the reranker reads (it costs one cross-encoder pass per trial).
     explain_top: how many inclusion criteria each result shows.
+    expand_query: add every name of the diseases the note names to its BM25 query (needs ``scanner``).
     """
 
     index: TrialIndex
@@ -84,6 +85,7 @@ class TrialMatcher:
     rerank_top: int = 20
     candidates: int = 1000
     explain_top: int = 3
+    expand_query: bool = True
 
     def __post_init__(self) -> None:
         self.index.check_encoders(self.encoders)
@@ -102,7 +104,8 @@ class TrialMatcher:
         note = read_note(text)
         warnings = _note_warnings(text)
         patient = self.encoders.encode_patients([note.text])[0]
-        bm25 = self.index.bm25.scores(note.text)
+        note_concepts = self.scanner.scan(note.text) if self.scanner else ()
+        bm25 = self.index.bm25.scores(self._lexical_query(note.text, note_concepts))
         if pool is None:  # every trial's cosines, to choose the candidates
             cosines = self._cosines(patient, slice(None))
             dense = cosines["D"] + self.weights.inclusion * cosines["I"] - self.weights.exclusion * cosines["E"]
@@ -113,7 +116,6 @@ class TrialMatcher:
             cosines = self._cosines(patient, rows)
         bm25 = bm25[rows]
         trials = [self.index.trials[row] for row in rows]
-        note_concepts = self.scanner.scan(note.text) if self.scanner else ()
         signals = self._signals(cosines, bm25, trials, note, note_concepts)
         scores = fuse(signals, self.weights)
         order = sorted(range(len(rows)), key=lambda i: (-scores[i], trials[i].nct_id))
@@ -122,6 +124,15 @@ class TrialMatcher:
                                       note_concepts) for rank, i in enumerate(order[:top], start=1))  # fmt: skip
         names = self._names(note_concepts)
         return MatchResult(note, names, matches, warnings)
+
+    def _lexical_query(self, text: str, note_concepts: Sequence[str]) -> str:
+        """The note, then every name of the diseases it names (MeSH entry terms as query expansion): BM25 then finds
+        the trial that writes "heart attack" for the note's "myocardial infarction". On the dev collections NDCG@10
+        0.480 → 0.528 (SIGIR 2016 dev) and 0.535 → 0.540 (TREC 2022 pool); docs/trials.md."""
+        if not self.expand_query or self.scanner is None or not note_concepts:
+            return text
+        terminology = self.scanner.terminology
+        return " ".join([text, *(name.text for concept in note_concepts for name in terminology.names_of(concept))])
 
     def _cosines(self, patient: np.ndarray, rows: slice | np.ndarray) -> dict[str, np.ndarray]:
         """cos(note, D), cos(note, I), cos(note, E) of the trials at ``rows``."""

@@ -36,13 +36,13 @@ def rank_collection(matcher: TrialMatcher, collection: Collection, protocol: str
         note = judged.notes[patient]
         if protocol == POOL:
             pool = sorted(judged.qrels[patient])
-            result = matcher.rank(note, pool)  # every pool trial comes back, its BM25 score among its signals
-            bm25[patient] = {m.nct_id: m.signals["bm25"] for m in result.trials}
+            result = matcher.rank(note, pool)
         else:
             result = matcher.match(note, top=depth)
-            lexical = index.bm25.scores(note)
-            best = np.argsort(-lexical, kind="stable")[:depth]
-            bm25[patient] = {index.trials[row].nct_id: float(lexical[row]) for row in best}
+        # the baseline is BM25 with the note as its query (the matcher's own BM25 signal may expand it)
+        lexical = index.bm25.scores(note)
+        rows = index.rows(pool) if protocol == POOL else np.argsort(-lexical, kind="stable")[:depth]
+        bm25[patient] = {index.trials[row].nct_id: float(lexical[row]) for row in rows}
         # rank order is what counts: scores turned into descending ranks keep reranked heads above their tails
         system[patient] = {m.nct_id: float(len(result.trials) - m.rank + 1) for m in result.trials}
     return Runs(system, bm25, judged)

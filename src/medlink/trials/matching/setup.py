@@ -21,6 +21,7 @@ class MatcherSpec:
     encoders: the trial encoders (default: the index's own, else the shipped ones).
     reranker: ``msmarco``, an ONNX cross-encoder folder, or ``None``.
     concepts: whether the note's diseases are found and compared with the trials' (MeSH, embedded).
+    expand_query: whether every name of those diseases joins the note's BM25 query.
     """
 
     index_dir: Path | None = None
@@ -29,6 +30,7 @@ class MatcherSpec:
     weights: FusionWeights = field(default_factory=FusionWeights)
     concepts: bool = True
     rerank_top: int = 20
+    expand_query: bool = True
 
     def build(self, trial_texts: Mapping[str, str] | None = None, progress: bool = False) -> TrialMatcher:
         from medlink.resources import load_default_terminology
@@ -49,4 +51,5 @@ class MatcherSpec:
             raise MedlinkError("no trials to match against: give a trial index (--index) or a collection with trial "
                                "texts (--birco)")  # fmt: skip
         reranker = load_reranker(self.reranker) if self.reranker else None
-        return TrialMatcher(index, encoders, scanner, self.weights, reranker, self.rerank_top)
+        return TrialMatcher(index, encoders, scanner, self.weights, reranker, self.rerank_top,
+                            expand_query=self.expand_query)  # fmt: skip
