@@ -11,15 +11,17 @@ records by exact match, nothing encoded again.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from medlink.terminology import ReadReport, Terminology, load_terminology
+from medlink.terminology import ReadReport, load_terminology
 
 SUPPLEMENTARY_FORMAT = "mesh-supp-tsv"
 
 
-def default_drug_terminology_path() -> Path:
-    """The compiled descriptors + supplementary records, built into the cache on first use."""
+def default_drug_terminology_path(progress: bool = False) -> Path:
+    """The compiled descriptors + supplementary records, built into the cache on first use (with ``progress``, a
+    line on standard error says so: it takes about 30 s)."""
     from medlink.folders import cache_root, cached_entry, sha256_of
     from medlink.resources import load_default_terminology, supplementary_records_path
     from medlink.terminology.builder import TerminologyBuilder
@@ -39,6 +41,9 @@ def default_drug_terminology_path() -> Path:
         return True
 
     def build(folder: Path) -> None:
+        if progress:
+            print("compiling the MeSH supplementary records into medlink's cache (first use, about 30 s)",
+                  file=sys.stderr)  # fmt: skip
         builder = TerminologyBuilder(ReadReport())
         for info in descriptors.sources:
             builder.add_source(iter(descriptors), info)
@@ -50,10 +55,6 @@ def default_drug_terminology_path() -> Path:
     return cached_entry(folder, current, build)
 
 
-def load_default_drug_terminology() -> Terminology:
-    return load_terminology(default_drug_terminology_path())
-
-
 def default_drug_index(progress: bool = True) -> Path:
     """The default index's vectors bound to the descriptors + supplementary records, cached on first use."""
     from medlink.folders import cache_root, cached_entry
@@ -61,7 +62,7 @@ def default_drug_index(progress: bool = True) -> Path:
     from medlink.index.vector_index import is_current_index, read_index_manifest
     from medlink.linking.pipeline import default_index
 
-    terminology_dir = default_drug_terminology_path()
+    terminology_dir = default_drug_terminology_path(progress)
     terminology = load_terminology(terminology_dir)
     base = default_index(progress)
     manifest = read_index_manifest(base)

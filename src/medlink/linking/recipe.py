@@ -96,7 +96,7 @@ class LinkerRecipe:
         elif self.embedded == DRUGS:
             from medlink.linking.drug_default import default_drug_terminology_path
 
-            default_drug_terminology_path()
+            default_drug_terminology_path(progress)
 
     def build(self, config: LinkerConfig | None = None, progress: bool = False) -> Linker:
         """The linker this recipe describes; ``config`` replaces the settings an index was calibrated with."""
@@ -111,9 +111,9 @@ class LinkerRecipe:
             if folder:
                 terminology = load_terminology(folder)
             elif self.embedded == DRUGS:
-                from medlink.linking.drug_default import load_default_drug_terminology
+                from medlink.linking.drug_default import default_drug_terminology_path
 
-                terminology = load_default_drug_terminology()
+                terminology = load_terminology(default_drug_terminology_path(progress))
             else:
                 terminology = load_default_terminology()
             linker = (Linker(terminology, config=config) if self.ranker_dir is None
