@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from medlink.errors import MedlinkError
 from medlink.terminology import ReadReport, load_terminology
 
 SUPPLEMENTARY_FORMAT = "mesh-supp-tsv"
@@ -36,7 +37,7 @@ def default_drug_terminology_path(progress: bool = False) -> Path:
     def current(folder: Path) -> bool:
         try:
             read_manifest(folder)
-        except Exception:  # missing, unreadable or of another schema version: compile it again
+        except (MedlinkError, OSError):  # missing, unreadable or of another schema version: compile it again
             return False
         return True
 
