@@ -57,20 +57,23 @@ def default_drug_terminology_path(progress: bool = False) -> Path:
 
 
 def default_drug_index(progress: bool = True) -> Path:
-    """The default index's vectors bound to the descriptors + supplementary records, cached on first use."""
+    """The default index's vectors bound to the descriptors + supplementary records, cached on first use.
+
+    The cache entry is named after the drug terminology's folder, which names its sources, so the 354k-concept
+    terminology is loaded only to build the entry; the linker that opens it checks the fingerprint anyway."""
     from medlink.folders import cache_root, cached_entry
     from medlink.index.build import rebind_index
     from medlink.index.vector_index import is_current_index, read_index_manifest
     from medlink.linking.pipeline import default_index
 
     terminology_dir = default_drug_terminology_path(progress)
-    terminology = load_terminology(terminology_dir)
     base = default_index(progress)
     manifest = read_index_manifest(base)
 
     def build(folder: Path) -> None:
+        terminology = load_terminology(terminology_dir)
         origin = {**manifest.get("origin", {}), "terminology": str(terminology_dir)}
         rebind_index(base, folder, terminology.fingerprint(), terminology.__contains__, origin)
 
-    folder = cache_root() / "indexes" / f"{terminology.fingerprint()}-{manifest['encoder_fingerprint']}"
+    folder = cache_root() / "indexes" / f"{terminology_dir.name}-{manifest['encoder_fingerprint']}"
     return cached_entry(folder, is_current_index, build)

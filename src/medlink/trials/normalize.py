@@ -116,7 +116,7 @@ class TrialNormalizer:
     ``conditions`` links conditions and non-drug interventions; ``interventions`` links drug-like interventions
     (the same linker when one terminology holds both). ``batch_records`` records are linked together.
     ``refine`` adds to a linked condition the narrower concepts that the record's title or summary name exactly
-    (on the shared records' train split, conditions F1 0.846 → 0.871 against NLM's terms; docs/trials.md).
+    (on the shared records' train split, conditions F1 0.847 → 0.872 against NLM's terms; docs/trials.md).
     """
 
     conditions: Linker
