@@ -108,10 +108,15 @@ def test_concepts_health_metrics_and_docs(url: str) -> None:
 
 def test_trial_records_are_normalized(url: str) -> None:
     study = json.loads(STUDY.read_text())
-    response = httpx.post(f"{url}/v1/trials/normalize", json={"records": [study]}, timeout=60)
+    # a supplementary record: the embedded default links drugs as `medlink trials normalize` does, through the
+    # descriptors and the supplementary records, which the service's own linker (descriptors) does not hold
+    study["protocolSection"]["armsInterventionsModule"]["interventions"].append({"type": "BIOLOGICAL",
+                                                                               "name": "sevirumab"})  # fmt: skip
+    response = httpx.post(f"{url}/v1/trials/normalize", json={"records": [study]}, timeout=180)
     assert response.status_code == 200
     [record] = response.json()["records"]
     assert record["nct_id"] == "NCT90000003" and record["conditions"]
+    assert record["interventions"][-1]["concepts"][0].startswith("MESH:C")
     bad = httpx.post(f"{url}/v1/trials/normalize", json={"records": [study, {"nope": 1}]})
     assert bad.status_code == 422 and bad.json()["problems"] == ["records[1]: no protocolSection: not an API v2 study"]
 

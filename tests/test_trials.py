@@ -238,6 +238,14 @@ def test_the_drug_default_links_supplementary_records_under_their_descriptors(me
     assert descriptors_only[1].concepts == ()  # the descriptors alone do not know it
 
 
+def test_a_service_normalizer_links_drugs_with_its_own_linker_unless_it_holds_the_embedded_default(mesh) -> None:
+    from medlink.trials.setup import normalizer_around
+
+    normalizer = normalizer_around(Linker(mesh))  # a linker of the user's own: drugs too go through it
+    assert normalizer.interventions is normalizer.conditions and normalizer.conditions.terminology is mesh
+    assert normalizer.conditions.config.nil_threshold == 0  # the normalizer's own per-field thresholds decide
+
+
 def test_embedded_defaults_are_checked() -> None:
     from medlink.linking.recipe import DRUGS, LinkerRecipe
 

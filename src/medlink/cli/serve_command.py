@@ -43,6 +43,7 @@ def serve(linker_choice: LinkerChoice, host: str, port: int, max_batch: int, max
     try:
         import uvicorn
 
+        from medlink.linking.recipe import DRUGS, LinkerRecipe
         from medlink.serve.app import create_app
         from medlink.serve.settings import ServiceSettings
     except ImportError as error:
@@ -54,6 +55,8 @@ def serve(linker_choice: LinkerChoice, host: str, port: int, max_batch: int, max
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     linker = make_linker(linker_choice, progress=True)  # loaded (and the default index built) before serving
+    if linker.recipe == LinkerRecipe():  # /v1/trials/normalize then links drugs with the embedded drug default
+        LinkerRecipe(embedded=DRUGS).warm(progress=True)
     matcher = None
     if trials_index is not None:
         from medlink.trials.matching.setup import MatcherSpec

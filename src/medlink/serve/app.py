@@ -49,7 +49,8 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
     settings = settings or ServiceSettings()
     metrics = ServiceMetrics()
     batcher = LinkBatcher(linker, settings.batch_mentions, settings.batch_wait_seconds, metrics.observe_batch)
-    normalizer = None  # the trial normalizer, made on first use around the same linker
+    normalizer = None  # the trial normalizer, made on first use around the same linker (trials.setup)
+    normalizer_made = asyncio.Lock()  # concurrent first requests make it once
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -101,8 +102,8 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
     async def normalize_trials(body: TrialsRequest) -> JSONResponse:
         """Conditions and interventions of ClinicalTrials.gov API v2 studies, linked (as ``medlink trials
         normalize`` writes them)."""
-        from medlink.trials.normalize import TrialNormalizer
         from medlink.trials.readers import parse_api_study
+        from medlink.trials.setup import normalizer_around
 
         nonlocal normalizer
         _check_batch(len(body.records), settings.max_batch, "records")
@@ -114,8 +115,10 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
                 problems.append(f"records[{position}]: {error}")
         if problems:
             return _error(422, "a record is not a ClinicalTrials.gov API v2 study", problems)
-        normalizer = normalizer or TrialNormalizer(linker, linker)
-        normalized = await asyncio.to_thread(normalizer.normalize_batch, records)
+        async with normalizer_made:
+            if normalizer is None:  # the embedded default's drug terminology is loaded (compiled once) here
+                normalizer = await asyncio.to_thread(normalizer_around, linker)
+        normalized = await asyncio.to_thread(normalizer.normalize_batch, records)  # type: ignore[union-attr]
         return JSONResponse({"records": [trial.to_dict() for trial in normalized]})
 
     @app.post("/v1/trials/match", responses=_ERRORS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from medlink.linking import LinkerConfig
+from medlink.linking import Linker, LinkerConfig
 from medlink.linking.recipe import DRUGS, LinkerRecipe
 from medlink.trials.normalize import NilThresholds, TrialNormalizer
 
@@ -38,3 +38,15 @@ class NormalizerSpec:
         else:
             interventions = self.interventions.build(_NO_NIL, progress)
         return TrialNormalizer(conditions, interventions, self.thresholds, self.batch_records, refine=self.refine)
+
+
+def normalizer_around(linker: Linker, thresholds: NilThresholds | None = None, progress: bool = False
+                      ) -> TrialNormalizer:  # fmt: skip
+    """The normalizer a service that holds ``linker`` answers with, deciding as ``medlink trials normalize`` does:
+    conditions by ``linker`` itself (nothing reloaded), drug-like interventions by the embedded drug default when
+    ``linker`` is the embedded default (whose thresholds were calibrated with it), else by ``linker`` too."""
+    conditions = linker.with_config(_NO_NIL)
+    embedded_default = linker.recipe == LinkerRecipe()
+    interventions = LinkerRecipe(embedded=DRUGS).build(_NO_NIL, progress) if embedded_default else conditions
+    return TrialNormalizer(conditions, interventions, thresholds or NilThresholds())
+
