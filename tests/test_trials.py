@@ -345,10 +345,11 @@ def test_normalize_command_writes_resumes_and_runs_workers(tmp_path: Path) -> No
     output = tmp_path / "out.jsonl"
     result = runner.invoke(main, ["trials", "normalize", str(TRIALS), "-o", str(output), "--exact-only"])
     assert result.exit_code == 0, result.output
+    assert "3 records normalized" in result.output and "records/s once the linkers were ready" in result.output
     rows = read_rows(output)
     assert [r["nct_id"] for r in rows] == ["NCT90000001", "NCT90000002", "NCT90000003"]
     again = runner.invoke(main, ["trials", "normalize", str(TRIALS), "-o", str(output), "--exact-only"])
-    assert "0 records normalized" in again.output and "3 already done" in again.output
+    assert "0 records normalized" in again.output and "(none new); 3 already done" in again.output
     assert read_rows(output) == rows
     parallel = tmp_path / "parallel.parquet"
     result = runner.invoke(main, ["trials", "normalize", str(TRIALS), "-o", str(parallel), "--exact-only",

@@ -93,13 +93,12 @@ def normalize(records: tuple[Path, ...], output_path: Path, workers: int, progre
 
     output_format(output_path)
     show = sys.stderr.isatty() if progress is None else progress
-    started = time.perf_counter()
     summary = normalize_to_file(list(records), output_path, spec, workers, ReadReport(strict=strict), show)
-    seconds = time.perf_counter() - started
     for line in summary.report.lines():
         click.echo(line, err=True)
-    rate = summary.written / seconds if seconds else 0.0
-    click.echo(f"{summary.written:,} records normalized into {output_path} ({rate:,.0f} records/s); "
+    linked = summary.seconds and summary.written
+    rate = f"{summary.written / summary.seconds:,.0f} records/s once the linkers were ready" if linked else "none new"
+    click.echo(f"{summary.written:,} records normalized into {output_path} ({rate}); "
                f"{summary.skipped_done:,} already done, skipped", err=True)  # fmt: skip
 
 

@@ -4,6 +4,7 @@ order through a :class:`ResumableWriter`, so a killed run resumes where it stopp
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +19,14 @@ from medlink.trials.setup import NormalizerSpec
 
 @dataclass(frozen=True)
 class RunSummary:
+    """seconds: from the linkers being ready (built, or warmed for the workers) to the last row written, so that a
+    rate read from it is the run's and not the first run's compilation of a default index."""
+
     read: int
     skipped_done: int
     written: int
     report: ReadReport
+    seconds: float
 
 
 def normalize_to_file(sources: Sequence[Path], output: Path, spec: NormalizerSpec, workers: int = 1,
@@ -40,27 +45,31 @@ def normalize_to_file(sources: Sequence[Path], output: Path, spec: NormalizerSpe
                 yield record
 
         batches = record_batches(pending(), spec.batch_records)
+        normalizer = spec.build(progress) if workers <= 1 else None
+        if normalizer is None:
+            for recipe in spec.recipes:
+                recipe.warm(progress)  # built here, with the progress bar, rather than by a worker while others wait
+        started = time.perf_counter()
         bar = _bar(progress)
         written = 0
-        for trials in _normalized(batches, spec, workers, progress):
+        normalized = _normalized(batches, normalizer) if normalizer else _normalized_by_workers(batches, spec, workers)
+        for trials in normalized:
             written += writer.write(trials)
             bar.update(len(trials))
         bar.close()
         writer.finish()
-    return RunSummary(counts["read"], counts["skipped"], written, report)
+    return RunSummary(counts["read"], counts["skipped"], written, report, time.perf_counter() - started)
 
 
-def _normalized(batches: Iterator[list[TrialRecord]], spec: NormalizerSpec, workers: int,
-                progress: bool) -> Iterator[list[NormalizedTrial]]:  # fmt: skip
-    if workers <= 1:
-        normalizer = spec.build(progress)
-        for batch in batches:
-            yield normalizer.normalize_batch(batch)
-        return
+def _normalized(batches: Iterator[list[TrialRecord]], normalizer: TrialNormalizer) -> Iterator[list[NormalizedTrial]]:
+    for batch in batches:
+        yield normalizer.normalize_batch(batch)
+
+
+def _normalized_by_workers(batches: Iterator[list[TrialRecord]], spec: NormalizerSpec,
+                           workers: int) -> Iterator[list[NormalizedTrial]]:  # fmt: skip
     import multiprocessing
 
-    for recipe in spec.recipes:
-        recipe.warm(progress)  # built here, with the progress bar, rather than by a worker while the others wait
     context = multiprocessing.get_context("spawn")  # ONNX Runtime and torch threads do not survive a fork
     with context.Pool(workers, initializer=_start_worker, initargs=(spec,)) as pool:
         yield from pool.imap(_normalize_in_worker, batches)
