@@ -354,6 +354,9 @@ def test_match_rank_and_eval_commands(index_dir: Path, tmp_path: Path) -> None:
     shown = runner.invoke(main, ["trials", "match", "--index", str(index_dir), NOTE, "--top", "2"])
     assert shown.exit_code == 0, shown.output
     assert "patient: age 58, sex female" in shown.output and "1. NCT00000001" in shown.output
+    assert "age ok, sex no limit" in shown.output  # the diabetes trial: 18 years and over, any sex
+    unstated = runner.invoke(main, ["trials", "match", "--index", str(index_dir), "Type 2 diabetes.", "--top", "1"])
+    assert "age not in the note, sex not in the note" in unstated.output
     as_json = runner.invoke(main, ["trials", "match", "--index", str(index_dir), NOTE, "--format", "json"])
     assert json.loads(as_json.output)["trials"][0]["age_ok"] is True
     birco = tmp_path / "toy.json"

@@ -317,9 +317,8 @@ def match(note: str, top: int, output_format: str, spec) -> None:
                f"{', '.join(result.concepts) or 'none found'}")  # fmt: skip
     for trial in result.trials:
         click.echo(f"\n{trial.rank:>2}. {trial.nct_id}  {trial.score:+.3f}  {trial.title}")
-        verdicts = {"age": trial.age_ok, "sex": trial.sex_ok}
-        click.echo("    " + ", ".join(f"{k} {'ok' if v else 'EXCLUDED' if v is False else 'not checked'}"
-                                      for k, v in verdicts.items()))  # fmt: skip
+        verdicts = {"age": (trial.age_ok, result.note.age), "sex": (trial.sex_ok, result.note.sex)}
+        click.echo("    " + ", ".join(f"{name} {_verdict(ok, stated)}" for name, (ok, stated) in verdicts.items()))
         if trial.shared_concepts:
             click.echo(f"    shared conditions: {', '.join(trial.shared_concepts)}")
         for criterion in trial.best_inclusion:
@@ -361,6 +360,13 @@ def _rank(birco: Path | None, trec: Path | None, full: bool, spec):
     if not runs.collection.qrels:
         raise click.ClickException("no judged trial of this collection is in the index: nothing to rank")
     return runs
+
+
+def _verdict(ok: bool | None, stated: object) -> str:
+    """A demographic check in words: no verdict means the note does not say, or the trial sets no limit."""
+    if ok is None:
+        return "not in the note" if stated is None else "no limit"
+    return "ok" if ok else "EXCLUDED"
 
 
 @trials.command("rank")
