@@ -39,6 +39,7 @@ class LinkerChoice:
     reranker_dir: Path | None = None
     rerank: bool = True
     branches: str | None = None
+    shorthand: bool = True
 
 
 def linker_options(function):
@@ -56,6 +57,9 @@ def linker_options(function):
                      help="Claim every concept scoring within this margin of the best (multi-concept mentions)."),
         click.option("--abbreviations/--no-abbreviations", default=True, show_default=True,
                      help="Expand short forms defined in a mention's document before linking."),
+        click.option("--shorthand/--no-shorthand", default=True, show_default=True,
+                     help="Also search a mention with its clinical shorthand spelled out ('T2DM', 'HTN', 'breast "
+                          "ca'; medlink's lexicon) and keep that when it links better."),
         click.option("--composites/--no-composites", default=True, show_default=True,
                      help="Link composite mentions ('breast and ovarian cancer') part by part."),
         click.option("--count-head/--no-count-head", default=True, show_default=True,
@@ -83,7 +87,7 @@ def linker_options(function):
     ]  # fmt: skip
     names = ("terminology_dir", "index_dir", "sieves", "exact_only", "nil_threshold", "several_within",
              "abbreviations", "composites", "count_head", "ef_search", "number_agreement", "number_margin",
-             "ranker_dir", "reranker_dir", "rerank", "branches")  # fmt: skip
+             "ranker_dir", "reranker_dir", "rerank", "branches", "shorthand")  # fmt: skip
 
     @functools.wraps(function)
     def with_choice(**kwargs):
@@ -112,6 +116,7 @@ def make_linker(choice: LinkerChoice, progress: bool = True,
         nil_threshold=choice.nil_threshold if choice.nil_threshold is not None else config.nil_threshold,
         several_within=choice.several_within if choice.several_within is not None else config.several_within,
         expand_abbreviations=choice.abbreviations,
+        shorthand=choice.shorthand,
         split_composites=choice.composites and choice.ranker_dir is None,  # a ranker claims sets itself
         count_head=choice.count_head,
         number_margin=_number_margin(choice, config.number_margin),

@@ -28,6 +28,7 @@ from medlink.linking.non_terms import control_characters, not_a_term
 from medlink.linking.numbers import agree_on_numbers
 from medlink.linking.recipe import LinkerRecipe
 from medlink.linking.results import LinkResult, Mention, Stage
+from medlink.linking.shorthand import default_shorthand, links_better
 from medlink.terminology import Terminology
 
 
@@ -97,6 +98,8 @@ class LinkerConfig:
         further candidates whose fused score exceeds this (Liang et al.'s θ rule, eq. 14).
     branches: link only to concepts under these tree-number prefixes (MeSH "C", "F03"; linking/branches.py): a
         sieve whose decision has no concept there passes the mention on, with its best in-scope candidate if any.
+    shorthand: also search a mention with its clinical shorthand spelled out ("T2DM", "HTN", "breast ca";
+        linking/shorthand.py) and keep that result when it links better than the mention as written.
     """
 
     cache_size: int = 200_000
@@ -110,6 +113,7 @@ class LinkerConfig:
     rerank: bool = True
     several_above: float = 0.9
     branches: tuple[str, ...] = ()
+    shorthand: bool = True
 
     @property
     def declares_nil(self) -> bool:
@@ -243,17 +247,27 @@ class Linker:
             document = mention.document if isinstance(mention, Mention) else None
             expand = self.config.expand_abbreviations
             texts[i] = self._expanded(original, document) if expand else original
-        linked = dict(zip(texts, self._link_texts(list(texts.values()), split=self.config.split_composites),
-                          strict=True))  # fmt: skip
+        spelled: dict[int, str] = {}  # position -> the text with its clinical shorthand spelled out, when it differs
+        if self.config.shorthand:
+            lexicon = default_shorthand()
+            spelled = {i: long for i, text in texts.items() if (long := lexicon.expand(text)) != text}
+        searched = [*texts.values(), *spelled.values()]  # one batch: the spelled-out texts share the encoder calls
+        results = self._link_texts(searched, split=self.config.split_composites)
+        linked = dict(zip(texts, results[: len(texts)], strict=True))
+        spelled_linked = dict(zip(spelled, results[len(texts) :], strict=True))
         out = []
         for i, original in enumerate(originals):
             if i in refused:
                 out.append(LinkResult(original, (), Stage.NIL, reason=refused[i]))
                 continue
-            text = texts[i]
-            result = prefer_literal(linked[i], text)
-            if text != original:
-                result = replace(result, reason=f"abbreviation expanded to {text!r}; {result.reason}")
+            text, result = texts[i], linked[i]
+            notes = [f"abbreviation expanded to {text!r}"] if text != original else []
+            if i in spelled and links_better(spelled_linked[i], result):
+                text, result = spelled[i], spelled_linked[i]
+                notes.append(f"clinical shorthand spelled out as {text!r}")
+            result = prefer_literal(result, text)
+            if notes:
+                result = replace(result, reason="; ".join([*notes, result.reason]))
             out.append(result if result.mention == original else replace(result, mention=original))
         return out
 

