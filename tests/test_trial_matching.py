@@ -124,6 +124,9 @@ def test_scanner_finds_diseases_skips_negated_ones_and_relates_by_ancestry(scann
     assert "MESH:D006333" not in found  # "No history of heart failure"
     assert "MESH:D001249" not in scanner.scan("She denies asthma.")
     assert scanner.scan("no disease here, just a table and a chair") == ()
+    shorthand = scanner.scan("58 yo M with HTN and T2DM, no hx of MI")  # spelled out; the negation still holds
+    assert shorthand == ("MESH:D006973", "MESH:D003924")
+    assert ConceptScanner(mesh, shorthand=None).scan("58 yo M with HTN and T2DM") == ()
     # a trial on Diabetes Mellitus (the parent) is related to a patient with type 2 diabetes, not the other way
     assert scanner.related(["MESH:D003924"], ["MESH:D003920"]) == ("MESH:D003920",)
     assert scanner.related(["MESH:D003920"], ["MESH:D003924"]) == ()

@@ -6,7 +6,8 @@ diabetes", "myocardial infarction"). Each clause (text between punctuation) is n
 terminology's own normalizer and its token n-grams are looked up, longest span first, spans never overlapping.
 Only concepts inside ``branches`` count (MeSH Diseases C and Mental Disorders F03 by default; ``None``: any), which
 keeps out everyday words that happen to be names of chemicals or organisms. A span preceded in its clause by a negation
-("no", "denies", "without", "negative for") is dropped: "no history of diabetes" does not say diabetes.
+("no", "denies", "without", "negative for") is dropped: "no history of diabetes" does not say diabetes. Clinical
+shorthand ("HTN", "T2DM"; :mod:`medlink.linking.shorthand`) is spelled out first: notes are full of it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from medlink.linking.branches import BranchScope
+from medlink.linking.shorthand import ShorthandLexicon, default_shorthand
 from medlink.terminology import Terminology
 
 _CLAUSES = re.compile(r"[.;:,()\[\]\n!?]+")
@@ -30,6 +32,7 @@ class ConceptScanner:
     max_words: the longest span looked up (MeSH disease names rarely exceed six words).
     min_chars: spans shorter than this are ignored (two-letter tokens are mostly abbreviations of something else).
     negation_window: how many words before a span a negation still applies to.
+    shorthand: the clinical shorthand spelled out before scanning (``None``: none).
     """
 
     terminology: Terminology
@@ -37,6 +40,7 @@ class ConceptScanner:
     max_words: int = 6
     min_chars: int = 4
     negation_window: int = 5
+    shorthand: ShorthandLexicon | None = field(default_factory=default_shorthand)
     _scope: BranchScope | None = field(init=False, repr=False)
     _negations: frozenset[str] = field(init=False, repr=False)
 
@@ -48,6 +52,8 @@ class ConceptScanner:
     def scan(self, text: str) -> tuple[str, ...]:
         """The in-scope concepts named (not negated) in ``text``, in order of first mention, each once."""
         found: dict[str, None] = {}
+        if self.shorthand is not None:
+            text = self.shorthand.expand(text)
         for clause in _CLAUSES.split(text):
             tokens = self.terminology.normalizer(clause).split()
             start = 0
