@@ -9,7 +9,7 @@ import pytest
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.results import LinkResult, Stage
-from medlink.linking.shorthand import default_shorthand, links_better, read_shorthand
+from medlink.linking.shorthand import default_shorthand, links_better, read_shorthand, shorthand_lexicon
 from medlink.resources import load_default_terminology
 
 
@@ -62,3 +62,19 @@ def test_the_linker_links_shorthand_through_its_spelled_out_form(mesh) -> None:
     assert itp.preferred_names == ("Inosine Triphosphate",)  # a MeSH name as written stands
     off = Linker(mesh, config=LinkerConfig(shorthand=False))
     assert off.link("T2DM").concepts == ()
+
+
+def test_a_lexicon_of_your_own_joins_and_overrides_medlinks(mesh, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from medlink.cli import main
+
+    own = tmp_path / "ward.tsv"
+    own.write_text("SOB\tdyspnea\nMS\tmitral valve stenosis\n")
+    assert shorthand_lexicon(own).expand("SOB, MS, HTN") == "dyspnea, mitral valve stenosis, hypertension"
+    linker = Linker(mesh, config=LinkerConfig(shorthand_file=own))
+    assert [r.preferred_names for r in linker.link_many(["SOB", "MS"])] == [("Dyspnea",), ("Mitral Valve Stenosis",)]
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("SOB dyspnea\n")
+    result = CliRunner().invoke(main, ["link", "--exact-only", "--shorthand-file", str(bad), "SOB"])
+    assert result.exit_code != 0 and "bad.tsv, line 1" in result.output and "mention\t" not in result.output

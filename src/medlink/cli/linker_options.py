@@ -40,6 +40,7 @@ class LinkerChoice:
     rerank: bool = True
     branches: str | None = None
     shorthand: bool = True
+    shorthand_file: Path | None = None
 
 
 def linker_options(function):
@@ -60,6 +61,9 @@ def linker_options(function):
         click.option("--shorthand/--no-shorthand", default=True, show_default=True,
                      help="Also search a mention with its clinical shorthand spelled out ('T2DM', 'HTN', 'breast "
                           "ca'; medlink's lexicon) and keep that when it links better."),
+        click.option("--shorthand-file", type=PathOption(path_type=Path, exists=True, dir_okay=False), default=None,
+                     help="Your own shorthand, 'short<TAB>long' per line (resources/clinical-shorthand/shorthand.tsv "
+                          "shows the format); joins and overrides medlink's."),
         click.option("--composites/--no-composites", default=True, show_default=True,
                      help="Link composite mentions ('breast and ovarian cancer') part by part."),
         click.option("--count-head/--no-count-head", default=True, show_default=True,
@@ -87,7 +91,7 @@ def linker_options(function):
     ]  # fmt: skip
     names = ("terminology_dir", "index_dir", "sieves", "exact_only", "nil_threshold", "several_within",
              "abbreviations", "composites", "count_head", "ef_search", "number_agreement", "number_margin",
-             "ranker_dir", "reranker_dir", "rerank", "branches", "shorthand")  # fmt: skip
+             "ranker_dir", "reranker_dir", "rerank", "branches", "shorthand", "shorthand_file")  # fmt: skip
 
     @functools.wraps(function)
     def with_choice(**kwargs):
@@ -109,6 +113,10 @@ def make_linker(choice: LinkerChoice, progress: bool = True,
     dense sieves search an index that holds them (a cached copy with only the mentions encoded)."""
     if choice.ranker_dir is not None and training_mentions:
         raise click.UsageError("a ranker remembers the training mentions it was fitted on: drop --train")
+    if choice.shorthand and choice.shorthand_file is not None:
+        from medlink.linking.shorthand import shorthand_lexicon
+
+        shorthand_lexicon(choice.shorthand_file)  # a malformed file is refused before anything is linked
     linker = _base_linker(choice, progress, training_mentions)
     config = linker.config
     return linker.with_config(replace(
@@ -117,6 +125,7 @@ def make_linker(choice: LinkerChoice, progress: bool = True,
         several_within=choice.several_within if choice.several_within is not None else config.several_within,
         expand_abbreviations=choice.abbreviations,
         shorthand=choice.shorthand,
+        shorthand_file=choice.shorthand_file,
         split_composites=choice.composites and choice.ranker_dir is None,  # a ranker claims sets itself
         count_head=choice.count_head,
         number_margin=_number_margin(choice, config.number_margin),

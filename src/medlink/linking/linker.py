@@ -28,7 +28,7 @@ from medlink.linking.non_terms import control_characters, not_a_term
 from medlink.linking.numbers import agree_on_numbers
 from medlink.linking.recipe import LinkerRecipe
 from medlink.linking.results import LinkResult, Mention, Stage
-from medlink.linking.shorthand import default_shorthand, links_better
+from medlink.linking.shorthand import links_better, shorthand_lexicon
 from medlink.terminology import Terminology
 
 
@@ -100,6 +100,7 @@ class LinkerConfig:
         sieve whose decision has no concept there passes the mention on, with its best in-scope candidate if any.
     shorthand: also search a mention with its clinical shorthand spelled out ("T2DM", "HTN", "breast ca";
         linking/shorthand.py) and keep that result when it links better than the mention as written.
+    shorthand_file: a lexicon of your own (same format as medlink's) whose entries join and override medlink's.
     """
 
     cache_size: int = 200_000
@@ -114,6 +115,7 @@ class LinkerConfig:
     several_above: float = 0.9
     branches: tuple[str, ...] = ()
     shorthand: bool = True
+    shorthand_file: Path | None = None
 
     @property
     def declares_nil(self) -> bool:
@@ -249,7 +251,7 @@ class Linker:
             texts[i] = self._expanded(original, document) if expand else original
         spelled: dict[int, str] = {}  # position -> the text with its clinical shorthand spelled out, when it differs
         if self.config.shorthand:
-            lexicon = default_shorthand()
+            lexicon = shorthand_lexicon(self.config.shorthand_file)
             spelled = {i: long for i, text in texts.items() if (long := lexicon.expand(text)) != text}
         searched = [*texts.values(), *spelled.values()]  # one batch: the spelled-out texts share the encoder calls
         results = self._link_texts(searched, split=self.config.split_composites)

@@ -62,6 +62,18 @@ def read_shorthand(path: Path) -> ShorthandLexicon:
 
 
 @cache
+def shorthand_lexicon(extra: Path | None = None) -> ShorthandLexicon:
+    """medlink's lexicon, with the entries of ``extra`` (a file of the same format) added and taking precedence;
+    each file is read once per process."""
+    lexicon = default_shorthand()
+    if extra is None:
+        return lexicon
+    own = read_shorthand(Path(extra))
+    return ShorthandLexicon(MappingProxyType({**lexicon.anywhere, **own.anywhere}),
+                            MappingProxyType({**lexicon.inside, **own.inside}))  # fmt: skip
+
+
+@cache
 def default_shorthand() -> ShorthandLexicon:
     """The lexicon shipped with medlink (``resources/clinical-shorthand/shorthand.tsv``), read once per process."""
     from medlink.resources import resource_path
