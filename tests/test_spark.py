@@ -152,3 +152,17 @@ def test_trial_records_are_normalized_in_workers(spark) -> None:
     assert "no protocolSection" in rows[2]["error"]
     with pytest.raises(MedlinkError, match="no column 'study'"):
         normalize_trials(df, "study", spec)
+
+
+def test_a_job_with_branches_and_a_shorthand_file_resumes_in_its_folder(tmp_path: Path) -> None:
+    from dataclasses import asdict
+
+    from medlink.linking import LinkerConfig
+    from medlink.spark.partitions import _claim_folder
+
+    config = LinkerConfig(branches=("C", "F03"), shorthand_file=tmp_path / "ward.tsv")
+    job = {"column": "mention", "partitions": 2, "config": asdict(config)}
+    _claim_folder(tmp_path / "out", job)
+    _claim_folder(tmp_path / "out", dict(job))  # read back from JSON: tuples as lists, paths as text — the same job
+    with pytest.raises(MedlinkError, match="other settings"):
+        _claim_folder(tmp_path / "out", {**job, "partitions": 3})

@@ -69,6 +69,7 @@ def link_to_parquet(df: DataFrame, column: str, output: Path | str, *, partition
 
 def _claim_folder(folder: Path, job: dict) -> None:
     """Create ``folder`` for this job, or check that it holds an earlier run of the same job."""
+    job = json.loads(json.dumps(job, default=str))  # as it reads back: tuples as lists, paths as text
     folder.mkdir(parents=True, exist_ok=True)
     recorded = folder / JOB_FILE
     if recorded.exists():
