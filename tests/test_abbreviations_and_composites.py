@@ -104,6 +104,8 @@ def test_expansion_of_whole_mentions_and_tokens() -> None:
         ("breast and ovarian cancer", ["breast cancer", "ovarian cancer"]),
         ("brain, breast, and prostate cancer", ["brain cancer", "breast cancer", "prostate cancer"]),
         ("C6 or C7 deficiency", ["C6 deficiency", "C7 deficiency"]),
+        ("hypertension and type 2 diabetes", ["hypertension", "type 2 diabetes"]),  # a numbered head is not shared
+        ("obesity or type II diabetes", ["obesity", "type II diabetes"]),
         ("combination of ribociclib + capecitabine", ["ribociclib", "capecitabine"]),
         ("cisplatin plus paclitaxel", ["cisplatin", "paclitaxel"]),
         ("nivolumab vs. placebo", ["nivolumab", "placebo"]),

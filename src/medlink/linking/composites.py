@@ -6,7 +6,9 @@ Two shapes:
   "versus" and "+": "combination of ribociclib + capecitabine" → "ribociclib", "capecitabine". A bare
   "combined" is not a marker: it belongs to names such as "severe combined immunodeficiency";
 - coordinated modifiers sharing a head: "breast and ovarian cancer" → "breast cancer", "ovarian cancer";
-  "colorectal, endometrial, or ovarian cancers" → three parts. Bare pairs ("nausea and vomiting") split too.
+  "colorectal, endometrial, or ovarian cancers" → three parts. Bare pairs ("nausea and vomiting") split too. A
+  head that starts with a number belongs to the last conjunct alone: "hypertension and type 2 diabetes" is
+  "hypertension" and "type 2 diabetes", not "hypertension 2 diabetes".
 
 The linker splits only mentions that do not match a name exactly ("Hand, Foot and Mouth Disease" stays whole).
 """
@@ -24,6 +26,9 @@ _COORDINATION = re.compile(r"^(?P<modifiers>(?:[\w-]+,\s+)*[\w-]+,?)\s+(?:and|or
                            r"(?P<head>(?:\s+[\w-]+)*)$", re.IGNORECASE)  # fmt: skip
 
 
+_NUMBERED = re.compile(r"^(?:\d|[ivx]+\b)", re.IGNORECASE)
+
+
 def split_composite(text: str) -> list[str] | None:
     """The parts of a composite mention, or ``None`` when it names one thing."""
     parts = [part.strip(" ,;") for part in _COMBINATION.split(text) if part and part.strip(" ,;")]
@@ -34,5 +39,7 @@ def split_composite(text: str) -> list[str] | None:
         return None
     modifiers = [m.strip(" ,") for m in match.group("modifiers").split(",") if m.strip(" ,")]
     head = match.group("head").strip()
+    if _NUMBERED.match(head):  # "type 2 diabetes": "type" names nothing without its number
+        return [*modifiers, f"{match.group('last')} {head}"]
     conjuncts = [*modifiers, match.group("last")]
     return [f"{conjunct} {head}".strip() for conjunct in conjuncts]
