@@ -27,6 +27,8 @@ def test_the_shipped_lexicon_spells_out_whole_tokens_by_case() -> None:
     assert lexicon.expand("Ca channel blocker") == "Ca channel blocker"  # case-sensitive
     assert lexicon.expand("MIND study") == "MIND study"  # whole tokens only
     assert lexicon.expand("myocardial infarction") == "myocardial infarction"
+    assert lexicon.expand("A-fib") == "atrial fibrillation"  # a hyphenated short form
+    assert lexicon.expand("HTN-related stroke") == "hypertension-related stroke"  # a part of a hyphenated token
 
 
 def test_a_malformed_lexicon_line_names_its_file_and_line(tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ from types import MappingProxyType
 from medlink.errors import MedlinkError
 from medlink.linking.results import LinkResult, Stage
 
-_TOKEN = re.compile(r"[A-Za-z0-9]+")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")  # "A-fib" is one short form; "anti-GBM" holds one
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,18 @@ class ShorthandLexicon:
     inside: MappingProxyType[str, str]
 
     def expand(self, text: str) -> str:
-        """``text`` with each listed short form (a whole token) spelled out; ``text`` itself when none is."""
-        alone = len(_TOKEN.findall(text)) == 1
+        """``text`` with each listed short form (a whole token, or a whole part of a hyphenated one) spelled out;
+        ``text`` itself when none is."""
+        alone = len(_WORD.findall(text)) == 1
+
+        def lookup(token: str) -> str | None:
+            return self.anywhere.get(token) or (None if alone else self.inside.get(token))
 
         def spelled(match: re.Match[str]) -> str:
             token = match.group()
-            return self.anywhere.get(token) or (None if alone else self.inside.get(token)) or token
+            if (long := lookup(token)) is not None:
+                return long
+            return "-".join(lookup(part) or part for part in token.split("-")) if "-" in token else token
 
         return _TOKEN.sub(spelled, text)
 
@@ -56,7 +63,8 @@ def read_shorthand(path: Path) -> ShorthandLexicon:
             raise MedlinkError(f"{path}, line {number}: the third field can only be 'inside', not {fields[2]!r}")
         short = fields[0].strip()
         if not _TOKEN.fullmatch(short):
-            raise MedlinkError(f"{path}, line {number}: a short form is one token of letters and digits, not {short!r}")
+            raise MedlinkError(f"{path}, line {number}: a short form is one token of letters and digits (hyphens "
+                               f"inside allowed), not {short!r}")  # fmt: skip
         (inside if len(fields) == 3 else anywhere)[short] = fields[1].strip()
     return ShorthandLexicon(MappingProxyType(anywhere), MappingProxyType(inside))
 
