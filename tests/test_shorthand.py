@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, LinkerConfig
@@ -80,3 +83,17 @@ def test_a_lexicon_of_your_own_joins_and_overrides_medlinks(mesh, tmp_path: Path
     bad.write_text("SOB dyspnea\n")
     result = CliRunner().invoke(main, ["link", "--exact-only", "--shorthand-file", str(bad), "SOB"])
     assert result.exit_code != 0 and "bad.tsv, line 1" in result.output and "mention\t" not in result.output
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_text_without_a_listed_short_form_comes_back_unchanged(text: str) -> None:
+    lexicon = default_shorthand()
+    listed = set(lexicon.anywhere) | set(lexicon.inside)
+    words = set(re.findall(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*", text))
+    parts = {part for word in words for part in word.split("-")}
+    expanded = lexicon.expand(text)
+    if not (words | parts) & listed:
+        assert expanded == text
+    else:
+        assert len(expanded) >= len(text)  # every expansion is longer than its short form ("CVA" → "stroke")
