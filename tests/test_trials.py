@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from medlink.cli import main
 from medlink.errors import MedlinkError
-from medlink.linking import Linker
+from medlink.linking import Linker, LinkerConfig
 from medlink.linking.branches import BranchScope
 from medlink.linking.results import Candidate, LinkResult, Stage
 from medlink.resources import load_default_terminology
@@ -241,9 +241,22 @@ def test_the_drug_default_links_supplementary_records_under_their_descriptors(me
 def test_a_service_normalizer_links_drugs_with_its_own_linker_unless_it_holds_the_embedded_default(mesh) -> None:
     from medlink.trials.setup import normalizer_around
 
-    normalizer = normalizer_around(Linker(mesh))  # a linker of the user's own: drugs too go through it
+    own = Linker(mesh, config=LinkerConfig(nil_threshold=0.7, shorthand=False))  # a linker of the user's own
+    normalizer = normalizer_around(own)  # drugs too go through it
     assert normalizer.interventions is normalizer.conditions and normalizer.conditions.terminology is mesh
     assert normalizer.conditions.config.nil_threshold == 0  # the normalizer's own per-field thresholds decide
+    assert normalizer.conditions.config.shorthand is False  # the rest of the service's settings stay
+
+
+@pytest.mark.slow
+def test_a_service_on_the_exact_only_default_links_drugs_exactly_through_the_drug_default() -> None:
+    from medlink.trials.setup import normalizer_around
+
+    normalizer = normalizer_around(Linker.load(exact_only=True))  # `medlink serve --exact-only`
+    assert len(normalizer.interventions.terminology) > 300_000  # descriptors + supplementary records
+    record = TrialRecord("NCT90000011", interventions=(Intervention("Biological", "sevirumab"),))
+    [sevirumab] = normalizer.normalize_batch([record])[0].interventions
+    assert sevirumab.names == ("sevirumab",) and sevirumab.stage == "exact"
 
 
 def test_embedded_defaults_are_checked() -> None:

@@ -4,10 +4,10 @@ evaluation and the workers read options the same way."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from medlink.linking import Linker, LinkerConfig
-from medlink.linking.recipe import DRUGS, LinkerRecipe
+from medlink.linking.recipe import DESCRIPTORS, DRUGS, LinkerRecipe
 from medlink.trials.normalize import NilThresholds, TrialNormalizer
 
 # The normalizer applies its own nil thresholds per field, so its linkers decide without one (0: not even an
@@ -45,8 +45,15 @@ def normalizer_around(linker: Linker, thresholds: NilThresholds | None = None, p
     """The normalizer a service that holds ``linker`` answers with, deciding as ``medlink trials normalize`` does:
     conditions by ``linker`` itself (nothing reloaded), drug-like interventions by the embedded drug default when
     ``linker`` is the embedded default (whose thresholds were calibrated with it), else by ``linker`` too."""
-    conditions = linker.with_config(_NO_NIL)
-    embedded_default = linker.recipe == LinkerRecipe()
-    interventions = LinkerRecipe(embedded=DRUGS).build(_NO_NIL, progress) if embedded_default else conditions
-    return TrialNormalizer(conditions, interventions, thresholds or NilThresholds())
+    # the service's own settings (branches, shorthand, …) stay; the normalizer's per-field thresholds decide nil
+    conditions = linker.with_config(replace(linker.config, nil_threshold=0))
+    recipe = linker.recipe
+    if (recipe is None or recipe.embedded != DESCRIPTORS or recipe.index_dir is not None
+            or recipe.terminology_dir is not None or recipe.ranker_dir is not None):  # fmt: skip
+        return TrialNormalizer(conditions, conditions, thresholds or NilThresholds())
+    # the same choices (exact only, the HNSW beam) over the drug default; a reranker fitted to the descriptors' index
+    # would be refused over the drug terminology
+    drugs = replace(recipe, embedded=DRUGS, reranker_dir=None)
+    drug_config = replace(_NO_NIL, shorthand=linker.config.shorthand, shorthand_file=linker.config.shorthand_file)
+    return TrialNormalizer(conditions, drugs.build(drug_config, progress), thresholds or NilThresholds())
 
