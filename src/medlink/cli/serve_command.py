@@ -43,9 +43,9 @@ def serve(linker_choice: LinkerChoice, host: str, port: int, max_batch: int, max
     try:
         import uvicorn
 
-        from medlink.linking.recipe import DRUGS, LinkerRecipe
         from medlink.serve.app import create_app
         from medlink.serve.settings import ServiceSettings
+        from medlink.trials.setup import drug_recipe_for
     except ImportError as error:
         raise click.ClickException(f"the service needs its extras ({error.name} is missing): "
                                    "pip install 'medlink[serve]'") from None  # fmt: skip
@@ -55,8 +55,8 @@ def serve(linker_choice: LinkerChoice, host: str, port: int, max_batch: int, max
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     linker = make_linker(linker_choice, progress=True)  # loaded (and the default index built) before serving
-    if linker.recipe == LinkerRecipe():  # /v1/trials/normalize then links drugs with the embedded drug default
-        LinkerRecipe(embedded=DRUGS).warm(progress=True)
+    if (drugs := drug_recipe_for(linker)) is not None:  # /v1/trials/normalize links drugs with the drug default
+        drugs.warm(progress=True)
     matcher = None
     if trials_index is not None:
         from medlink.trials.matching.setup import MatcherSpec

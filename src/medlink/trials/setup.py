@@ -40,6 +40,17 @@ class NormalizerSpec:
         return TrialNormalizer(conditions, interventions, self.thresholds, self.batch_records, refine=self.refine)
 
 
+def drug_recipe_for(linker: Linker) -> LinkerRecipe | None:
+    """The embedded drug default with ``linker``'s choices (exact only, the HNSW beam) when ``linker`` is the
+    embedded default, else ``None``: a linker of the user's own links drugs itself. A reranker fitted to the
+    descriptors' index is left out: it would be refused over the drug terminology."""
+    recipe = linker.recipe
+    if (recipe is None or recipe.embedded != DESCRIPTORS or recipe.index_dir is not None
+            or recipe.terminology_dir is not None or recipe.ranker_dir is not None):  # fmt: skip
+        return None
+    return replace(recipe, embedded=DRUGS, reranker_dir=None)
+
+
 def normalizer_around(linker: Linker, thresholds: NilThresholds | None = None, progress: bool = False
                       ) -> TrialNormalizer:  # fmt: skip
     """The normalizer a service that holds ``linker`` answers with, deciding as ``medlink trials normalize`` does:
@@ -47,13 +58,8 @@ def normalizer_around(linker: Linker, thresholds: NilThresholds | None = None, p
     ``linker`` is the embedded default (whose thresholds were calibrated with it), else by ``linker`` too."""
     # the service's own settings (branches, shorthand, …) stay; the normalizer's per-field thresholds decide nil
     conditions = linker.with_config(replace(linker.config, nil_threshold=0))
-    recipe = linker.recipe
-    if (recipe is None or recipe.embedded != DESCRIPTORS or recipe.index_dir is not None
-            or recipe.terminology_dir is not None or recipe.ranker_dir is not None):  # fmt: skip
+    drugs = drug_recipe_for(linker)
+    if drugs is None:
         return TrialNormalizer(conditions, conditions, thresholds or NilThresholds())
-    # the same choices (exact only, the HNSW beam) over the drug default; a reranker fitted to the descriptors' index
-    # would be refused over the drug terminology
-    drugs = replace(recipe, embedded=DRUGS, reranker_dir=None)
     drug_config = replace(_NO_NIL, shorthand=linker.config.shorthand, shorthand_file=linker.config.shorthand_file)
     return TrialNormalizer(conditions, drugs.build(drug_config, progress), thresholds or NilThresholds())
-
