@@ -118,7 +118,8 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         async with normalizer_made:
             if normalizer is None:  # the embedded default's drug terminology is loaded (compiled once) here
                 normalizer = await asyncio.to_thread(normalizer_around, linker)
-        normalized = await asyncio.to_thread(normalizer.normalize_batch, records)  # type: ignore[union-attr]
+            ready = normalizer
+        normalized = await asyncio.to_thread(ready.normalize_batch, records)
         return JSONResponse({"records": [trial.to_dict() for trial in normalized]})
 
     @app.post("/v1/trials/match", responses=_ERRORS)
