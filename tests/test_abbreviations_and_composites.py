@@ -70,6 +70,27 @@ def test_a_long_form_never_spans_an_earlier_parenthesis() -> None:
     assert found == {}  # Schwartz & Hearst alone spell CDDP from "carboplatin's advantages (CBDCA) over cisplatin"
 
 
+def test_a_plural_short_form_is_spelled_by_its_singular_and_defines_it_too() -> None:
+    found = find_abbreviations("Women on combined oral contraceptives (COCs) were studied; COC use was common.")
+    assert found == {"COCs": "combined oral contraceptives", "COC": "combined oral contraceptive"}
+    # Schwartz & Hearst alone spell "COCs" inside "contraceptives"
+    assert best_long_form("COCs", "combined oral contraceptives") == "contraceptives"
+
+
+def test_a_parenthesis_inside_a_chemical_name_is_no_boundary() -> None:
+    found = find_abbreviations("Dogs received 1-(2-chloroethyl)-3-cyclohexyl-1-nitrosourea (CCNU). CCNU was toxic.")
+    assert found == {"CCNU": "1-(2-chloroethyl)-3-cyclohexyl-1-nitrosourea"}
+    assert find_abbreviations("advantages (CBDCA) over cisplatin (CDDP)") == {}  # a word-opening one still is
+
+
+def test_a_one_letter_short_form_needs_its_initial_and_a_whole_mention() -> None:
+    document = "Rats received methylprednisolone (M) or triamcinolone (T). On postnatal day (P) 20, vitamin E was given"
+    assert find_abbreviations(document) == {"M": "methylprednisolone", "T": "triamcinolone"}  # "day" is no P
+    assert expand_abbreviations("T", document) == "triamcinolone"
+    assert expand_abbreviations("T cell lymphoma", document) == "T cell lymphoma"  # never inside a longer mention
+    assert expand_abbreviations("vitamin M", document) == "vitamin M"
+
+
 CHEMICALS = {"cisplatin", "ammonium acetate", "acetate", "acid", "amiloride"}
 CHEMICAL_TEXT = (
     "Rats drank water with ammonium acetate (NH4Ac) or N10-propargyl-5,8-dideazafolic acid (CB 3717). The advantage of "

@@ -41,6 +41,7 @@ class LinkerChoice:
     branches: str | None = None
     shorthand: bool = True
     shorthand_file: Path | None = None
+    respell: bool = True
 
 
 def linker_options(function):
@@ -64,6 +65,9 @@ def linker_options(function):
         click.option("--shorthand-file", type=PathOption(path_type=Path, exists=True, dir_okay=False), default=None,
                      help="Your own shorthand, 'short<TAB>long' per line (resources/clinical-shorthand/shorthand.tsv "
                           "shows the format); joins and overrides medlink's."),
+        click.option("--respell/--no-respell", default=True, show_default=True,
+                     help="Also search a mention spelled the American way ('oedema' → 'edema', 'sulphate' → "
+                          "'sulfate'), and a salt that is no name ('metformin hydrochloride') as its parent drug."),
         click.option("--composites/--no-composites", default=True, show_default=True,
                      help="Link composite mentions ('breast and ovarian cancer') part by part."),
         click.option("--count-head/--no-count-head", default=True, show_default=True,
@@ -91,7 +95,7 @@ def linker_options(function):
     ]  # fmt: skip
     names = ("terminology_dir", "index_dir", "sieves", "exact_only", "nil_threshold", "several_within",
              "abbreviations", "composites", "count_head", "ef_search", "number_agreement", "number_margin",
-             "ranker_dir", "reranker_dir", "rerank", "branches", "shorthand", "shorthand_file")  # fmt: skip
+             "ranker_dir", "reranker_dir", "rerank", "branches", "shorthand", "shorthand_file", "respell")  # fmt: skip
 
     @functools.wraps(function)
     def with_choice(**kwargs):
@@ -126,6 +130,7 @@ def make_linker(choice: LinkerChoice, progress: bool = True,
         expand_abbreviations=choice.abbreviations,
         shorthand=choice.shorthand,
         shorthand_file=choice.shorthand_file,
+        respell=choice.respell,
         split_composites=choice.composites and choice.ranker_dir is None,  # a ranker claims sets itself
         count_head=choice.count_head,
         number_margin=_number_margin(choice, config.number_margin),

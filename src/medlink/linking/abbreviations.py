@@ -25,6 +25,7 @@ from types import MappingProxyType
 
 _PARENTHESIS = re.compile(r"\(([^()]{1,40})\)")
 _TOKEN = re.compile(r"\S+")
+_WORD_JOINERS = "-[]()"  # next to a parenthesis, these keep it inside a word: "1-(2-chloroethyl)-3-…", "[(3)H]"
 # Words after which a noun phrase starts: a named long form must follow one of them (or punctuation).
 _PHRASE_OPENERS = frozenset({
     "a", "an", "the", "of", "with", "and", "or", "by", "to", "in", "into", "for", "from", "on", "as", "at", "than",
@@ -42,6 +43,12 @@ def _valid_short_form(candidate: str) -> bool:
         and candidate[0].isalnum()
         and any(char.isalpha() for char in candidate)
     )
+
+
+def _single_letter(candidate: str) -> bool:
+    """A one-letter short form ("testosterone (T)"): accepted only when the word before starts with it, and only
+    for a whole mention, never spelled out inside a longer one ("vitamin E", "hepatitis B")."""
+    return len(candidate) == 1 and candidate.isupper()
 
 
 def best_long_form(short: str, long: str) -> str | None:
@@ -93,14 +100,24 @@ def find_abbreviations(document: str) -> Mapping[str, str]:
     found: dict[str, str] = {}
     for match in _PARENTHESIS.finditer(document):
         short = match.group(1).strip()
-        if not _valid_short_form(short) or short in found:
+        if short in found:
             continue
         words = _words_before(document, match.start())
+        if _single_letter(short):
+            if words and len(words[-1]) > 2 and words[-1][0].upper() == short and words[-1].isalpha():
+                found[short] = words[-1]
+            continue
+        if not _valid_short_form(short):
+            continue
+        # A plural short form ("COCs") is spelled by its singular: the "s" has no word of its own.
+        stem = short[:-1] if short.endswith("s") and any(char.isupper() for char in short[:-1]) else short
         limit = min(len(short) + 5, 2 * len(short))
-        long = (initials_long_form(short, words) or permuted_initials_long_form(short, words)
+        long = (initials_long_form(stem, words) or permuted_initials_long_form(stem, words)
                 or best_long_form(short, " ".join(words[-limit:])))  # fmt: skip
         if long:
             found[short] = long.strip(" ,;:")
+            if stem != short and long.endswith("s") and stem not in found:
+                found.setdefault(stem, long.strip(" ,;:")[:-1])  # "COC use" after "contraceptives (COCs)"
     # A long form may use an earlier short form ("diffuse mesangial sclerosis (DMS) ... isolated DMS (IDMS)"):
     # spell it out once, so "IDMS" becomes "isolated diffuse mesangial sclerosis".
     # Read-only: the cache hands the same mapping to every caller.
@@ -126,14 +143,26 @@ def named_long_form(short: str, document: str, is_name: Callable[[str], bool]) -
 
 def _words_before(document: str, end: int) -> list[str]:
     """The words of ``document[:end]`` back to the sentence start or an earlier parenthesis: a long form never
-    spans one ("carboplatin's advantages (CBDCA) over cisplatin (CDDP)" is not a definition of CDDP)."""
+    spans one ("carboplatin's advantages (CBDCA) over cisplatin (CDDP)" is not a definition of CDDP). A parenthesis
+    inside a word is part of a chemical name and no boundary ("1-(2-chloroethyl)-3-cyclohexyl-1-nitrosourea")."""
     before = document[:end].rstrip()
-    start = max(before.rfind(". "), before.rfind("; "), before.rfind(")"), before.rfind("(")) + 1
+    start = max(before.rfind(". "), before.rfind("; "), _last_parenthesis_between_words(before)) + 1
     return before[start:].split()
 
 
+def _last_parenthesis_between_words(text: str) -> int:
+    """The position of the last parenthesis in ``text`` that is not inside a word, or -1."""
+    end = len(text)
+    while (at := max(text.rfind("(", 0, end), text.rfind(")", 0, end))) >= 0:
+        beside = text[at - 1 : at] if text[at] == "(" else text[at + 1 : at + 2]
+        if not beside or not (beside.isalnum() or beside in _WORD_JOINERS):
+            return at
+        end = at
+    return -1
+
+
 def _spell_out(text: str, definitions: Mapping[str, str]) -> str:
-    return _TOKEN.sub(lambda m: definitions.get(m.group(), m.group()), text)
+    return _TOKEN.sub(lambda m: m.group() if len(m.group()) == 1 else definitions.get(m.group(), m.group()), text)
 
 
 def expand_abbreviations(text: str, document: str | None, is_name: Callable[[str], bool] | None = None) -> str:

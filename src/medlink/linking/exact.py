@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from medlink.index.entries import IndexEntry
 from medlink.linking.results import Candidate, LinkResult, Stage
-from medlink.terminology import Terminology
+from medlink.terminology import NameMatch, Terminology
 
 EXACT_SCORE = 1.0
 
@@ -47,19 +47,7 @@ class ExactSieve:
         if not matches:
             added = self.synonyms.get(key)
             return self._entry_result(mention, added, "O", "the added synonym") if added else None
-        concepts = tuple(match.concept_id for match in matches)
-        shared = f", shared by {len(concepts)} concepts" if len(concepts) > 1 else ""
-        return LinkResult(
-            mention=mention,
-            concepts=concepts,
-            stage=self.stage,
-            score=EXACT_SCORE,
-            matched_name=matches[0].name,
-            preferred_names=tuple(self.terminology.concept_preferred_name(cid) for cid in concepts),
-            candidates=tuple(Candidate(match.concept_id, match.name, EXACT_SCORE) for match in matches),
-            strategy="O",
-            reason=f"normalized text equals the {matches[0].kind.value} name {matches[0].name!r}{shared}",
-        )
+        return name_result(self.terminology, mention, matches)
 
     def _entry_result(self, mention: str, entry: IndexEntry, strategy: str, what: str) -> LinkResult:
         return LinkResult(
@@ -68,6 +56,41 @@ class ExactSieve:
             candidates=tuple(Candidate(c, entry.text, EXACT_SCORE) for c in entry.concepts),
             strategy=strategy, reason=f"normalized text equals {what} {entry.text!r}",
         )  # fmt: skip
+
+
+def name_result(terminology: Terminology, mention: str, matches: Sequence[NameMatch]) -> LinkResult:
+    """The exact result for terminology names that ``mention`` normalizes to, best-ranked name first."""
+    concepts = tuple(match.concept_id for match in matches)
+    shared = f", shared by {len(concepts)} concepts" if len(concepts) > 1 else ""
+    return LinkResult(
+        mention=mention,
+        concepts=concepts,
+        stage=Stage.EXACT,
+        score=EXACT_SCORE,
+        matched_name=matches[0].name,
+        preferred_names=tuple(terminology.concept_preferred_name(cid) for cid in concepts),
+        candidates=tuple(Candidate(match.concept_id, match.name, EXACT_SCORE) for match in matches),
+        strategy="O",
+        reason=f"normalized text equals the {matches[0].kind.value} name {matches[0].name!r}{shared}",
+    )
+
+
+def prefer_written_name(result: LinkResult, mention: str, terminology: Terminology) -> LinkResult:
+    """A training mention that matched only after normalization gives way to a terminology name written as the
+    mention, for another concept: "amphetamines" is MeSH's class Amphetamines, though "amphetamine" was annotated as
+    the compound. Per mention after the cache, like :func:`prefer_literal`."""
+    literal = _literal(mention)
+    if result.stage is not Stage.EXACT or result.strategy != "D" or _literal(result.matched_name or "") == literal:
+        return result
+    written = [m for m in terminology.lookup(mention) if _literal(m.name) == literal]
+    if not written or any(m.concept_id in result.concepts for m in written):
+        return result
+    chosen = name_result(terminology, mention, written)
+    return replace(
+        chosen,
+        reason=f"{chosen.reason}, written as the mention (the training mention "
+        f"{result.matched_name!r} only normalizes alike)",
+    )
 
 
 def prefer_literal(result: LinkResult, mention: str) -> LinkResult:

@@ -23,10 +23,11 @@ from typing import Any, Protocol, cast
 from medlink.linking.abbreviations import expand_abbreviations
 from medlink.linking.branches import BranchScope
 from medlink.linking.composites import split_composite
-from medlink.linking.exact import ExactSieve, prefer_literal
+from medlink.linking.exact import ExactSieve, prefer_literal, prefer_written_name
 from medlink.linking.non_terms import control_characters, not_a_term
 from medlink.linking.numbers import agree_on_numbers
 from medlink.linking.recipe import LinkerRecipe
+from medlink.linking.respelling import standard_spelling, without_salt
 from medlink.linking.results import LinkResult, Mention, Stage
 from medlink.linking.shorthand import links_better, shorthand_lexicon
 from medlink.terminology import Terminology
@@ -101,6 +102,9 @@ class LinkerConfig:
     shorthand: also search a mention with its clinical shorthand spelled out ("T2DM", "HTN", "breast ca";
         linking/shorthand.py) and keep that result when it links better than the mention as written.
     shorthand_file: a lexicon of your own (same format as medlink's) whose entries join and override medlink's.
+    respell: also search a mention spelled the American way ("oedema" → "edema", "sulphate" → "sulfate") and keep
+        that when it links better; and a drug salt that is no name ("metformin hydrochloride") as its parent drug
+        when that is a name (linking/respelling.py).
     """
 
     cache_size: int = 200_000
@@ -116,6 +120,7 @@ class LinkerConfig:
     branches: tuple[str, ...] = ()
     shorthand: bool = True
     shorthand_file: Path | None = None
+    respell: bool = True
 
     @property
     def declares_nil(self) -> bool:
@@ -249,14 +254,23 @@ class Linker:
             document = mention.document if isinstance(mention, Mention) else None
             expand = self.config.expand_abbreviations
             texts[i] = self._expanded(original, document) if expand else original
-        spelled: dict[int, str] = {}  # position -> the text with its clinical shorthand spelled out, when it differs
-        if self.config.shorthand:
-            lexicon = shorthand_lexicon(self.config.shorthand_file)
-            spelled = {i: long for i, text in texts.items() if (long := lexicon.expand(text)) != text}
-        searched = [*texts.values(), *spelled.values()]  # one batch: the spelled-out texts share the encoder calls
-        results = self._link_texts(searched, split=self.config.split_composites)
-        linked = dict(zip(texts, results[: len(texts)], strict=True))
-        spelled_linked = dict(zip(spelled, results[len(texts) :], strict=True))
+        spelled: dict[int, tuple[str, str]] = {}  # position -> (the text spelled otherwise, how), when it differs
+        for i, text in texts.items():
+            other, how = self._respelled(text)
+            if other != text:
+                spelled[i] = (other, how)
+        unsalted: dict[int, str] = {}  # position -> the parent drug of a salt, when that is a name
+        if self.config.respell:  # only names: no encoder call is spent on a guess
+            for i, text in texts.items():
+                written = spelled[i][0] if i in spelled else text
+                if (bare := without_salt(written)) != written and self._is_name(bare):
+                    unsalted[i] = bare
+        # One batch: the other spellings share the encoder calls.
+        searched = [*texts.values(), *(other for other, _ in spelled.values()), *unsalted.values()]
+        results = iter(self._link_texts(searched, split=self.config.split_composites))
+        linked = {i: next(results) for i in texts}
+        spelled_linked = {i: next(results) for i in spelled}
+        unsalted_linked = {i: next(results) for i in unsalted}
         out = []
         for i, original in enumerate(originals):
             if i in refused:
@@ -265,13 +279,30 @@ class Linker:
             text, result = texts[i], linked[i]
             notes = [f"abbreviation expanded to {text!r}"] if text != original else []
             if i in spelled and links_better(spelled_linked[i], result):
-                text, result = spelled[i], spelled_linked[i]
-                notes.append(f"clinical shorthand spelled out as {text!r}")
-            result = prefer_literal(result, text)
+                (text, how), result = spelled[i], spelled_linked[i]
+                notes.append(f"{how} as {text!r}")
+            if i in unsalted and result.stage is not Stage.EXACT and unsalted_linked[i].stage is Stage.EXACT:
+                text, result = unsalted[i], unsalted_linked[i]
+                notes.append(f"salt searched as its parent drug {text!r}")
+            result = self._prefer_written(prefer_literal(result, text), text)
             if notes:
                 result = replace(result, reason="; ".join([*notes, result.reason]))
             out.append(result if result.mention == original else replace(result, mention=original))
         return out
+
+    def _prefer_written(self, result: LinkResult, text: str) -> LinkResult:
+        chosen = prefer_written_name(result, text, self.terminology)
+        if chosen is result or not self.config.branches:
+            return chosen
+        kept = self._in_scope([chosen])[0]
+        return kept if kept is not None and kept.concepts == chosen.concepts else result
+
+    def _respelled(self, text: str) -> tuple[str, str]:
+        """``text`` with its clinical shorthand spelled out and British spellings made American, as configured, and
+        how it was changed."""
+        spelled = shorthand_lexicon(self.config.shorthand_file).expand(text) if self.config.shorthand else text
+        how = "clinical shorthand spelled out" if spelled != text else "respelled"
+        return (standard_spelling(spelled) if self.config.respell else spelled), how
 
     def _expanded(self, original: str, document: str | None) -> str:
         """``original`` with the short forms ``document`` defines spelled out, unless a short form inside a longer

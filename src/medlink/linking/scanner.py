@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from medlink.linking.branches import BranchScope
+from medlink.linking.respelling import standard_spelling
 from medlink.linking.shorthand import ShorthandLexicon, default_shorthand
 from medlink.terminology import Terminology
 
@@ -33,6 +34,7 @@ class ConceptScanner:
     min_chars: spans shorter than this are ignored (two-letter tokens are mostly abbreviations of something else).
     negation_window: how many words before a span a negation still applies to.
     shorthand: the clinical shorthand spelled out before scanning (``None``: none).
+    respell: British spellings made American before scanning ("oedema", "anaemia"; linking/respelling.py).
     """
 
     terminology: Terminology
@@ -41,6 +43,7 @@ class ConceptScanner:
     min_chars: int = 4
     negation_window: int = 5
     shorthand: ShorthandLexicon | None = field(default_factory=default_shorthand)
+    respell: bool = True
     _scope: BranchScope | None = field(init=False, repr=False)
     _negations: frozenset[str] = field(init=False, repr=False)
 
@@ -54,6 +57,8 @@ class ConceptScanner:
         found: dict[str, None] = {}
         if self.shorthand is not None:
             text = self.shorthand.expand(text)
+        if self.respell:
+            text = standard_spelling(text)
         for clause in _CLAUSES.split(text):
             tokens = self.terminology.normalizer(clause).split()
             start = 0

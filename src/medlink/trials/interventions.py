@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from medlink.linking.respelling import without_salt
+
 PLACEBO, STANDARD_OF_CARE = "placebo", "standard-of-care"
 
 # Intervention types whose strings name drugs (linked with the interventions terminology); the rest are linked
@@ -45,13 +47,6 @@ _FORMS = re.compile(
     r"cream|ointment|gel|patch(?:es)?|spray|drops|powder|inhaler|suppositor(?:y|ies)|lozenges?|"
     r"extended[\s-]release|sustained[\s-]release|controlled[\s-]release|delayed[\s-]release|xr|er|sr|"
     r"film[\s-]coated|chewable|once|twice|three\s+times|daily|weekly|per\s+day|a\s+day|bid|tid|qd|qid|dose)\b",
-    re.IGNORECASE,
-)
-_SALTS = re.compile(
-    r"\s+(?:hydrochloride|hcl|sulfate|sulphate|mesylate|mesilate|sodium|potassium|calcium|magnesium|acetate|"
-    r"phosphate|citrate|maleate|tartrate|bitartrate|fumarate|succinate|besylate|besilate|bromide|chloride|"
-    r"hydrobromide|lactate|gluconate|dihydrate|monohydrate|trihydrate|hyclate|disodium|dipropionate|"
-    r"propionate|valerate|tosylate|hemifumarate|oxalate|nitrate|pamoate|embonate)$",
     re.IGNORECASE,
 )
 _SPLIT = re.compile(
@@ -121,7 +116,5 @@ def _spellings(text: str) -> tuple[str, ...]:
     cleaned = clean_intervention(text)
     if not cleaned:
         return ()
-    unsalted = cleaned
-    while (shorter := _SALTS.sub("", unsalted)) != unsalted:  # "estramustine phosphate sodium" → "estramustine"
-        unsalted = shorter
+    unsalted = without_salt(cleaned)  # "estramustine phosphate sodium" → "estramustine"
     return tuple(dict.fromkeys(s for s in (cleaned, unsalted) if s))

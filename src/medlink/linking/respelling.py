@@ -1,0 +1,63 @@
+"""Other spellings of a mention that a terminology may hold under another form.
+
+MeSH, MEDIC and most vocabularies spell the American way, while half the literature and most European clinical
+text writes "oedema", "haematuria", "tumour", "sulphate": dense retrieval then reads different word pieces and
+guessed "Scleredema" for "oedema". :func:`standard_spelling` rewrites the British forms of medical vocabulary
+(and joins digit groups: "SR 48,968" is "SR 48968").
+
+Salts are the other case: "metformin hydrochloride" is in no terminology, and MeSH files most salts under their
+parent drug ("Metformin"). :func:`without_salt` drops the salt or ester words from the end of a drug name.
+
+The linker searches these spellings beside the mention as written and keeps what links better
+(:class:`medlink.linking.Linker`, ``LinkerConfig.respell``); the terminology's own keys are untouched, so no index
+needs rebuilding.
+"""
+
+from __future__ import annotations
+
+import re
+
+# (British, American) stems, matched inside lower-case words. Each stem is specific enough that no American word
+# holds it: "haem" (haemorrhage, haematuria), "aemi" (anaemia, leukaemia, ischaemia), "oedem" (oedema), …
+_STEMS = (
+    ("haem", "hem"), ("aemi", "emi"), ("anaesth", "anesth"), ("paed", "ped"), ("gynaec", "gynec"),
+    ("ischaem", "ischem"), ("aetiol", "etiol"), ("faec", "fec"), ("caec", "cec"), ("oesophag", "esophag"),
+    ("oedem", "edem"), ("oestr", "estr"), ("foet", "fet"), ("rrhoea", "rrhea"), ("pnoea", "pnea"),
+    ("coeliac", "celiac"), ("tumour", "tumor"), ("colour", "color"), ("behaviour", "behavior"), ("odour", "odor"),
+    ("sulph", "sulf"), ("fibre", "fiber"), ("centre", "center"), ("litre", "liter"), ("ageing", "aging"),
+    ("aluminium", "aluminum"), ("caesar", "cesar"), ("isation", "ization"), ("oxaem", "oxem"), ("glycaem", "glycem"),
+)  # fmt: skip
+# "angioedema" is American ("angio-" + "edema"); "lymphoedema" and "myxoedema" are British.
+_STEM_RE = re.compile("|".join(f"(?<!angi){b}" if b == "oedem" else b for b, _ in _STEMS))
+_AMERICAN = dict(_STEMS)
+_DIGIT_GROUP = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # "SR 48,968" is "SR 48968"; "1,2-diol" keeps its locants
+
+_SALT_WORDS = (
+    "hydrochloride|hcl|sulfate|sulphate|mesylate|mesilate|sodium|potassium|calcium|magnesium|acetate|phosphate|"
+    "citrate|maleate|tartrate|bitartrate|fumarate|succinate|besylate|besilate|bromide|chloride|hydrobromide|lactate|"
+    "gluconate|dihydrate|monohydrate|trihydrate|hyclate|disodium|dipropionate|propionate|valerate|tosylate|"
+    "hemifumarate|oxalate|nitrate|pamoate|embonate"
+)
+# A salt word after a drug name ("irinotecan hydrochloride", "penicillin-G potassium"), never the whole mention.
+SALT_SUFFIX = re.compile(rf"(?<=\S)\s+(?:{_SALT_WORDS})$", re.IGNORECASE)
+
+
+def standard_spelling(text: str) -> str:
+    """``text`` with British spellings of medical words made American ("Haemorrhagic oedema" → "hemorrhagic
+    edema") and digit groups joined ("RP 67,580" → "RP 67580"); ``text`` itself when it holds neither. The result
+    is lower-cased where a spelling changed, which the encoders and the normalizer ignore."""
+    if "," in text:
+        text = _DIGIT_GROUP.sub("", text)
+    lowered = text.lower()
+    if not _STEM_RE.search(lowered):
+        return text
+    return _STEM_RE.sub(lambda match: _AMERICAN[match.group()], lowered)
+
+
+def without_salt(text: str) -> str:
+    """``text`` without the salt and ester words at its end ("estramustine phosphate sodium" → "estramustine");
+    ``text`` itself when it ends with none."""
+    bare = text.strip()
+    while (shorter := SALT_SUFFIX.sub("", bare)) != bare:
+        bare = shorter
+    return bare

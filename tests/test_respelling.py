@@ -1,0 +1,94 @@
+"""Other spellings of a mention: British → American, digit groups, salts; and a written name over a training
+mention that only normalizes alike."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from medlink.linking import Linker, LinkerConfig
+from medlink.linking.exact import prefer_written_name
+from medlink.linking.respelling import standard_spelling, without_salt
+from medlink.linking.results import Candidate, LinkResult, Stage
+from medlink.linking.scanner import ConceptScanner
+from medlink.resources import load_default_terminology
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return load_default_terminology()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Haemorrhagic oedema", "hemorrhagic edema"),
+        ("leukaemia", "leukemia"),
+        ("mast cell tumours", "mast cell tumors"),
+        ("thiosulphate", "thiosulfate"),
+        ("paediatric anaesthesia", "pediatric anesthesia"),
+        ("diarrhoea", "diarrhea"),
+        ("SR 48,968", "SR 48968"),  # digit groups joined, case kept when nothing else changed
+        ("1,2-dichloroethane", "1,2-dichloroethane"),  # locants are no digit groups
+        ("Hemorrhage", "Hemorrhage"),
+        ("hereditary angioedema", "hereditary angioedema"),  # American: "angio-" + "edema"
+        ("lymphoedema", "lymphedema"),
+        ("academia", "academia"),
+    ],
+)
+def test_standard_spelling(text: str, expected: str) -> None:
+    assert standard_spelling(text) == expected
+
+
+def test_without_salt_keeps_a_salt_alone_and_drops_stacked_salts() -> None:
+    assert without_salt("estramustine phosphate sodium") == "estramustine"
+    assert without_salt("Metformin Hydrochloride") == "Metformin"
+    assert without_salt("sodium") == "sodium"
+    assert without_salt("sodium chloride") == "sodium"
+    assert without_salt("metformin") == "metformin"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60))
+def test_text_without_a_british_stem_or_digit_group_comes_back_unchanged(text: str) -> None:
+    respelled = standard_spelling(text)
+    assert len(respelled) <= len(text)  # no rule lengthens a text
+    stems = ("haem", "aemi", "paed", "faec", "caec", "oe", "our", "sulph", "tre", "ageing", "aluminium", "isation")
+    if "," not in text and not any(stem in text.lower() for stem in stems):
+        assert respelled == text
+
+
+def test_the_linker_searches_american_spellings_and_parent_drugs(mesh) -> None:
+    linker = Linker(mesh)  # exact match over the embedded MeSH descriptors: no encoder
+    oedema, haematuria, metformin, venlafaxine, sodium = linker.link_many(
+        ["oedema", "Haematuria", "metformin hydrochloride", "Venlafaxine Hydrochloride", "sodium"]
+    )
+    assert oedema.preferred_names == ("Edema",) and "respelled as 'edema'" in oedema.reason
+    assert oedema.mention == "oedema"
+    assert haematuria.preferred_names == ("Hematuria",)
+    assert metformin.preferred_names == ("Metformin",) and "salt searched as its parent drug" in metformin.reason
+    assert venlafaxine.preferred_names == ("Venlafaxine Hydrochloride",)  # a salt with a name of its own stands
+    assert sodium.preferred_names == ("Sodium",)
+    off = Linker(mesh, config=LinkerConfig(respell=False))
+    assert [r.concepts for r in off.link_many(["oedema", "metformin hydrochloride"])] == [(), ()]
+
+
+def test_the_scanner_reads_british_spellings(mesh) -> None:
+    scanner = ConceptScanner(mesh)
+    assert scanner.scan("Presents with ankle oedema and anaemia.") == ("MESH:D004487", "MESH:D000740")
+    assert ConceptScanner(mesh, respell=False).scan("ankle oedema") == ()
+
+
+def test_a_name_written_as_the_mention_beats_a_training_mention_that_only_normalizes_alike(mesh) -> None:
+    annotated = LinkResult(
+        "amphetamines", ("MESH:D000661",), Stage.EXACT, 1.0, matched_name="amphetamine",
+        candidates=(Candidate("MESH:D000661", "amphetamine", 1.0),), strategy="D",
+    )  # fmt: skip
+    chosen = prefer_written_name(annotated, "amphetamines", mesh)
+    assert chosen.concepts[0] == "MESH:D000662" and chosen.preferred_names[0] == "Amphetamines"
+    assert prefer_written_name(annotated, "amphetamine", mesh) is annotated  # the annotated string itself
+    assert prefer_written_name(annotated, "Amphetamine", mesh) is annotated  # case aside, the same string
+    terminology_result = LinkResult("amphetamines", ("MESH:D000661",), Stage.EXACT, 1.0, matched_name="Amphetamine",
+                                    strategy="O")  # fmt: skip
+    assert prefer_written_name(terminology_result, "amphetamines", mesh) is terminology_result
