@@ -115,9 +115,9 @@ def find_abbreviations(document: str) -> Mapping[str, str]:
         long = (initials_long_form(stem, words) or permuted_initials_long_form(stem, words)
                 or best_long_form(short, " ".join(words[-limit:])))  # fmt: skip
         if long:
-            found[short] = long.strip(" ,;:")
-            if stem != short and long.endswith("s") and stem not in found:
-                found.setdefault(stem, long.strip(" ,;:")[:-1])  # "COC use" after "contraceptives (COCs)"
+            found[short] = long = long.strip(" ,;:")
+            if stem != short and long.endswith("s"):
+                found.setdefault(stem, long[:-1])  # "COC use" after "contraceptives (COCs)"
     # A long form may use an earlier short form ("diffuse mesangial sclerosis (DMS) ... isolated DMS (IDMS)"):
     # spell it out once, so "IDMS" becomes "isolated diffuse mesangial sclerosis".
     # Read-only: the cache hands the same mapping to every caller.
