@@ -7,6 +7,7 @@ import io
 import json
 import tarfile
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -252,8 +253,11 @@ def test_a_service_normalizer_links_drugs_with_its_own_linker_unless_it_holds_th
 def test_a_service_on_the_exact_only_default_links_drugs_exactly_through_the_drug_default() -> None:
     from medlink.trials.setup import normalizer_around
 
-    normalizer = normalizer_around(Linker.load(exact_only=True))  # `medlink serve --exact-only`
+    service = Linker.load(exact_only=True)  # `medlink serve --exact-only --no-shorthand --no-respell`
+    service = service.with_config(replace(service.config, shorthand=False, respell=False))
+    normalizer = normalizer_around(service)
     assert len(normalizer.interventions.terminology) > 300_000  # descriptors + supplementary records
+    assert not normalizer.interventions.config.shorthand and not normalizer.interventions.config.respell
     record = TrialRecord("NCT90000011", interventions=(Intervention("Biological", "sevirumab"),))
     [sevirumab] = normalizer.normalize_batch([record])[0].interventions
     assert sevirumab.names == ("sevirumab",) and sevirumab.stage == "exact"

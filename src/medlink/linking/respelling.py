@@ -39,7 +39,7 @@ _SALT_WORDS = (
     "hemifumarate|oxalate|nitrate|pamoate|embonate"
 )
 # A salt word after a drug name ("irinotecan hydrochloride", "penicillin-G potassium"), never the whole mention.
-SALT_SUFFIX = re.compile(rf"(?<=\S)\s+(?:{_SALT_WORDS})$", re.IGNORECASE)
+_SALT_SUFFIX = re.compile(rf"(?<=\S)\s+(?:{_SALT_WORDS})$", re.IGNORECASE)
 
 
 def standard_spelling(text: str) -> str:
@@ -58,6 +58,6 @@ def without_salt(text: str) -> str:
     """``text`` without the salt and ester words at its end ("estramustine phosphate sodium" → "estramustine");
     ``text`` itself when it ends with none."""
     bare = text.strip()
-    while (shorter := SALT_SUFFIX.sub("", bare)) != bare:
+    while (shorter := _SALT_SUFFIX.sub("", bare)) != bare:
         bare = shorter
     return bare

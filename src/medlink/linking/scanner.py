@@ -7,7 +7,8 @@ terminology's own normalizer and its token n-grams are looked up, longest span f
 Only concepts inside ``branches`` count (MeSH Diseases C and Mental Disorders F03 by default; ``None``: any), which
 keeps out everyday words that happen to be names of chemicals or organisms. A span preceded in its clause by a negation
 ("no", "denies", "without", "negative for") is dropped: "no history of diabetes" does not say diabetes. Clinical
-shorthand ("HTN", "T2DM"; :mod:`medlink.linking.shorthand`) is spelled out first: notes are full of it.
+shorthand ("HTN", "T2DM"; :mod:`medlink.linking.shorthand`) is spelled out first: notes are full of it; British
+spellings ("oedema") are made American (:mod:`medlink.linking.respelling`).
 """
 
 from __future__ import annotations

@@ -61,5 +61,6 @@ def normalizer_around(linker: Linker, thresholds: NilThresholds | None = None, p
     drugs = drug_recipe_for(linker)
     if drugs is None:
         return TrialNormalizer(conditions, conditions, thresholds or NilThresholds())
-    drug_config = replace(_NO_NIL, shorthand=linker.config.shorthand, shorthand_file=linker.config.shorthand_file)
+    own = linker.config
+    drug_config = replace(_NO_NIL, shorthand=own.shorthand, shorthand_file=own.shorthand_file, respell=own.respell)
     return TrialNormalizer(conditions, drugs.build(drug_config, progress), thresholds or NilThresholds())
