@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.exact import prefer_written_name
-from medlink.linking.respelling import standard_spelling, without_salt
+from medlink.linking.respelling import eponym_names, standard_spelling, without_salt
 from medlink.linking.results import Candidate, LinkResult, Stage
 from medlink.linking.scanner import ConceptScanner
 from medlink.resources import load_default_terminology
@@ -49,6 +49,14 @@ def test_without_salt_keeps_a_salt_alone_and_drops_stacked_salts() -> None:
     assert without_salt("metformin") == "metformin"
 
 
+def test_eponym_names_only_for_a_possessive_alone() -> None:
+    assert eponym_names("Parkinson's") == ("Parkinson's disease", "Parkinson's syndrome")
+    assert eponym_names("Lou Gehrig\u2019s") == ("Lou Gehrig\u2019s disease", "Lou Gehrig\u2019s syndrome")
+    assert eponym_names("Graves'")[0] == "Graves' disease"
+    assert eponym_names("Parkinsons") == ()  # a plural reads the same: never guessed
+    assert eponym_names("Crohn's disease") == () and eponym_names("Down's syndrome") == ()
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60))
 def test_text_without_a_british_stem_or_digit_group_comes_back_unchanged(text: str) -> None:
@@ -71,7 +79,15 @@ def test_the_linker_searches_american_spellings_and_parent_drugs(mesh) -> None:
     assert venlafaxine.preferred_names == ("Venlafaxine Hydrochloride",)  # a salt with a name of its own stands
     assert sodium.preferred_names == ("Sodium",)
     off = Linker(mesh, config=LinkerConfig(respell=False))
-    assert [r.concepts for r in off.link_many(["oedema", "metformin hydrochloride"])] == [(), ()]
+    assert [r.concepts for r in off.link_many(["oedema", "metformin hydrochloride", "Parkinson's"])] == [(), (), ()]
+
+
+def test_a_possessive_eponym_alone_links_to_the_disease_or_syndrome_it_names(mesh) -> None:
+    parkinson, down, possessive = Linker(mesh).link_many(["parkinson's", "Down's", "Smith's"])
+    assert parkinson.preferred_names == ("Parkinson Disease",) and "eponym searched as" in parkinson.reason
+    assert parkinson.mention == "parkinson's"
+    assert down.preferred_names == ("Down Syndrome",)  # no "Down disease": the syndrome
+    assert possessive.concepts == ()  # a possessive that names nothing stays unlinked
 
 
 def test_the_scanner_reads_british_spellings(mesh) -> None:

@@ -263,6 +263,21 @@ def test_a_service_on_the_exact_only_default_links_drugs_exactly_through_the_dru
     assert sevirumab.names == ("sevirumab",) and sevirumab.stage == "exact"
 
 
+def test_normalizer_spec_carries_the_respelling_and_shorthand_choices() -> None:
+    from medlink.linking.recipe import LinkerRecipe
+    from medlink.trials.setup import NormalizerSpec
+
+    record = TrialRecord("NCT90000012", conditions=("Haemophilia A", "Parkinson's", "T2DM"))
+    on = NormalizerSpec(LinkerRecipe(exact_only=True), None).build(progress=False)
+    assert [c.names for c in on.normalize_batch([record])[0].conditions] == [
+        ("Hemophilia A",), ("Parkinson Disease",), ("Diabetes Mellitus, Type 2",)]  # fmt: skip
+    off = NormalizerSpec(LinkerRecipe(exact_only=True), None, shorthand=False, respell=False).build(progress=False)
+    assert [c.concepts for c in off.normalize_batch([record])[0].conditions] == [(), (), ()]
+    result = CliRunner().invoke(main, ["trials", "eval-normalization", str(TRIALS), "--exact-only", "--no-respell",
+                                       "--no-shorthand", "--format", "json"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+
+
 def test_embedded_defaults_are_checked() -> None:
     from medlink.linking.recipe import DRUGS, LinkerRecipe
 

@@ -13,6 +13,7 @@ systems (which encoder, which sieves, whether training mentions are searched), e
     terminology = ["tsv:{data}/corpora/cadec/CADEC_{fold}/standard.txt"]
     namespace = "SNOMEDCT"
     corpus = "cadec:{data}/corpora/cadec/CADEC_{fold}/test.txt"
+    synonyms_from = "mesh"                      # borrow names from the embedded MeSH (terminology/borrowing.py)
 
     [[datasets]]
     name = "NCBI-disease test, refined"
@@ -53,6 +54,7 @@ class DatasetSpec:
     folds: tuple[str, ...] = ("",)
     subset: str = "all"  # "refined", "zero-shot" or "stratified": measured against the training corpus
     dictionary_fraction: float | None = None  # keep this share of each concept's names (DILBERT §5.5.3)
+    synonyms_from: str | None = None  # a terminology to borrow synonyms from ("mesh": the embedded one)
 
     def __post_init__(self) -> None:
         if self.subset not in SUBSETS:
@@ -68,7 +70,9 @@ class DatasetSpec:
 
         train = fill(self.train) if self.train else None
         terminology = tuple(fill(t) for t in self.terminology)
-        return replace(self, terminology=terminology, corpus=fill(self.corpus), train=train, folds=(fold,))
+        donor = fill(self.synonyms_from) if self.synonyms_from else None
+        return replace(self, terminology=terminology, corpus=fill(self.corpus), train=train, folds=(fold,),
+                       synonyms_from=donor)  # fmt: skip
 
 
 @dataclass(frozen=True)

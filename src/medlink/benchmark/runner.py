@@ -22,8 +22,10 @@ from medlink.evaluation.setups import reduce_dictionary, select_subset
 from medlink.index import VectorIndex, build_index, index_with_mentions, mention_entries, ontology_entries
 from medlink.index.with_mentions import entries_digest
 from medlink.linking import Linker, LinkerConfig
+from medlink.linking.drug_default import donor_terminology
 from medlink.linking.term_model import TermModel
 from medlink.terminology import SourceSpec, Terminology, compile_terminology
+from medlink.terminology.borrowing import borrow_synonyms
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,8 @@ def run_benchmark(config: BenchmarkConfig, data: Path, work: Path,
 def prepare(spec: DatasetSpec, fold: str) -> Prepared:
     sources = [SourceSpec.parse(source) for source in spec.terminology]
     terminology = compile_terminology(sources, namespace=spec.namespace)
+    if spec.synonyms_from is not None:
+        terminology, _ = borrow_synonyms(terminology, donor_terminology(spec.synonyms_from), spec.synonyms_from)
     if spec.dictionary_fraction is not None:
         terminology = reduce_dictionary(terminology, spec.dictionary_fraction)
     corpus = load_corpus(spec.corpus, spec.entity_type, spec.namespace)

@@ -35,8 +35,22 @@ def terminology() -> None:
 )
 @click.option("--namespace", default=None, help="Namespace for bare ids in tsv, code-table, jsonl and biosyn sources.")
 @click.option("--strict", is_flag=True, help="Stop at the first malformed line instead of skipping and counting it.")
+@click.option(
+    "--synonyms-from",
+    "donor",
+    default=None,
+    metavar="TERMINOLOGY",
+    help="Add the names of a richer terminology's concept wherever a concept's name is exactly one of its names "
+    "(a compiled terminology folder, or 'mesh': the embedded MeSH descriptors and supplementary records). For "
+    "one-name vocabularies: CADEC's SNOMED 'myalgia' gains MeSH's 'muscle soreness'.",
+)
 def compile(
-    sources: tuple[str, ...], output_dir: Path, source_format: str | None, namespace: str | None, strict: bool
+    sources: tuple[str, ...],
+    output_dir: Path,
+    source_format: str | None,
+    namespace: str | None,
+    strict: bool,
+    donor: str | None,
 ) -> None:
     """Compile SOURCES (files, or FORMAT:PATH) into one terminology folder.
 
@@ -45,6 +59,7 @@ def compile(
     Example:
       medlink terminology compile mesh-desc-tsv:mesh_descriptors.tsv.gz \\
           mesh-supp-tsv:mesh_supplementary.tsv.gz -o mesh/
+      medlink terminology compile tsv:cadec/standard.txt --namespace SNOMEDCT --synonyms-from mesh -o cadec/
     """
     from medlink.terminology import ReadReport, SourceSpec, compile_terminology, save_terminology
 
@@ -52,6 +67,12 @@ def compile(
     specs = [SourceSpec.parse(source, source_format) for source in sources]
     report = ReadReport(strict=strict)
     compiled = compile_terminology(specs, report, namespace=namespace)
+    if donor is not None:
+        from medlink.linking.drug_default import donor_terminology
+        from medlink.terminology.borrowing import borrow_synonyms
+
+        compiled, borrowed = borrow_synonyms(compiled, donor_terminology(donor, progress=True), donor)
+        click.echo(f"borrowed {borrowed.names:,} names from {donor} for {borrowed.concepts:,} concepts", err=True)
     save_terminology(compiled, output_dir)
     click.echo(
         f"compiled {len(compiled):,} concepts, {compiled.name_count:,} names, "

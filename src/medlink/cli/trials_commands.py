@@ -38,6 +38,11 @@ def _normalizer_options(function):
                      help="Nil threshold for other interventions (default 0.97)."),
         click.option("--refine/--no-refine", default=True, show_default=True,
                      help="Add to each linked condition the narrower concepts the title or summary names."),
+        click.option("--shorthand/--no-shorthand", default=True, show_default=True,
+                     help="Also search strings with clinical shorthand spelled out ('T2DM', 'NSCLC')."),
+        click.option("--respell/--no-respell", default=True, show_default=True,
+                     help="Also search British spellings the American way, salts as their parent drug, "
+                          "possessive eponyms as their disease."),
         click.option("--batch-records", type=click.IntRange(min=1), default=256, show_default=True,
                      help="Records linked together (larger: fuller encoder batches, more memory)."),
         click.option("--strict", is_flag=True, help="Stop at the first malformed record, not skip it."),
@@ -66,7 +71,8 @@ def _normalizer_options(function):
         given = {name: value for name in ("condition", "drug", "other")
                  if (value := kwargs.pop(f"{name}_nil")) is not None}  # fmt: skip
         thresholds = replace(NilThresholds(), **given)
-        spec = NormalizerSpec(conditions, interventions, thresholds, kwargs.pop("batch_records"), kwargs.pop("refine"))
+        spec = NormalizerSpec(conditions, interventions, thresholds, kwargs.pop("batch_records"), kwargs.pop("refine"),
+                              kwargs.pop("shorthand"), kwargs.pop("respell"))  # fmt: skip
         return function(spec=spec, **kwargs)
 
     return with_spec

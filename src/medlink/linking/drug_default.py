@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from medlink.errors import MedlinkError
-from medlink.terminology import ReadReport, load_terminology
+from medlink.terminology import ReadReport, Terminology, load_terminology
 
 SUPPLEMENTARY_FORMAT = "mesh-supp-tsv"
 
@@ -54,6 +54,20 @@ def default_drug_terminology_path(progress: bool = False) -> Path:
 
     folder = cache_root() / "terminologies" / f"mesh-drugs-{descriptors.fingerprint()}-{sha256[:16]}"
     return cached_entry(folder, current, build)
+
+
+EMBEDDED_MESH = "mesh"
+
+
+def donor_terminology(name: str, progress: bool = False) -> Terminology:
+    """A terminology to borrow synonyms from (:mod:`medlink.terminology.borrowing`): ``mesh`` for the embedded MeSH,
+    descriptors and supplementary records, else a compiled terminology folder."""
+    if name == EMBEDDED_MESH:
+        return load_terminology(default_drug_terminology_path(progress))
+    if not Path(name).is_dir():
+        raise MedlinkError(f"{name}: not a compiled terminology folder (give one, or {EMBEDDED_MESH!r} for the "
+                           "embedded MeSH)")  # fmt: skip
+    return load_terminology(Path(name))
 
 
 def default_drug_index(progress: bool = True) -> Path:

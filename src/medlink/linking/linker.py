@@ -27,7 +27,7 @@ from medlink.linking.exact import ExactSieve, prefer_literal, prefer_written_nam
 from medlink.linking.non_terms import control_characters, not_a_term
 from medlink.linking.numbers import agree_on_numbers
 from medlink.linking.recipe import LinkerRecipe
-from medlink.linking.respelling import standard_spelling, without_salt
+from medlink.linking.respelling import eponym_names, standard_spelling, without_salt
 from medlink.linking.results import LinkResult, Mention, Stage
 from medlink.linking.shorthand import links_better, shorthand_lexicon
 from medlink.terminology import Terminology
@@ -103,8 +103,8 @@ class LinkerConfig:
         linking/shorthand.py) and keep that result when it links better than the mention as written.
     shorthand_file: a lexicon of your own (same format as medlink's) whose entries join and override medlink's.
     respell: also search a mention spelled the American way ("oedema" → "edema", "sulphate" → "sulfate") and keep
-        that when it links better; and a drug salt that is no name ("metformin hydrochloride") as its parent drug
-        when that is a name (linking/respelling.py).
+        that when it links better; and a drug salt that is no name ("metformin hydrochloride") as its parent drug,
+        a possessive eponym ("Parkinson's") as the disease it names, when that is a name (linking/respelling.py).
     """
 
     cache_size: int = 200_000
@@ -259,18 +259,17 @@ class Linker:
             other, how = self._respelled(text)
             if other != text:
                 spelled[i] = (other, how)
-        unsalted: dict[int, str] = {}  # position -> the parent drug of a salt, when that is a name
-        if self.config.respell:  # only names: no encoder call is spent on a guess
+        named: dict[int, tuple[str, str]] = {}  # position -> (a name the mention stands for, how), when one is
+        if self.config.respell:
             for i, text in texts.items():
-                written = spelled[i][0] if i in spelled else text
-                if (bare := without_salt(written)) != written and self._is_name(bare):
-                    unsalted[i] = bare
+                if (found := self._named_form(spelled[i][0] if i in spelled else text)) is not None:
+                    named[i] = found
         # One batch: the other spellings share the encoder calls.
-        searched = [*texts.values(), *(other for other, _ in spelled.values()), *unsalted.values()]
+        searched = [*texts.values(), *(other for other, _ in spelled.values()), *(name for name, _ in named.values())]
         results = iter(self._link_texts(searched, split=self.config.split_composites))
         linked = {i: next(results) for i in texts}
         spelled_linked = {i: next(results) for i in spelled}
-        unsalted_linked = {i: next(results) for i in unsalted}
+        named_linked = {i: next(results) for i in named}
         out = []
         for i, original in enumerate(originals):
             if i in refused:
@@ -281,9 +280,9 @@ class Linker:
             if i in spelled and links_better(spelled_linked[i], result):
                 (text, how), result = spelled[i], spelled_linked[i]
                 notes.append(f"{how} as {text!r}")
-            if i in unsalted and result.stage is not Stage.EXACT and unsalted_linked[i].stage is Stage.EXACT:
-                text, result = unsalted[i], unsalted_linked[i]
-                notes.append(f"salt searched as its parent drug {text!r}")
+            if i in named and result.stage is not Stage.EXACT and named_linked[i].stage is Stage.EXACT:
+                (text, how), result = named[i], named_linked[i]
+                notes.append(f"{how} {text!r}")
             result = self._prefer_written(prefer_literal(result, text), text)
             if notes:
                 result = replace(result, reason="; ".join([*notes, result.reason]))
@@ -303,6 +302,16 @@ class Linker:
         spelled = shorthand_lexicon(self.config.shorthand_file).expand(text) if self.config.shorthand else text
         how = "clinical shorthand spelled out" if spelled != text else "respelled"
         return (standard_spelling(spelled) if self.config.respell else spelled), how
+
+    def _named_form(self, written: str) -> tuple[str, str] | None:
+        """The terminology name a salt ("metformin hydrochloride") or a possessive eponym ("Parkinson's") stands for,
+        and how it was found; ``None`` when there is none. Only names: no encoder call is spent on a guess."""
+        if (bare := without_salt(written)) != written and self._is_name(bare):
+            return bare, "salt searched as its parent drug"
+        for name in eponym_names(written):
+            if self._is_name(name):
+                return name, "eponym searched as"
+        return None
 
     def _expanded(self, original: str, document: str | None) -> str:
         """``original`` with the short forms ``document`` defines spelled out, unless a short form inside a longer

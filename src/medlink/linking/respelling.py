@@ -5,8 +5,10 @@ text writes "oedema", "haematuria", "tumour", "sulphate": dense retrieval then r
 guessed "Scleredema" for "oedema". :func:`standard_spelling` rewrites the British forms of medical vocabulary
 (and joins digit groups: "SR 48,968" is "SR 48968").
 
-Salts are the other case: "metformin hydrochloride" is in no terminology, and MeSH files most salts under their
+Salts are another case: "metformin hydrochloride" is in no terminology, and MeSH files most salts under their
 parent drug ("Metformin"). :func:`without_salt` drops the salt or ester words from the end of a drug name.
+Eponyms the third: "Parkinson's" alone means Parkinson's disease, but dense retrieval found "Parkinsonism";
+:func:`eponym_names` gives the disease and syndrome names a possessive eponym stands for.
 
 The linker searches these spellings beside the mention as written and keeps what links better
 (:class:`medlink.linking.Linker`, ``LinkerConfig.respell``); the terminology's own keys are untouched, so no index
@@ -42,6 +44,11 @@ _SALT_WORDS = (
 _SALT_SUFFIX = re.compile(rf"(?<=\S)\s+(?:{_SALT_WORDS})$", re.IGNORECASE)
 
 
+# A name in the possessive and nothing after it: "Parkinson's", "Graves'", "Lou Gehrig's" (never "Parkinsons":
+# a plural reads the same).
+_POSSESSIVE_EPONYM = re.compile(r"(?P<name>[A-Z][A-Za-z-]*(?: [A-Z][A-Za-z-]*)*?)(?:['’]s?)", re.IGNORECASE)
+
+
 def standard_spelling(text: str) -> str:
     """``text`` with British spellings of medical words made American ("Haemorrhagic oedema" → "hemorrhagic
     edema") and digit groups joined ("RP 67,580" → "RP 67580"); ``text`` itself when it holds neither. The result
@@ -61,3 +68,12 @@ def without_salt(text: str) -> str:
     while (shorter := _SALT_SUFFIX.sub("", bare)) != bare:
         bare = shorter
     return bare
+
+
+def eponym_names(text: str) -> tuple[str, ...]:
+    """The names a possessive eponym alone stands for, the disease first ("Parkinson's" → "Parkinson's disease",
+    "Parkinson's syndrome"); none for any other text. The linker takes the first that is a terminology name."""
+    match = _POSSESSIVE_EPONYM.fullmatch(text.strip())
+    if match is None:
+        return ()
+    return tuple(f"{match.group().strip()} {head}" for head in ("disease", "syndrome"))

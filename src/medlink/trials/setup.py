@@ -26,17 +26,20 @@ class NormalizerSpec:
     thresholds: NilThresholds = field(default_factory=NilThresholds)
     batch_records: int = 256
     refine: bool = True  # add narrower concepts named in the title or summary to linked conditions
+    shorthand: bool = True  # the linkers' LinkerConfig.shorthand and .respell
+    respell: bool = True
 
     @property
     def recipes(self) -> tuple[LinkerRecipe, ...]:
         return (self.conditions,) if self.interventions is None else (self.conditions, self.interventions)
 
     def build(self, progress: bool = True) -> TrialNormalizer:
-        conditions = self.conditions.build(_NO_NIL, progress)
+        config = replace(_NO_NIL, shorthand=self.shorthand, respell=self.respell)
+        conditions = self.conditions.build(config, progress)
         if self.interventions is None or self.interventions == self.conditions:
             interventions = conditions
         else:
-            interventions = self.interventions.build(_NO_NIL, progress)
+            interventions = self.interventions.build(config, progress)
         return TrialNormalizer(conditions, interventions, self.thresholds, self.batch_records, refine=self.refine)
 
 
