@@ -77,6 +77,12 @@ def test_benchmark_writes_tables_json_and_plot(suite: Path) -> None:
     built = (index / "manifest.json").stat().st_mtime_ns
     subprocess.run([*command, "--dataset", "toy"], check=True, capture_output=True, timeout=300)
     assert (index / "manifest.json").stat().st_mtime_ns == built  # the cached index was reused
+    # A dataset whose terminology is the same plus one name: its index takes the cached index's vectors.
+    (suite / "data" / "terms.tsv").write_text(TERMS + "T2\tsugar diabetes\n")
+    subprocess.run([*command, "--dataset", "toy"], check=True, capture_output=True, timeout=300)
+    [grown] = [folder for folder in (suite / "work" / "indexes").iterdir() if folder != index]
+    timing = json.loads((grown / "manifest.json").read_text())["timing"]
+    assert (timing["encoded"], timing["reused"]) == (1, 5)
 
 
 def test_config_errors_name_the_file_and_problem(tmp_path: Path) -> None:

@@ -71,6 +71,16 @@ def test_a_concept_whose_names_point_to_two_donor_concepts_borrows_nothing_nor_d
     assert report.concepts == 0 and report.names == 0 and enriched.name_count == target.name_count
 
 
+def test_only_names_that_mean_the_concept_are_matched_or_lent() -> None:
+    donor = Terminology.from_concepts([make_concept("DOID:1", "asthma", [
+        Name("bronchial asthma", NameKind.EXACT), Name("wheezing", NameKind.RELATED),
+        Name("lung disease", NameKind.BROAD)])])  # fmt: skip
+    target = terminology(("X:asthma", ["asthma"]), ("X:wheeze", ["wheezing"]))
+    enriched, report = borrow_synonyms(target, donor)
+    assert names(enriched, "X:asthma") == ["asthma", "bronchial asthma"]  # no related or broader name lent
+    assert names(enriched, "X:wheeze") == ["wheezing"] and report.concepts == 1  # a related name matches nothing
+
+
 def test_compile_borrows_from_a_compiled_donor_and_refuses_a_missing_one(tmp_path: Path) -> None:
     (tmp_path / "donor.tsv").write_text("D1\tmyalgia\nD1\tmuscle soreness\n")
     (tmp_path / "target.tsv").write_text("68962001\tmyalgia\n")
@@ -86,7 +96,7 @@ def test_compile_borrows_from_a_compiled_donor_and_refuses_a_missing_one(tmp_pat
     assert [n.text for n in compiled.names_of("SNOMEDCT:68962001")] == ["myalgia", "muscle soreness"]
     missing = subprocess.run([*medlink, f"tsv:{tmp_path / 'target.tsv'}", "--synonyms-from", str(tmp_path / "nope"),
                               "-o", str(tmp_path / "out2")], capture_output=True, text=True, timeout=120)  # fmt: skip
-    assert missing.returncode != 0 and "not a compiled terminology folder" in missing.stderr
+    assert missing.returncode != 0 and "no terminology to borrow synonyms from" in missing.stderr
     assert not (tmp_path / "out2").exists()
 
 

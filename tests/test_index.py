@@ -170,6 +170,28 @@ def test_incremental_add_encodes_only_new_names(built, encoder, tmp_path) -> Non
     assert hits[0].entry.text == "MI"
 
 
+def test_a_build_takes_the_vectors_an_earlier_index_of_the_same_encoder_holds(built, terminology, encoder,
+                                                                               tmp_path) -> None:  # fmt: skip
+    from medlink.encoders import load_encoder
+
+    entries = [*ontology_entries(terminology), IndexEntry("mi", "MI", ("MESH:D009203",), "O")]
+    counting = CountingEncoder(encoder)
+    folder = build_index(entries, counting, tmp_path / "reused", "t2", reuse=[built])
+    assert counting.encoded == ["MI"]  # only the text the earlier index lacks
+    index = VectorIndex.load(folder)
+    assert index.manifest["timing"]["reused"] == len(entries) - 1 and index.manifest["timing"]["encoded"] == 1
+    fresh = VectorIndex.load(build_index(entries, encoder, tmp_path / "fresh", "t2"))
+    for source in ("O",):
+        taken, encoded = (ix.faiss[source].reconstruct_n(0, ix.count(source)) for ix in (index, fresh))
+        assert np.abs(taken - encoded).max() < 2e-3  # the same vectors (fp16 storage)
+    queries = encoder.encode(["heart attack", "motrin", "MI"])
+    assert [[h.entry.key for h in hits] for hits in index.search(queries, 3)] == \
+           [[h.entry.key for h in hits] for hits in fresh.search(queries, 3)]  # fmt: skip
+    other = CountingEncoder(load_encoder("medlink-fast"))  # another encoder's vectors are never taken
+    build_index(entries, other, tmp_path / "other", "t2", reuse=[built])
+    assert len(other.encoded) == len(entries)
+
+
 def test_a_mention_text_lists_its_concepts_by_how_often_it_was_annotated_with_them() -> None:
     terminology = Terminology.from_concepts([make_concept("MESH:D016399", "Lymphoma, T-Cell"),
                                              make_concept("MESH:D006432", "Hemochromatosis")])  # fmt: skip

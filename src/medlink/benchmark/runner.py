@@ -20,6 +20,7 @@ from medlink.evaluation.corpus_formats import load_corpus
 from medlink.evaluation.runner import evaluate
 from medlink.evaluation.setups import reduce_dictionary, select_subset
 from medlink.index import VectorIndex, build_index, index_with_mentions, mention_entries, ontology_entries
+from medlink.index.vector_index import is_current_index
 from medlink.index.with_mentions import entries_digest
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.drug_default import donor_terminology
@@ -147,7 +148,11 @@ def dataset_index(prepared: Prepared, encoder: Encoder, encoder_name: str, menti
     names = work / "indexes" / f"{stem}-O"
     if not _usable(names, terminology):
         log(f"  encoding {terminology.name_count:,} names with {encoder_name} ...")
-        build_index(ontology_entries(terminology), encoder, names, terminology.fingerprint())
+        # The encoder's other name indexes lend the vectors of the texts they share (a terminology with borrowed
+        # synonyms is the plain one plus a few percent).
+        earlier = sorted((work / "indexes").glob(f"{_slug(encoder_name)}-{encoder.identity.fingerprint()}-*-O"))
+        build_index(ontology_entries(terminology), encoder, names, terminology.fingerprint(),
+                    reuse=[folder for folder in earlier if is_current_index(folder)])  # fmt: skip
     if not mentions:
         return names
     entries = mention_entries(prepared.train.labelled_pairs(), terminology)  # type: ignore[union-attr]

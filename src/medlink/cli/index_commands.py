@@ -59,16 +59,19 @@ def _encoder_options(function):
 )
 @click.option("--calibrate/--no-calibrate", default=True, show_default=True,
               help="With --train: store a nil threshold calibrated on the training mentions.")
+@click.option("--reuse", "reuse", multiple=True, type=PathOption(path_type=Path, exists=True, file_okay=False),
+              help="An earlier index of the same encoder (repeatable): the texts it holds are taken from it, not "
+                   "encoded again (a terminology's new release, or one with borrowed synonyms).")  # fmt: skip
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
 def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantize: str, train_spec: str | None,
-          entity_type: str | None, kind: str, encode_only: str | None, calibrate: bool,
+          entity_type: str | None, kind: str, encode_only: str | None, calibrate: bool, reuse: tuple[Path, ...],
           output_dir: Path) -> None:  # fmt: skip
     """Encode every distinct name (and training mention) and save a searchable index.
 
     An interrupted build resumes from where it stopped when run again with the same arguments.
     """
     from medlink.encoders import load_encoder
-    from medlink.index import build_index, mention_entries, ontology_entries
+    from medlink.index import VectorIndex, build_index, mention_entries, ontology_entries
     from medlink.resources import load_default_terminology
     from medlink.terminology import load_terminology
 
@@ -89,8 +92,13 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
     origin = {"encoder": encoder_name, "backend": backend}
     if terminology_dir:
         origin["terminology"] = str(terminology_dir.resolve())
-    build_index(entries, encoder, output_dir, terminology.fingerprint(), kind=kind, progress=True, origin=origin)
-    click.echo(f"indexed {len(entries):,} distinct texts into {output_dir}")
+    for folder in reuse:
+        VectorIndex.load(folder).check_compatible(encoder.identity)  # another encoder's vectors are refused here
+    build_index(entries, encoder, output_dir, terminology.fingerprint(), kind=kind, progress=True, origin=origin,
+                reuse=reuse)  # fmt: skip
+    timing = VectorIndex.load(output_dir).manifest["timing"]
+    reused = f" ({timing['reused']:,} taken from --reuse, {timing['encoded']:,} encoded)" if reuse else ""
+    click.echo(f"indexed {len(entries):,} distinct texts into {output_dir}{reused}")
     if train is not None and calibrate:
         _calibrate_nil(output_dir, terminology, encoder, train)
 

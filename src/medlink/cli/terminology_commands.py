@@ -41,7 +41,8 @@ def terminology() -> None:
     default=None,
     metavar="TERMINOLOGY",
     help="Add the names of a richer terminology's concept wherever a concept's name is exactly one of its names "
-    "(a compiled terminology folder, or 'mesh': the embedded MeSH descriptors and supplementary records). For "
+    "(a compiled terminology folder, a source file as FORMAT:PATH, or 'mesh': the embedded MeSH descriptors and "
+    "supplementary records). For "
     "one-name vocabularies: CADEC's SNOMED 'myalgia' gains MeSH's 'muscle soreness'.",
 )
 def compile(

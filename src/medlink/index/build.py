@@ -10,7 +10,9 @@ Building is where the time goes (encoding ~1,000+ names/s on 2 cores), so it is 
 - the finished folder replaces the target in one rename, so a crash never leaves a half index in its place.
 
 :func:`add_entries` updates an index with new names or synonyms, encoding only texts it has not seen;
-:func:`rebind_index` reuses an index's vectors for a larger terminology that holds every concept it names.
+:func:`rebind_index` reuses an index's vectors for a larger terminology that holds every concept it names; and
+``build_index(reuse=…)`` takes the vectors of texts that earlier indexes of the same encoder hold (a terminology's
+new release, or one enriched with borrowed synonyms, differs from the last in a few percent of its names).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from medlink.index.vector_index import (
     MANIFEST,
     VectorIndex,
     faiss_file,
+    read_index_manifest,
     write_entries,
 )
 
@@ -89,19 +92,30 @@ def build_index(
     chunk_size: int = DEFAULT_CHUNK,
     progress: bool = False,
     origin: dict[str, str] | None = None,
+    reuse: Sequence[Path] = (),
 ) -> Path:
     """Encode ``entries`` and write an index folder at ``output`` (atomically, resumably).
 
     ``origin`` records how to reopen what the index was built from (terminology folder, encoder name and backend),
-    so ``medlink link --index`` needs nothing else.
+    so ``medlink link --index`` needs nothing else. Texts that an index in ``reuse`` built with the same encoder
+    holds are taken from it instead of encoded (indexes of other encoders are passed over).
     """
     output = Path(output)
     hnsw = hnsw or faiss_backend.HnswParameters()
     workdir = output.with_name(f".{output.name}.building")
+    texts = [e.text for e in entries]
+    reused = reusable_vectors(texts, reuse, encoder)
+    missing = [row for row in range(len(texts)) if row not in reused]
     plan = {"encoder": encoder.identity.fingerprint(), "entries": _entries_checksum(entries), "chunk": chunk_size,
-            "terminology": terminology_fingerprint}  # fmt: skip
+            "terminology": terminology_fingerprint,
+            "encoded": hashlib.sha256(str(missing).encode()).hexdigest()}  # the rows not reused  # fmt: skip
     started = time.perf_counter()
-    vectors = encode_resumably(encoder, [e.text for e in entries], workdir, plan, chunk_size, progress)
+    encoded = encode_resumably(encoder, [texts[row] for row in missing], workdir, plan, chunk_size, progress)
+    vectors = np.zeros((len(texts), encoder.dimension), dtype=np.float16)
+    if missing:
+        vectors[missing] = encoded
+    if reused:
+        vectors[list(reused)] = np.stack(list(reused.values()))
     encode_seconds = time.perf_counter() - started
     by_source: dict[str, list[IndexEntry]] = {}
     rows: dict[str, list[int]] = {}
@@ -118,11 +132,38 @@ def build_index(
         index = faiss_backend.build_faiss(vectors[source_rows], kinds[source], hnsw)
         faiss_backend.write_faiss(index, staging / faiss_file(source))
     write_entries(by_source, staging / ENTRIES)
-    timing = {"encode_seconds": round(encode_seconds, 1), "total_seconds": round(time.perf_counter() - started, 1)}
+    timing = {"encode_seconds": round(encode_seconds, 1), "total_seconds": round(time.perf_counter() - started, 1),
+              "encoded": len(missing), "reused": len(reused)}  # fmt: skip
     _write_manifest(staging, encoder, terminology_fingerprint, kinds, hnsw, by_source, timing, origin or {})
     replace_folder(staging, output, MANIFEST, "a medlink index")
     shutil.rmtree(workdir, ignore_errors=True)
     return output
+
+
+def reusable_vectors(texts: Sequence[str], indexes: Sequence[Path], encoder: Encoder) -> dict[int, np.ndarray]:
+    """Row of ``texts`` -> its fp16 vector, for the texts an index in ``indexes`` built with ``encoder`` holds (the
+    first that holds one gives it). Every stored vector is ``encoder``'s vector of its entry's text, so taking it
+    is encoding it again, without the cost."""
+    wanted: dict[str, list[int]] = {}
+    for row, text in enumerate(texts):
+        wanted.setdefault(text, []).append(row)
+    found: dict[int, np.ndarray] = {}
+    for folder in indexes:
+        if not wanted:
+            break
+        if read_index_manifest(Path(folder)).get("encoder_fingerprint") != encoder.identity.fingerprint():
+            continue
+        index = VectorIndex.load(folder)
+        for source, table in index.entries.items():
+            stored = table.table.column("text").to_pylist()
+            hits = [(position, text) for position, text in enumerate(stored) if text in wanted]
+            if not hits:
+                continue
+            vectors = index.faiss[source].reconstruct_batch(np.array([p for p, _ in hits], dtype=np.int64))
+            for (_, text), vector in zip(hits, vectors.astype(np.float16), strict=True):
+                for row in wanted.pop(text, ()):
+                    found[row] = vector
+    return found
 
 
 def _write_manifest(folder: Path, encoder: Encoder, terminology_fingerprint: str, kinds: dict[str, str],

@@ -61,13 +61,20 @@ EMBEDDED_MESH = "mesh"
 
 def donor_terminology(name: str, progress: bool = False) -> Terminology:
     """A terminology to borrow synonyms from (:mod:`medlink.terminology.borrowing`): ``mesh`` for the embedded MeSH,
-    descriptors and supplementary records, else a compiled terminology folder."""
+    descriptors and supplementary records; a compiled terminology folder; or a source file, ``FORMAT:PATH`` or a
+    path whose format is guessed (``drugbank:drugbank_vocabulary.csv.gz``), compiled on the way."""
+    from medlink.terminology import SourceSpec, compile_terminology
+
     if name == EMBEDDED_MESH:
         return load_terminology(default_drug_terminology_path(progress))
-    if not Path(name).is_dir():
-        raise MedlinkError(f"{name}: not a compiled terminology folder (give one, or {EMBEDDED_MESH!r} for the "
-                           "embedded MeSH)")  # fmt: skip
-    return load_terminology(Path(name))
+    if Path(name).is_dir():
+        return load_terminology(Path(name))
+    try:
+        return compile_terminology([SourceSpec.parse(name)])
+    except MedlinkError as error:
+        why = (f"{name}: no terminology to borrow synonyms from ({error}); give a compiled terminology folder, a "
+               f"source file as FORMAT:PATH, or {EMBEDDED_MESH!r} for the embedded MeSH")  # fmt: skip
+        raise MedlinkError(why) from None
 
 
 def default_drug_index(progress: bool = True) -> Path:

@@ -5,6 +5,8 @@ Small vocabularies often give one name per concept: CADEC's SNOMED CT subset say
 donor (normalized match, the linker's exact sieve), that donor concept's other names are added to it; this is
 how UMLS gathers synonyms across sources, done here for one pair. The rules keep the concept's meaning:
 
+- only names that mean the concept count, both to match and to borrow: preferred names, exact synonyms, entry terms
+  and abbreviations, never an OBO ontology's related, broader or narrower synonyms;
 - a concept borrows only when all of its names that the donor knows point to one donor concept;
 - a donor concept lends to one concept only (two concepts sharing it would share its names);
 - a borrowed name that the terminology already holds, or that two concepts would borrow, is left out, so
@@ -20,6 +22,9 @@ from dataclasses import dataclass, replace
 
 from medlink.terminology.records import Concept, Name, NameKind
 from medlink.terminology.terminology import SourceInfo, Terminology
+
+# The name kinds that say "this concept": matched and lent. Related, broader and narrower names are neither.
+SYNONYM_KINDS = frozenset({NameKind.PREFERRED, NameKind.EXACT, NameKind.ENTRY_TERM, NameKind.ABBREVIATION})
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,7 @@ def borrow_synonyms(
     held = set(terminology.normalized_names())
     offered: dict[str, set[str]] = defaultdict(set)  # normalized borrowed name -> the concepts it would join
     for concept_id, donor_id in lender_of.items():
-        for name in donor.names_of(donor_id):
+        for name in _synonyms(donor, donor_id):
             offered[normalize(name.text)].add(concept_id)
     concepts: list[Concept] = []
     borrowed_names = 0
@@ -49,7 +54,7 @@ def borrow_synonyms(
         extra: list[Name] = []
         if lender is not None:
             seen = {normalize(name.text) for name in concept.names}
-            for name in donor.names_of(lender):
+            for name in _synonyms(donor, lender):
                 key = normalize(name.text)
                 if key and key not in held and key not in seen and len(offered[key]) == 1:
                     seen.add(key)
@@ -68,10 +73,15 @@ def _lenders(terminology: Terminology, donor: Terminology) -> dict[str, str]:
     """Concept id -> the one donor concept its names point to, kept only where no other concept points there."""
     candidate: dict[str, str] = {}
     for concept in terminology:
-        found = {match.concept_id for name in concept.names for match in donor.lookup(name.text)}
+        found = {match.concept_id for name in concept.names if name.kind in SYNONYM_KINDS
+                 for match in donor.lookup(name.text) if match.kind in SYNONYM_KINDS}  # fmt: skip
         if len(found) == 1:
             candidate[concept.id] = found.pop()
     claimants: dict[str, int] = defaultdict(int)
     for donor_id in candidate.values():
         claimants[donor_id] += 1
     return {concept_id: donor_id for concept_id, donor_id in candidate.items() if claimants[donor_id] == 1}
+
+
+def _synonyms(terminology: Terminology, concept_id: str) -> list[Name]:
+    return [name for name in terminology.names_of(concept_id) if name.kind in SYNONYM_KINDS]
