@@ -83,17 +83,18 @@ def test_only_names_that_mean_the_concept_are_matched_or_lent() -> None:
 
 def test_compile_borrows_from_a_compiled_donor_and_refuses_a_missing_one(tmp_path: Path) -> None:
     (tmp_path / "donor.tsv").write_text("D1\tmyalgia\nD1\tmuscle soreness\n")
+    (tmp_path / "second.tsv").write_text("E1\tmuscle soreness\nE1\tsore muscles\n")
     (tmp_path / "target.tsv").write_text("68962001\tmyalgia\n")
     medlink = [sys.executable, "-m", "medlink", "terminology", "compile"]
     subprocess.run([*medlink, f"tsv:{tmp_path / 'donor.tsv'}", "--namespace", "D", "-o", str(tmp_path / "donor")],
                    check=True, capture_output=True, timeout=120)  # fmt: skip
     done = subprocess.run([*medlink, f"tsv:{tmp_path / 'target.tsv'}", "--namespace", "SNOMEDCT", "--synonyms-from",
-                           str(tmp_path / "donor"), "-o", str(tmp_path / "out")],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+                           str(tmp_path / "donor"), "--synonyms-from", f"tsv:{tmp_path / 'second.tsv'}",
+                           "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "borrowed 1 names" in done.stderr
-    compiled = load_terminology(tmp_path / "out")
-    assert [n.text for n in compiled.names_of("SNOMEDCT:68962001")] == ["myalgia", "muscle soreness"]
+    compiled = load_terminology(tmp_path / "out")  # the second donor is reached through the first one's name
+    assert [n.text for n in compiled.names_of("SNOMEDCT:68962001")] == ["myalgia", "muscle soreness", "sore muscles"]
     missing = subprocess.run([*medlink, f"tsv:{tmp_path / 'target.tsv'}", "--synonyms-from", str(tmp_path / "nope"),
                               "-o", str(tmp_path / "out2")], capture_output=True, text=True, timeout=120)  # fmt: skip
     assert missing.returncode != 0 and "no terminology to borrow synonyms from" in missing.stderr
@@ -109,7 +110,7 @@ def test_benchmark_dataset_borrows_before_it_links(tmp_path: Path) -> None:
     (tmp_path / "terms.tsv").write_text("T1\tmyalgia\n")
     (tmp_path / "test.tsv").write_text("muscle soreness\tT1\n")
     spec = DatasetSpec("toy", (f"tsv:{tmp_path / 'terms.tsv'}",), f"tsv:{tmp_path / 'test.tsv'}", namespace="TOY",
-                       synonyms_from="{data}/donor")  # fmt: skip
+                       synonyms_from=("{data}/donor",))  # fmt: skip
     prepared = prepare(spec.for_fold("", tmp_path), "")
     linker = Linker(prepared.terminology)
     assert linker.link("muscle soreness").concepts == ("TOY:T1",)
@@ -126,3 +127,13 @@ def test_cadec_snomed_subset_borrows_lay_names_from_the_embedded_mesh() -> None:
         assert len(enriched.lookup(lay)) == 1, lay
     with pytest.raises(KeyError):
         enriched.names_of("MESH:D063806")  # no MeSH id enters the terminology
+
+
+def test_benchmark_configuration_takes_one_donor_or_several(tmp_path: Path) -> None:
+    from medlink.benchmark.config import load_config
+
+    dataset = '[[datasets]]\nname = "{name}"\nterminology = "tsv:t"\ncorpus = "tsv:c"\nsynonyms_from = {donors}\n'
+    text = dataset.format(name="one", donors='"mesh"') + dataset.format(name="two", donors='["mesh", "obo:hp.obo"]')
+    (tmp_path / "suite.toml").write_text(text + '[[systems]]\nname = "exact"\n')
+    one, two = load_config(tmp_path / "suite.toml").datasets
+    assert one.synonyms_from == ("mesh",) and two.synonyms_from == ("mesh", "obo:hp.obo")

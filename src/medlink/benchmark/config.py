@@ -13,7 +13,8 @@ systems (which encoder, which sieves, whether training mentions are searched), e
     terminology = ["tsv:{data}/corpora/cadec/CADEC_{fold}/standard.txt"]
     namespace = "SNOMEDCT"
     corpus = "cadec:{data}/corpora/cadec/CADEC_{fold}/test.txt"
-    synonyms_from = "mesh"                      # borrow names from the embedded MeSH (terminology/borrowing.py)
+    synonyms_from = ["mesh"]                    # borrow names from the embedded MeSH (terminology/borrowing.py),
+                                                # then from each further terminology or FORMAT:PATH source
 
     [[datasets]]
     name = "NCBI-disease test, refined"
@@ -54,7 +55,7 @@ class DatasetSpec:
     folds: tuple[str, ...] = ("",)
     subset: str = "all"  # "refined", "zero-shot" or "stratified": measured against the training corpus
     dictionary_fraction: float | None = None  # keep this share of each concept's names (DILBERT §5.5.3)
-    synonyms_from: str | None = None  # a terminology to borrow synonyms from ("mesh": the embedded one)
+    synonyms_from: tuple[str, ...] = ()  # terminologies to borrow synonyms from, in turn ("mesh": the embedded one)
 
     def __post_init__(self) -> None:
         if self.subset not in SUBSETS:
@@ -70,9 +71,9 @@ class DatasetSpec:
 
         train = fill(self.train) if self.train else None
         terminology = tuple(fill(t) for t in self.terminology)
-        donor = fill(self.synonyms_from) if self.synonyms_from else None
+        donors = tuple(fill(donor) for donor in self.synonyms_from)
         return replace(self, terminology=terminology, corpus=fill(self.corpus), train=train, folds=(fold,),
-                       synonyms_from=donor)  # fmt: skip
+                       synonyms_from=donors)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -125,4 +126,6 @@ def _dataset(entry: dict) -> DatasetSpec:
     terminology = entry.pop("terminology")
     entry["terminology"] = (terminology,) if isinstance(terminology, str) else tuple(terminology)
     entry["folds"] = tuple(str(f) for f in entry.pop("folds", ("",)))
+    donors = entry.pop("synonyms_from", ())
+    entry["synonyms_from"] = (donors,) if isinstance(donors, str) else tuple(donors)
     return DatasetSpec(**entry)

@@ -108,8 +108,8 @@ def run_benchmark(config: BenchmarkConfig, data: Path, work: Path,
 def prepare(spec: DatasetSpec, fold: str) -> Prepared:
     sources = [SourceSpec.parse(source) for source in spec.terminology]
     terminology = compile_terminology(sources, namespace=spec.namespace)
-    if spec.synonyms_from is not None:
-        terminology, _ = borrow_synonyms(terminology, donor_terminology(spec.synonyms_from), spec.synonyms_from)
+    for donor in spec.synonyms_from:
+        terminology, _ = borrow_synonyms(terminology, donor_terminology(donor), donor)
     if spec.dictionary_fraction is not None:
         terminology = reduce_dictionary(terminology, spec.dictionary_fraction)
     corpus = load_corpus(spec.corpus, spec.entity_type, spec.namespace)

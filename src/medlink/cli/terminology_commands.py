@@ -37,13 +37,13 @@ def terminology() -> None:
 @click.option("--strict", is_flag=True, help="Stop at the first malformed line instead of skipping and counting it.")
 @click.option(
     "--synonyms-from",
-    "donor",
-    default=None,
+    "donors",
+    multiple=True,
     metavar="TERMINOLOGY",
     help="Add the names of a richer terminology's concept wherever a concept's name is exactly one of its names "
     "(a compiled terminology folder, a source file as FORMAT:PATH, or 'mesh': the embedded MeSH descriptors and "
     "supplementary records). For "
-    "one-name vocabularies: CADEC's SNOMED 'myalgia' gains MeSH's 'muscle soreness'.",
+    "one-name vocabularies: CADEC's SNOMED 'myalgia' gains MeSH's 'muscle soreness'. Repeatable: each in turn.",
 )
 def compile(
     sources: tuple[str, ...],
@@ -51,7 +51,7 @@ def compile(
     source_format: str | None,
     namespace: str | None,
     strict: bool,
-    donor: str | None,
+    donors: tuple[str, ...],
 ) -> None:
     """Compile SOURCES (files, or FORMAT:PATH) into one terminology folder.
 
@@ -68,7 +68,7 @@ def compile(
     specs = [SourceSpec.parse(source, source_format) for source in sources]
     report = ReadReport(strict=strict)
     compiled = compile_terminology(specs, report, namespace=namespace)
-    if donor is not None:
+    for donor in donors:  # in turn: a later donor sees the names an earlier one lent
         from medlink.linking.drug_default import donor_terminology
         from medlink.terminology.borrowing import borrow_synonyms
 

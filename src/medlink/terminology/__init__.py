@@ -1,6 +1,7 @@
 """Terminologies: one schema every source converts into, readers for published formats, a compiled store."""
 
 from medlink.errors import MedlinkError
+from medlink.terminology.borrowing import BorrowingReport, borrow_synonyms
 from medlink.terminology.builder import TerminologyBuilder
 from medlink.terminology.compile import SourceSpec, compile_terminology
 from medlink.terminology.diagnostics import ReadReport, SourceError
@@ -9,6 +10,7 @@ from medlink.terminology.store import TerminologyFormatError, load_terminology, 
 from medlink.terminology.terminology import NameMatch, SourceInfo, Terminology
 
 __all__ = [
+    "BorrowingReport",
     "Concept",
     "MedlinkError",
     "Name",
@@ -22,6 +24,7 @@ __all__ = [
     "Terminology",
     "TerminologyBuilder",
     "TerminologyFormatError",
+    "borrow_synonyms",
     "compile_terminology",
     "load_terminology",
     "read_manifest",

@@ -38,8 +38,9 @@ class BorrowingReport:
 def borrow_synonyms(
     terminology: Terminology, donor: Terminology, donor_label: str = "donor"
 ) -> tuple[Terminology, BorrowingReport]:
-    """``terminology`` with the names its concepts share a concept of ``donor`` with; ``donor_label`` names the
-    donor in the terminology's sources (and thus its fingerprint, so an index of the plain one is not reused)."""
+    """``terminology`` with the names of the ``donor`` concepts its concepts share a name with. ``donor_label``
+    names the donor in the terminology's sources; the donor's fingerprint enters the terminology's, so an index of
+    the plain terminology is never taken for the enriched one."""
     normalize = terminology.normalizer
     lender_of = _lenders(terminology, donor)
     held = set(terminology.normalized_names())
