@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.exact import prefer_written_name
-from medlink.linking.respelling import eponym_names, standard_spelling, without_salt
+from medlink.linking.respelling import eponym_names, standard_spelling, without_isotope_label, without_salt
 from medlink.linking.results import Candidate, LinkResult, Stage
 from medlink.linking.scanner import ConceptScanner
 from medlink.resources import load_default_terminology
@@ -47,6 +47,14 @@ def test_without_salt_keeps_a_salt_alone_and_drops_stacked_salts() -> None:
     assert without_salt("sodium") == "sodium"
     assert without_salt("sodium chloride") == "sodium"
     assert without_salt("metformin") == "metformin"
+
+
+def test_an_isotope_label_is_dropped_before_the_compound_it_labels(mesh) -> None:
+    assert without_isotope_label("[(3)H]saxitoxin") == "saxitoxin" and without_isotope_label("[125I]MIBG") == "MIBG"
+    assert without_isotope_label("[D-Pen2.5]-enkephalin") == "[D-Pen2.5]-enkephalin"  # a bracket, no isotope
+    assert without_isotope_label("[3H]") == "[3H]"  # never the whole mention
+    arginine = Linker(mesh).link("[3H]-L-arginine")
+    assert arginine.preferred_names == ("Arginine",) and "isotope label dropped" in arginine.reason
 
 
 def test_eponym_names_only_for_a_possessive_alone() -> None:

@@ -8,7 +8,8 @@ guessed "Scleredema" for "oedema". :func:`standard_spelling` rewrites the Britis
 Salts are another case: "metformin hydrochloride" is in no terminology, and MeSH files most salts under their
 parent drug ("Metformin"). :func:`without_salt` drops the salt or ester words from the end of a drug name.
 Eponyms the third: "Parkinson's" alone means Parkinson's disease, but dense retrieval found "Parkinsonism";
-:func:`eponym_names` gives the disease and syndrome names a possessive eponym stands for.
+:func:`eponym_names` gives the disease and syndrome names a possessive eponym stands for. And a radioactive label
+("[3H]-L-arginine") names the labelled compound: :func:`without_isotope_label`.
 
 The linker searches these spellings beside the mention as written and keeps what links better
 (:class:`medlink.linking.Linker`, ``LinkerConfig.respell``); the terminology's own keys are untouched, so no index
@@ -44,6 +45,8 @@ _SALT_WORDS = (
 _SALT_SUFFIX = re.compile(rf"(?<=\S)\s+(?:{_SALT_WORDS})$", re.IGNORECASE)
 
 
+# A radioactive label before a chemical name: "[3H]-L-arginine", "[(3)H]saxitoxin", "[125I]MIBG", "[99mTc]…".
+_ISOTOPE_LABEL = re.compile(r"^\[\(?\d{1,3}m?\)?[A-Z][a-z]?\]-?(?=\S)")
 # A name in the possessive and nothing after it: "Parkinson's", "Graves'", "Lou Gehrig's" (never "Parkinsons":
 # a plural reads the same).
 _POSSESSIVE_EPONYM = re.compile(r"(?P<name>[A-Z][A-Za-z-]*(?: [A-Z][A-Za-z-]*)*?)(?:['’]s?)", re.IGNORECASE)
@@ -77,3 +80,9 @@ def eponym_names(text: str) -> tuple[str, ...]:
     if match is None:
         return ()
     return tuple(f"{match.group().strip()} {head}" for head in ("disease", "syndrome"))
+
+
+def without_isotope_label(text: str) -> str:
+    """``text`` without a leading isotope label ("[3H]-L-arginine" → "L-arginine"; terminologies name the compound,
+    corpora annotate it so); ``text`` itself when it starts with none."""
+    return _ISOTOPE_LABEL.sub("", text.strip())
