@@ -72,6 +72,7 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
     """
     from medlink.encoders import load_encoder
     from medlink.index import VectorIndex, build_index, mention_entries, ontology_entries
+    from medlink.index.vector_index import read_index_manifest
     from medlink.resources import load_default_terminology
     from medlink.terminology import load_terminology
 
@@ -92,11 +93,11 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
     origin = {"encoder": encoder_name, "backend": backend}
     if terminology_dir:
         origin["terminology"] = str(terminology_dir.resolve())
-    for folder in reuse:
-        VectorIndex.load(folder).check_compatible(encoder.identity)  # another encoder's vectors are refused here
+    for folder in reuse:  # another encoder's vectors are refused here (the build verifies the files it reads)
+        VectorIndex.load(folder, verify=False).check_compatible(encoder.identity)
     build_index(entries, encoder, output_dir, terminology.fingerprint(), kind=kind, progress=True, origin=origin,
                 reuse=reuse)  # fmt: skip
-    timing = VectorIndex.load(output_dir).manifest["timing"]
+    timing = read_index_manifest(output_dir)["timing"]
     reused = f" ({timing['reused']:,} taken from --reuse, {timing['encoded']:,} encoded)" if reuse else ""
     click.echo(f"indexed {len(entries):,} distinct texts into {output_dir}{reused}")
     if train is not None and calibrate:

@@ -67,7 +67,9 @@ def linker_options(function):
                           "shows the format); joins and overrides medlink's."),
         click.option("--respell/--no-respell", default=True, show_default=True,
                      help="Also search a mention spelled the American way ('oedema' → 'edema', 'sulphate' → "
-                          "'sulfate'), and a salt that is no name ('metformin hydrochloride') as its parent drug."),
+                          "'sulfate'); and, when that is a name, a salt as its parent drug ('metformin "
+                          "hydrochloride'), a labelled compound without its label ('[3H]-L-arginine'), a possessive "
+                          "eponym as its disease ('Parkinson's')."),
         click.option("--composites/--no-composites", default=True, show_default=True,
                      help="Link composite mentions ('breast and ovarian cancer') part by part."),
         click.option("--count-head/--no-count-head", default=True, show_default=True,

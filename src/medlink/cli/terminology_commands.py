@@ -42,8 +42,8 @@ def terminology() -> None:
     metavar="TERMINOLOGY",
     help="Add the names of a richer terminology's concept wherever a concept's name is exactly one of its names "
     "(a compiled terminology folder, a source file as FORMAT:PATH, or 'mesh': the embedded MeSH descriptors and "
-    "supplementary records). For "
-    "one-name vocabularies: CADEC's SNOMED 'myalgia' gains MeSH's 'muscle soreness'. Repeatable: each in turn.",
+    "supplementary records). For one-name vocabularies: CADEC's SNOMED 'myalgia' gains MeSH's 'muscle soreness'. "
+    "Repeatable: each in turn.",
 )
 def compile(
     sources: tuple[str, ...],
@@ -68,10 +68,10 @@ def compile(
     specs = [SourceSpec.parse(source, source_format) for source in sources]
     report = ReadReport(strict=strict)
     compiled = compile_terminology(specs, report, namespace=namespace)
-    for donor in donors:  # in turn: a later donor sees the names an earlier one lent
-        from medlink.linking.drug_default import donor_terminology
-        from medlink.terminology.borrowing import borrow_synonyms
+    from medlink.linking.drug_default import donor_terminology
+    from medlink.terminology import borrow_synonyms
 
+    for donor in donors:  # in turn: a later donor sees the names an earlier one lent
         compiled, borrowed = borrow_synonyms(compiled, donor_terminology(donor, progress=True), donor)
         click.echo(f"borrowed {borrowed.names:,} names from {donor} for {borrowed.concepts:,} concepts", err=True)
     save_terminology(compiled, output_dir)

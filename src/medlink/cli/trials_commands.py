@@ -42,7 +42,7 @@ def _normalizer_options(function):
                      help="Also search strings with clinical shorthand spelled out ('T2DM', 'NSCLC')."),
         click.option("--respell/--no-respell", default=True, show_default=True,
                      help="Also search British spellings the American way, salts as their parent drug, "
-                          "possessive eponyms as their disease."),
+                          "labelled compounds without their isotope label, possessive eponyms as their disease."),
         click.option("--batch-records", type=click.IntRange(min=1), default=256, show_default=True,
                      help="Records linked together (larger: fuller encoder batches, more memory)."),
         click.option("--strict", is_flag=True, help="Stop at the first malformed record, not skip it."),

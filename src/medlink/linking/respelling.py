@@ -49,7 +49,7 @@ _SALT_SUFFIX = re.compile(rf"(?<=\S)\s+(?:{_SALT_WORDS})$", re.IGNORECASE)
 _ISOTOPE_LABEL = re.compile(r"^\[\(?\d{1,3}m?\)?[A-Z][a-z]?\]-?(?=\S)")
 # A name in the possessive and nothing after it: "Parkinson's", "Graves'", "Lou Gehrig's" (never "Parkinsons":
 # a plural reads the same).
-_POSSESSIVE_EPONYM = re.compile(r"(?P<name>[A-Z][A-Za-z-]*(?: [A-Z][A-Za-z-]*)*?)(?:['’]s?)", re.IGNORECASE)
+_POSSESSIVE_EPONYM = re.compile(r"[A-Za-z][A-Za-z-]*(?: [A-Za-z][A-Za-z-]*)*?['’]s?")
 
 
 def standard_spelling(text: str) -> str:
