@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Distil medlink's default encoder into the 3-layer `medlink-fast` (src/medlink/resources/fast-model/MODEL_CARD.md):
 # teacher layers 0, 3 and 5 kept, token embeddings frozen (shared with the teacher), then packaged in fp16 without the
-# tensors it shares with the default model. The shipped model: STEPS=7760 (two passes of 256 texts) on one H100
-# (DEVICE=auto finds it; the teacher runs there too), 378 s, with model A as the default (teacher) model; today's
-# default is A after a disease fine-tuning (scripts/finetune_disease_model.sh). On 2 CPU cores the default 800
-# steps, capped at TIME=2400 s, reach about a fifth of a pass.
+# tensors it shares with the default model. The shipped model: STEPS=7760 (two passes of 256 texts) on one H200
+# (DEVICE=auto finds it; the teacher runs there too), 338 s, from today's default model (A after the disease
+# fine-tuning of scripts/finetune_disease_model.sh), 2026-11-26. On 2 CPU cores the default 800 steps, capped at
+# TIME=2400 s, reach about a fifth of a pass.
 #
 # Run from the repository root with ../shared beside it and medlink installed. Re-running resumes.
 set -euo pipefail
