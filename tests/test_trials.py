@@ -225,6 +225,30 @@ def test_a_condition_is_refined_by_the_narrower_concepts_its_title_or_summary_na
     assert plain.names == ("Leukemia",) and plain.stage == "exact"
 
 
+def test_staging_and_course_qualifiers_give_a_second_spelling() -> None:
+    from medlink.trials.conditions import condition_spellings
+
+    assert condition_spellings("Stage IIIB Breast Cancer") == ("Stage IIIB Breast Cancer", "Breast Cancer")
+    assert condition_spellings("Recurrent Adult Grade 2 Follicular Lymphoma")[1] == "Follicular Lymphoma"
+    assert condition_spellings("Stage II and III Colon Cancer")[1] == "Colon Cancer"
+    assert condition_spellings("Unspecified Adult Solid Tumor, Protocol Specific")[1] == "Solid Tumor"
+    # carcinoma in situ and metastasis are concepts of their own; a qualifier alone is left as written
+    for kept in ("Stage 0 Cervical Cancer", "Metastatic Cancer", "Recurrent", "Stage IV", "Adult"):
+        assert condition_spellings(kept) == (kept,)
+
+
+def test_a_condition_without_its_qualifiers_is_linked_unless_the_written_one_matches(mesh) -> None:
+    linker = Linker(mesh)
+    record = TrialRecord("NCT90000013", conditions=("Stage IIIB Breast Neoplasms", "Refractory Anemia",
+                                                    "Recurrent Adult Hodgkin Disease"))  # fmt: skip
+    staged, refractory, recurrent = TrialNormalizer(linker, linker).normalize_batch([record])[0].conditions
+    assert staged.names == ("Breast Neoplasms",) and staged.stage == "exact"
+    assert recurrent.names == ("Hodgkin Disease",) and recurrent.reason.startswith("as 'Hodgkin Disease': ")
+    assert refractory.names == ("Anemia, Refractory",)  # the written string is a MeSH name: it wins
+    plain = TrialNormalizer(linker, linker, qualifiers=False).normalize_batch([record])[0].conditions
+    assert [c.concepts for c in plain] == [(), refractory.concepts, ()]
+
+
 @pytest.mark.slow
 def test_the_drug_default_links_supplementary_records_under_their_descriptors(mesh) -> None:
     from medlink.linking.recipe import DRUGS, LinkerRecipe
@@ -273,8 +297,10 @@ def test_normalizer_spec_carries_the_respelling_and_shorthand_choices() -> None:
         ("Hemophilia A",), ("Parkinson Disease",), ("Diabetes Mellitus, Type 2",)]  # fmt: skip
     off = NormalizerSpec(LinkerRecipe(exact_only=True), None, shorthand=False, respell=False).build(progress=False)
     assert [c.concepts for c in off.normalize_batch([record])[0].conditions] == [(), (), ()]
+    as_written = NormalizerSpec(LinkerRecipe(exact_only=True), None, qualifiers=False).build(progress=False)
+    assert as_written.qualifiers is False
     result = CliRunner().invoke(main, ["trials", "eval-normalization", str(TRIALS), "--exact-only", "--no-respell",
-                                       "--no-shorthand", "--format", "json"])  # fmt: skip
+                                       "--no-shorthand", "--no-qualifiers", "--format", "json"])  # fmt: skip
     assert result.exit_code == 0, result.output
 
 

@@ -43,6 +43,9 @@ def _normalizer_options(function):
         click.option("--respell/--no-respell", default=True, show_default=True,
                      help="Also search British spellings the American way, salts as their parent drug, "
                           "labelled compounds without their isotope label, possessive eponyms as their disease."),
+        click.option("--qualifiers/--no-qualifiers", default=True, show_default=True,
+                     help="Also link conditions without staging and course qualifiers ('Stage IIIB Breast Cancer', "
+                          "'Recurrent Adult Burkitt Lymphoma') and keep the better spelling."),
         click.option("--batch-records", type=click.IntRange(min=1), default=256, show_default=True,
                      help="Records linked together (larger: fuller encoder batches, more memory)."),
         click.option("--strict", is_flag=True, help="Stop at the first malformed record, not skip it."),
@@ -72,7 +75,7 @@ def _normalizer_options(function):
                  if (value := kwargs.pop(f"{name}_nil")) is not None}  # fmt: skip
         thresholds = replace(NilThresholds(), **given)
         spec = NormalizerSpec(conditions, interventions, thresholds, kwargs.pop("batch_records"), kwargs.pop("refine"),
-                              kwargs.pop("shorthand"), kwargs.pop("respell"))  # fmt: skip
+                              kwargs.pop("shorthand"), kwargs.pop("respell"), kwargs.pop("qualifiers"))  # fmt: skip
         return function(spec=spec, **kwargs)
 
     return with_spec

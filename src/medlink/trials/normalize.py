@@ -25,6 +25,7 @@ from medlink.linking import Linker
 from medlink.linking.branches import BranchScope
 from medlink.linking.results import LinkResult, Mention, Stage
 from medlink.linking.scanner import ConceptScanner
+from medlink.trials.conditions import condition_spellings
 from medlink.trials.interventions import DRUG_TYPES, PreparedIntervention, prepare_intervention
 from medlink.trials.records import Intervention, TrialRecord
 
@@ -117,6 +118,8 @@ class TrialNormalizer:
     (the same linker when one terminology holds both). ``batch_records`` records are linked together.
     ``refine`` adds to a linked condition the narrower concepts that the record's title or summary name exactly
     (on the shared records' train split, conditions F1 0.847 → 0.872 against NLM's terms; docs/trials.md).
+    ``qualifiers`` also links each condition without its staging and course qualifiers ("Stage IIIB Breast
+    Cancer" → "Breast Cancer", :mod:`medlink.trials.conditions`) and keeps the better spelling.
     """
 
     conditions: Linker
@@ -127,6 +130,7 @@ class TrialNormalizer:
     branches: FieldBranches = field(default_factory=FieldBranches)
     keywords: bool = False
     refine: bool = True
+    qualifiers: bool = True  # also link each condition without its staging qualifiers (trials/conditions.py)
 
     def __post_init__(self) -> None:
         self._scopes: dict[str, BranchScope | None] = {}
@@ -172,12 +176,18 @@ class TrialNormalizer:
         return out
 
     def _link_conditions(self, records: Sequence[TrialRecord]) -> list[list[LinkResult]]:
+        """Each condition's result: its first spelling matched exactly, else its best-scoring one (the written
+        string, then, with ``qualifiers``, the string without its staging qualifiers)."""
         mentions: list[str | Mention] = []
+        spellings = []
         for record in records:
             document = f"{record.title}. {record.brief_summary}" if self.use_document else None
-            mentions.extend(Mention(text, document=document) for text in self._condition_texts(record))
+            texts = self._condition_texts(record)
+            groups = [condition_spellings(text) if self.qualifiers else (text,) for text in texts]
+            spellings.append(groups)
+            mentions.extend(Mention(text, document=document) for group in groups for text in group)
         results = iter(self.conditions.link_many(mentions))
-        return [[next(results) for _ in self._condition_texts(record)] for record in records]
+        return [[_best_spelling([next(results) for _ in group]) for group in groups] for groups in spellings]
 
     def _refined(self, record: TrialRecord, conditions: tuple[LinkedText, ...]) -> tuple[LinkedText, ...]:
         """Each linked condition with the narrower concepts its record's title or summary names added: a trial
@@ -254,7 +264,9 @@ class TrialNormalizer:
                                      f"{field_name} nil threshold {threshold:.3f}")  # fmt: skip
         terminology = self._linker(field_name).terminology
         names = tuple(terminology.concept_preferred_name(c) for c in concepts)
-        return LinkedText(text, concepts, names, result.score, result.stage.value, reason=result.reason)
+        # another spelling decided (qualifiers dropped, a salt, another name): say which
+        reason = result.reason if result.mention == text else f"as {result.mention!r}: {result.reason}"
+        return LinkedText(text, concepts, names, result.score, result.stage.value, reason=reason)
 
 
 def record_batches(records: Iterable[TrialRecord], size: int) -> Iterator[list[TrialRecord]]:

@@ -28,6 +28,7 @@ class NormalizerSpec:
     refine: bool = True  # add narrower concepts named in the title or summary to linked conditions
     shorthand: bool = True  # the linkers' LinkerConfig.shorthand and .respell
     respell: bool = True
+    qualifiers: bool = True  # TrialNormalizer.qualifiers: conditions also linked without staging qualifiers
 
     @property
     def recipes(self) -> tuple[LinkerRecipe, ...]:
@@ -40,7 +41,8 @@ class NormalizerSpec:
             interventions = conditions
         else:
             interventions = self.interventions.build(config, progress)
-        return TrialNormalizer(conditions, interventions, self.thresholds, self.batch_records, refine=self.refine)
+        return TrialNormalizer(conditions, interventions, self.thresholds, self.batch_records, refine=self.refine,
+                               qualifiers=self.qualifiers)  # fmt: skip
 
 
 def drug_recipe_for(linker: Linker) -> LinkerRecipe | None:
