@@ -205,3 +205,7 @@ def test_index_build_link_add_and_eval(tmp_path: Path, fixtures: Path) -> None:
     result = json.loads(run("eval", "--index", str(index), "--corpus", f"tsv:{corpus}", "--namespace", "MESH",
                             "--json").stdout)  # fmt: skip
     assert result["n"] == 3 and result["acc@1"] == pytest.approx(2 / 3)
+    other = run("index", "build", "--terminology", str(terminology), "--encoder", "medlink-fast", "--reuse",
+                str(index), "-o", str(tmp_path / "other"), check=False)  # fmt: skip
+    assert other.returncode != 0 and "--reuse" in other.stderr and "cannot be reused" in other.stderr
+    assert not (tmp_path / "other").exists()

@@ -94,7 +94,11 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
     if terminology_dir:
         origin["terminology"] = str(terminology_dir.resolve())
     for folder in reuse:  # another encoder's vectors are refused here (the build verifies the files it reads)
-        VectorIndex.load(folder, verify=False).check_compatible(encoder.identity)
+        earlier = VectorIndex.load(folder, verify=False).encoder
+        if earlier.fingerprint() != encoder.identity.fingerprint():
+            raise click.BadParameter(f"{folder} was built with encoder {earlier.model} ({earlier.fingerprint()}), this "
+                                     f"build uses {encoder.identity.model} ({encoder.identity.fingerprint()}): its "
+                                     "vectors cannot be reused", param_hint="--reuse")  # fmt: skip
     build_index(entries, encoder, output_dir, terminology.fingerprint(), kind=kind, progress=True, origin=origin,
                 reuse=reuse)  # fmt: skip
     timing = read_index_manifest(output_dir)["timing"]
