@@ -333,6 +333,28 @@ def test_training_writes_both_encoders_and_resumes(tmp_path: Path, isolated_cach
         train_trial_encoders(resolve_model("minilm"), examples[:1], tmp_path / "one", config, progress=False)
 
 
+def test_training_can_keep_the_embeddings_and_lower_layers_of_the_base(tmp_path: Path, isolated_cache) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    from medlink.encoders.registry import resolve_model
+    from medlink.trials.matching.training import TrialTrainConfig, train_trial_encoders, training_trials
+
+    base = resolve_model("minilm")
+    config = TrialTrainConfig(batch_size=2, max_steps=2, max_length=32, freeze_layers=1, lr=1e-3)
+    train_trial_encoders(base, training_trials(RECORDS), tmp_path / "tm", config, progress=False)
+    def tensor(weights: dict, name: str):  # the two files may prefix names differently
+        return next(value for key, value in weights.items() if key.endswith(name)).half()
+
+    before = load_file(Path(base) / "model.safetensors")
+    for side in ("patient", "trial"):
+        after = load_file(tmp_path / "tm" / side / "model.safetensors")
+        for kept in ("embeddings.word_embeddings.weight", "encoder.layer.0.output.dense.weight"):
+            assert torch.equal(tensor(after, kept), tensor(before, kept))
+        trained = "encoder.layer.5.output.dense.weight"
+        assert not torch.equal(tensor(after, trained), tensor(before, trained))
+
+
 def test_eligibility_reranker_trains_exports_onnx_and_reranks(tmp_path: Path, isolated_cache) -> None:
     from medlink.encoders.registry import resolve_model
     from medlink.trials.matching.eligibility import EligibilityConfig, eligibility_pairs, train_eligibility_reranker

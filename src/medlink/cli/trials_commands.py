@@ -276,14 +276,17 @@ def _train(train_function, config, records: tuple[Path, ...], output_dir: Path, 
 
 @trials.command("train")
 @_training_options
+@click.option("--freeze-layers", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Keep the embeddings and this many lower layers of both encoders as in the base model.")
 def train_trials(records: tuple[Path, ...], output_dir: Path, base: str, epochs: int, batch_size: int,
-                 max_steps: int | None, time_limit: float | None, device: str, strict: bool) -> None:  # fmt: skip
+                 max_steps: int | None, time_limit: float | None, device: str, strict: bool,
+                 freeze_layers: int) -> None:  # fmt: skip
     """Train TrialMatcher's patient and trial encoders on RECORDS (inclusion criteria as eligible patients,
     exclusion criteria as ineligible ones; paper 003 eq. 1–4). Run it again after an interruption to resume."""
     from medlink.trials.matching.training import TrialTrainConfig, train_trial_encoders
 
     config = TrialTrainConfig(epochs=epochs, batch_size=batch_size, max_steps=max_steps, time_limit=time_limit,
-                              device=device)  # fmt: skip
+                              device=device, freeze_layers=freeze_layers)  # fmt: skip
     _train(train_trial_encoders, config, records, output_dir, base, strict)
 
 

@@ -55,6 +55,7 @@ class TrialTrainConfig:
     margin: float = 0.3  # of the cosine-distance triplet (distances lie in [0, 2])
     trial_to_patient_weight: float = 1.0  # λ of L_t2p
     max_length: int = 128  # tokens per text while training; criteria beyond it are cut
+    freeze_layers: int = 0  # > 0: the embeddings and this many lower layers stay as in the base model
     seed: int = 0
     max_steps: int | None = None
     checkpoint_every: int = 50
@@ -118,10 +119,12 @@ def train_trial_encoders(base: str | Path, trials: list[TrainingTrial], output: 
         PATIENT: TermEncoderModel(base, max_length=config.max_length),
         TRIAL: TermEncoderModel(base, max_length=config.max_length),
     }).to(device)  # fmt: skip
+    for encoder in encoders.values():
+        cast(TermEncoderModel, encoder).freeze(config.freeze_layers)
     loss_function = TrialMatcherLoss(config.margin, config.trial_to_patient_weight, config.seed)
     batches_per_epoch = max(1, len(trials) // config.batch_size)
     total_steps = config.max_steps or batches_per_epoch * config.epochs
-    optimizer = torch.optim.AdamW(encoders.parameters(), lr=config.lr)
+    optimizer = torch.optim.AdamW([p for p in encoders.parameters() if p.requires_grad], lr=config.lr)
     scheduler = linear_warmup_and_decay(optimizer, total_steps, config.warmup)
     state = {"config": {**asdict(config), "device": None}, "base": str(base), "trials": len(trials),
              "first": trials[0].nct_id, "last": trials[-1].nct_id}  # fmt: skip
