@@ -71,7 +71,7 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
     An interrupted build resumes from where it stopped when run again with the same arguments.
     """
     from medlink.encoders import load_encoder
-    from medlink.index import VectorIndex, build_index, mention_entries, ontology_entries
+    from medlink.index import build_index, mention_entries, ontology_entries
     from medlink.index.vector_index import read_index_manifest
     from medlink.resources import load_default_terminology
     from medlink.terminology import load_terminology
@@ -94,11 +94,12 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
     if terminology_dir:
         origin["terminology"] = str(terminology_dir.resolve())
     for folder in reuse:  # another encoder's vectors are refused here (the build verifies the files it reads)
-        earlier = VectorIndex.load(folder, verify=False).encoder
-        if earlier.fingerprint() != encoder.identity.fingerprint():
-            raise click.BadParameter(f"{folder} was built with encoder {earlier.model} ({earlier.fingerprint()}), this "
-                                     f"build uses {encoder.identity.model} ({encoder.identity.fingerprint()}): its "
-                                     "vectors cannot be reused", param_hint="--reuse")  # fmt: skip
+        earlier = read_index_manifest(folder)  # the manifest says which encoder: no need to open the index itself
+        if earlier["encoder_fingerprint"] != encoder.identity.fingerprint():
+            raise click.BadParameter(f"{folder} was built with encoder {earlier['encoder']['model']} "
+                                     f"({earlier['encoder_fingerprint']}), this build uses {encoder.identity.model} "
+                                     f"({encoder.identity.fingerprint()}): its vectors cannot be reused",
+                                     param_hint="--reuse")  # fmt: skip
     build_index(entries, encoder, output_dir, terminology.fingerprint(), kind=kind, progress=True, origin=origin,
                 reuse=reuse)  # fmt: skip
     timing = read_index_manifest(output_dir)["timing"]

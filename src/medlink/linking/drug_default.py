@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from medlink.errors import MedlinkError
-from medlink.terminology import ReadReport, Terminology, load_terminology
+from medlink.terminology import ReadReport, SourceSpec, Terminology, compile_terminology, load_terminology
 
 SUPPLEMENTARY_FORMAT = "mesh-supp-tsv"
 
@@ -63,8 +63,6 @@ def donor_terminology(name: str, progress: bool = False) -> Terminology:
     """A terminology to borrow synonyms from (:mod:`medlink.terminology.borrowing`): ``mesh`` for the embedded MeSH,
     descriptors and supplementary records; a compiled terminology folder; or a source file, ``FORMAT:PATH`` or a
     path whose format is guessed (``drugbank:drugbank_vocabulary.csv.gz``), compiled on the way."""
-    from medlink.terminology import SourceSpec, compile_terminology
-
     if name == EMBEDDED_MESH:
         return load_terminology(default_drug_terminology_path(progress))
     if Path(name).is_dir():
