@@ -205,6 +205,43 @@ def test_a_mention_text_lists_its_concepts_by_how_often_it_was_annotated_with_th
     )
 
 
+def test_a_text_annotated_with_several_concepts_at_once_claims_them_all(tmp_path: Path) -> None:
+    from medlink.evaluation.corpus import Gold
+    from medlink.index.vector_index import read_entries, write_entries
+    from medlink.linking.exact import ExactSieve
+
+    terminology = Terminology.from_concepts([make_concept("MESH:D006470", "Hemorrhage"),
+                                             make_concept("MESH:D003556", "Cystitis"),
+                                             make_concept("MESH:D002779", "Cholestasis")])  # fmt: skip
+    single = [("cystitis", ["MESH:D003556"]), ("cholestatic hepatitis", ["MESH:D002779"])]
+    several = [("Hemorrhagic cystitis", Gold.of([["MESH:D006470"], ["MESH:D003556"]]).parts),
+               ("hemorrhagic cystitis", (("MESH:D006470",), ("MESH:D003556",))),
+               ("cholestatic hepatitis", (("MESH:D002779",), ("MESH:D056486",))),  # Hepatitis is not in it
+               ("bleeding", (("MESH:D006470",), ("MESH:D006470",)))]  # one concept twice: not several  # fmt: skip
+    entries = {entry.key: entry for entry in mention_entries(single, terminology, several=several)}
+    assert entries["hemorrhagic cystitis"].several
+    assert set(entries["hemorrhagic cystitis"].concepts) == {"MESH:D006470", "MESH:D003556"}
+    assert not entries["cholestatic hepatitis"].several and "bleeding" not in entries
+    outvoted = mention_entries([("hemorrhagic cystitis", ["MESH:D003556"])] * 3, terminology, several=several)
+    assert [(e.concepts, e.several) for e in outvoted] == [(("MESH:D003556",), False)]  # three single, two several
+    write_entries({"D": list(entries.values())}, tmp_path / "entries.parquet")
+    read = {entry.key: entry for entry in read_entries(tmp_path / "entries.parquet")["D"]}
+    assert read == entries  # the flag survives the round trip
+    result = ExactSieve(terminology, read.values()).link("Hemorrhagic cystitis", "hemorrhagic cystitis")
+    assert result is not None and result.several and not result.ambiguous and len(result.concepts) == 2
+
+
+def test_an_index_written_before_the_several_flag_reads_as_single_concept(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from medlink.index.vector_index import read_entries
+
+    pq.write_table(pa.table({"key": ["mi"], "text": ["MI"], "concepts": [["MESH:D009203"]], "source": ["D"],
+                             "added": [False]}), tmp_path / "entries.parquet")  # fmt: skip
+    assert not read_entries(tmp_path / "entries.parquet")["D"][0].several
+
+
 def test_an_index_rebound_to_a_larger_terminology_reuses_its_vectors(built, terminology, encoder, tmp_path) -> None:
     from medlink.errors import MedlinkError
     from medlink.index.build import rebind_index

@@ -4,6 +4,7 @@ weights, fusion in the linker, refusals and resuming."""
 from __future__ import annotations
 
 import json
+import pickle
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,10 +32,13 @@ from medlink.training.kar_network import load_network
 from medlink.training.reranker_fit import (
     RerankerFitConfig,
     _train,
+    finish_reranker,
     fit_reranker,
     fit_zero_shot,
+    mine_examples,
     ranking_examples,
     synonym_pairs,
+    train_network,
 )
 
 ENTRY = NameKind.ENTRY_TERM
@@ -198,6 +202,25 @@ def test_training_resumes_from_its_epoch_checkpoint(terminology: Terminology, in
     again = load_network(resolve_model("minilm"), keywords=False)  # a fresh process after an interruption
     _train(again, PairEncoder(tokenizer, None), examples, config, tmp_path / "out", progress=False)
     assert all(torch.equal(trained[k], v) for k, v in again.state_dict().items())  # restored, not retrained
+
+
+def test_mined_examples_travel_and_train_with_frozen_embeddings(terminology: Terminology, index, encoder,
+                                                                tmp_path: Path) -> None:  # fmt: skip
+    """The staged path a GPU machine without FAISS uses (scripts/gpu_reranker.py): mine here, pickle, train there
+    with the token table frozen, finish here."""
+    config = RerankerFitConfig(top_k=4, epochs=1, held_out=0.35, quantize="none", freeze_embeddings=True)
+    extra = [("renal cancer", ["MESH:D007680"]), ("cancer of the kidney", ["MESH:D007680"])]
+    mined = pickle.loads(pickle.dumps(mine_examples(terminology, index, encoder, pairs(), config, extra)))
+    held = {terminology.normalizer(e.mention) for e in mined.held}
+    assert not held & {terminology.normalizer(e.mention) for e in mined.train}  # extra pairs never leak a held one
+    assert any(e.mention == "cancer of the kidney" for e in mined.train)
+    network = train_network(resolve_model("minilm"), mined, config, tmp_path / "rr")
+    base = load_network(resolve_model("minilm"), keywords=True)
+    assert torch.equal(network.encoder.get_input_embeddings().weight, base.encoder.get_input_embeddings().weight)
+    assert not torch.equal(network.encoder.encoder.layer[0].attention.self.query.weight,
+                           base.encoder.encoder.layer[0].attention.self.query.weight)  # fmt: skip
+    card = finish_reranker(network, resolve_model("minilm"), mined, config, tmp_path / "rr")
+    assert card.terminology == terminology.fingerprint() and (tmp_path / "rr" / "model.onnx").exists()
 
 
 def test_too_few_mentions_is_an_error(terminology: Terminology, index, encoder, tmp_path: Path) -> None:

@@ -132,7 +132,8 @@ def system_linker(system: SystemSpec, prepared: Prepared, encoder: Encoder | Non
                           split_composites=system.composites)  # fmt: skip
     if encoder is None:
         entries = ontology_entries(terminology)
-        extra = mention_entries(prepared.train.labelled_pairs(), terminology) if mentions else []  # type: ignore[union-attr]
+        train = prepared.train if mentions else None
+        extra = mention_entries(train.labelled_pairs(), terminology, several=train.several_pairs()) if train else []
         sieves = parse_sieves(system.sieves, terminology, None, None, entries=[*entries, *extra])
         return Linker(terminology, sieves, config)
     folder = dataset_index(prepared, encoder, system.encoder or "", mentions, work, log)
@@ -155,7 +156,9 @@ def dataset_index(prepared: Prepared, encoder: Encoder, encoder_name: str, menti
                     reuse=[folder for folder in earlier if is_current_index(folder)])  # fmt: skip
     if not mentions:
         return names
-    entries = mention_entries(prepared.train.labelled_pairs(), terminology)  # type: ignore[union-attr]
+    train = prepared.train
+    assert train is not None  # mentions are asked for only where the dataset has training mentions
+    entries = mention_entries(train.labelled_pairs(), terminology, several=train.several_pairs())
     return index_with_mentions(names, entries, encoder, work / "indexes" / f"{stem}-OD-{entries_digest(entries)}")
 
 

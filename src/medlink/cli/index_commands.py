@@ -89,7 +89,7 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
         from medlink.evaluation.corpus_formats import load_corpus
 
         train = load_corpus(train_spec, entity_type)
-        entries += mention_entries(train.labelled_pairs(), terminology)
+        entries += mention_entries(train.labelled_pairs(), terminology, several=train.several_pairs())
     origin = {"encoder": encoder_name, "backend": backend}
     if terminology_dir:
         origin["terminology"] = str(terminology_dir.resolve())

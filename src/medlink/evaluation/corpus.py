@@ -91,6 +91,11 @@ class Corpus:
         (composite and nil mentions have no single concept to point at)."""
         return [(m.text, m.gold.parts[0]) for m in self.mentions if len(m.gold.parts) == 1]
 
+    def several_pairs(self) -> list[tuple[str, tuple[tuple[str, ...], ...]]]:
+        """``(text, parts)`` of every mention annotated with several concepts: the D-search memory of texts that
+        name them all at once (:func:`medlink.index.mention_entries`)."""
+        return [(m.text, m.gold.parts) for m in self.mentions if len(m.gold.parts) > 1]
+
     def counted_pairs(self) -> list[tuple[str, tuple[str, ...], int]]:
         """``(text, acceptable ids of the first part, number of parts)`` of every mention that is not nil: what the
         concept-count head learns from (a composite mention names as many concepts as it has parts)."""

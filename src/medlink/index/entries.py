@@ -7,7 +7,8 @@ deterministic order, so a dense match on a shared name reports all of them just 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from medlink.terminology import Terminology
@@ -26,6 +27,7 @@ class IndexEntry:
     concepts: tuple[str, ...]
     source: str
     added: bool = False  # added after the build (``medlink index add``), not from the terminology
+    several: bool = False  # an annotated mention naming all its concepts at once, not alternatives (see below)
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
@@ -44,24 +46,50 @@ def ontology_entries(terminology: Terminology) -> list[IndexEntry]:
 
 
 def mention_entries(
-    pairs: Iterable[tuple[str, Iterable[str]]], terminology: Terminology, source: str = MENTIONS
-) -> list[IndexEntry]:
+    pairs: Iterable[tuple[str, Iterable[str]]], terminology: Terminology, source: str = MENTIONS,
+    several: Iterable[tuple[str, Sequence[Sequence[str]]]] = (),
+) -> list[IndexEntry]:  # fmt: skip
     """Entries for ``(text, concept ids)`` pairs: annotated mentions (source D) or added synonyms (source O).
 
     Ids are resolved through the terminology; texts whose concepts it does not know are skipped (they could
-    never be returned). A text annotated with several concepts keeps them all, the most frequent first."""
+    never be returned). A text annotated with several concepts keeps them all, the most frequent first.
+
+    ``several`` are mentions annotated with several concepts at once, ``(text, parts)`` with the acceptable ids
+    of each part: BC5CDR gives "hemorrhagic cystitis" Hemorrhage *and* Cystitis, as MeSH has no concept for it.
+    A text annotated so more often than with one concept becomes one entry claiming them all (``several``), so
+    the exact sieve answers the same text with the same set (Liang et al. 2021: mentions of several concepts)."""
     votes: dict[str, dict[str, int]] = {}  # key -> concept -> how many mentions say so, in first-seen order
     text_of: dict[str, str] = {}
+    mentions_of: Counter[str] = Counter()
     for text, ids in pairs:
         key = terminology.normalizer(text)
         resolved = [r for r in (terminology.resolve(i) for i in ids) if r is not None]
         if not key or not resolved:
             continue
         text_of.setdefault(key, text)
+        mentions_of[key] += 1
         counts = votes.setdefault(key, {})
         for concept in dict.fromkeys(resolved):
             counts[concept] = counts.get(concept, 0) + 1
+    sets = _several_concept_sets(several, terminology)
+    claimed = {key: (text, concepts) for key, (text, concepts, count) in sets.items() if count > mentions_of[key]}
     # The concept most mentions of a text were annotated with comes first (a stray annotation of "hemochromatosis"
     # as T-cell lymphoma must not outrank twenty correct ones); ties keep first-seen order.
-    return [IndexEntry(key, text_of[key], tuple(sorted(counts, key=lambda c: -counts[c])), source)
-            for key, counts in votes.items()]  # fmt: skip
+    single = [IndexEntry(key, text_of[key], tuple(sorted(counts, key=lambda c: -counts[c])), source)
+              for key, counts in votes.items() if key not in claimed]  # fmt: skip
+    return single + [IndexEntry(key, text, concepts, source, several=True) for key, (text, concepts) in claimed.items()]
+
+
+def _several_concept_sets(annotations: Iterable[tuple[str, Sequence[Sequence[str]]]],
+                          terminology: Terminology) -> dict[str, tuple[str, tuple[str, ...], int]]:  # fmt: skip
+    """Per normalized text, its most frequent set of concepts and how many mentions gave it. A mention counts
+    only when every part resolves and at least two distinct concepts remain (a part the terminology lacks would
+    make the set wrong)."""
+    found: dict[str, tuple[str, Counter[tuple[str, ...]]]] = {}
+    for text, parts in annotations:
+        key = terminology.normalizer(text)
+        concepts = [next((r for r in (terminology.resolve(i) for i in part) if r), None) for part in parts]
+        distinct = tuple(dict.fromkeys(c for c in concepts if c))
+        if key and None not in concepts and len(distinct) > 1:
+            found.setdefault(key, (text, Counter()))[1][distinct] += 1
+    return {key: (text, *counts.most_common(1)[0]) for key, (text, counts) in found.items()}

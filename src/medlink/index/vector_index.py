@@ -2,7 +2,8 @@
 
 ``INDEX/manifest.json``    format and version, medlink version, encoder identity, terminology fingerprint, kind and
                            parameters per source, counts, checksum of every file
-``INDEX/entries.parquet``  one row per encoded text: key, text, concepts, source (O or D), added (by ``index add``)
+``INDEX/entries.parquet``  one row per encoded text: key, text, concepts, source (O or D), added (by ``index add``),
+                           several (a training mention claiming all its concepts)
 ``INDEX/O.faiss``, ``D.faiss``  one FAISS index per source, rows in entry order within the source
 
 An index refuses to load when its files do not match their checksums, and refuses to be searched with another
@@ -182,6 +183,7 @@ class EntryTable(Sequence[IndexEntry]):
         self.source = source
         self._key, self._text = table.column("key"), table.column("text")
         self._concepts, self._added = table.column("concepts"), table.column("added")
+        self._several = table.column("several")
 
     def __len__(self) -> int:
         return self.table.num_rows
@@ -191,7 +193,7 @@ class EntryTable(Sequence[IndexEntry]):
             raise IndexError(row)
         row %= len(self)
         return IndexEntry(self._key[row].as_py(), self._text[row].as_py(), tuple(self._concepts[row].as_py()),
-                          self.source, bool(self._added[row].as_py()))  # fmt: skip
+                          self.source, bool(self._added[row].as_py()), bool(self._several[row].as_py()))  # fmt: skip
 
     def __iter__(self) -> Iterator[IndexEntry]:
         return self._records(self.table)
@@ -202,8 +204,10 @@ class EntryTable(Sequence[IndexEntry]):
         return list(self._records(self.table.take(list(rows)))) if rows else []
 
     def _records(self, table: Any) -> Iterator[IndexEntry]:
-        columns = zip(*(table.column(name).to_pylist() for name in ("key", "text", "concepts", "added")), strict=True)
-        return (IndexEntry(key, text, tuple(concepts), self.source, added) for key, text, concepts, added in columns)
+        names = ("key", "text", "concepts", "added", "several")
+        columns = zip(*(table.column(name).to_pylist() for name in names), strict=True)
+        return (IndexEntry(key, text, tuple(concepts), self.source, added, several)
+                for key, text, concepts, added, several in columns)  # fmt: skip
 
     def added(self) -> list[IndexEntry]:
         """Entries added after the build (synonyms from ``medlink index add``)."""
@@ -217,10 +221,11 @@ def read_entries(path: Path) -> dict[str, EntryTable]:
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
-    if "added" not in table.column_names:
-        import pyarrow as pa
+    for flag in ("added", "several"):  # columns later versions added; an older index has neither flag set
+        if flag not in table.column_names:
+            import pyarrow as pa
 
-        table = table.append_column("added", pa.array([False] * table.num_rows))
+            table = table.append_column(flag, pa.array([False] * table.num_rows))
     sources = table.column("source")
     return {source: EntryTable(table.filter(pc.equal(sources, source)), source)
             for source in SOURCES if source in set(sources.unique().to_pylist())}  # fmt: skip
@@ -235,5 +240,6 @@ def write_entries(entries: Mapping[str, Sequence[IndexEntry]], path: Path) -> No
         "key": [e.key for e in rows], "text": [e.text for e in rows],
         "concepts": pa.array([list(e.concepts) for e in rows], pa.list_(pa.string())),
         "source": [e.source for e in rows], "added": pa.array([e.added for e in rows], pa.bool_()),
+        "several": pa.array([e.several for e in rows], pa.bool_()),
     })  # fmt: skip
     pq.write_table(table, path, compression="zstd")

@@ -149,9 +149,13 @@ class DenseSieve:
 
 
 def candidates_from_hits(hits: Iterable[tuple[IndexEntry, float]]) -> list[Candidate]:
-    """One candidate per concept, best first; an entry naming several concepts yields all of them."""
+    """One candidate per concept, best first; an entry naming several concepts yields all of them. A training
+    mention that claims several concepts at once answers only its own text (the exact sieve): as a neighbour of
+    another text, its set would be read as alternatives, the first winning."""
     seen: dict[str, Candidate] = {}
     for entry, score in hits:
+        if entry.several:
+            continue
         for concept in entry.concepts:
             seen.setdefault(concept, Candidate(concept, entry.text, score))
     return list(seen.values())

@@ -54,7 +54,9 @@ class ExactSieve:
             mention=mention, concepts=entry.concepts, stage=self.stage, score=EXACT_SCORE, matched_name=entry.text,
             preferred_names=tuple(self.terminology.concept_preferred_name(c) for c in entry.concepts),
             candidates=tuple(Candidate(c, entry.text, EXACT_SCORE) for c in entry.concepts),
-            strategy=strategy, reason=f"normalized text equals {what} {entry.text!r}",
+            strategy=strategy, several=entry.several,
+            reason=f"normalized text equals {what} {entry.text!r}" + (", annotated with all of these concepts"
+                                                                      if entry.several else ""),
         )  # fmt: skip
 
 

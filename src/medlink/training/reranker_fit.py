@@ -23,6 +23,7 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -32,7 +33,7 @@ from medlink.encoders.base import Encoder
 from medlink.folders import staged_folder
 from medlink.index import MENTIONS, ONTOLOGY, VectorIndex
 from medlink.linking.dense import candidates_from_hits
-from medlink.linking.keywords import derive_lexicon, lexicon_source
+from medlink.linking.keywords import KeywordLexicon, derive_lexicon, lexicon_source
 from medlink.linking.rerank import CARD_FILE, KEYWORDS_FILE, Reranker, RerankerCard, fuse, is_close, pair_batches
 from medlink.linking.rerank_inputs import PairEncoder
 from medlink.linking.results import Candidate
@@ -51,8 +52,8 @@ class RerankerFitConfig:
     and of the new head; keywords: the keywords attentive ranker, else a plain cross-encoder; held_out: share of
     the distinct mentions kept out of training to fit the fusion; synonyms: terminology names added to the
     training mentions as further examples (:func:`synonym_pairs`, never held out); quantize: ``int8`` or ``none``
-    for the export; device: ``auto`` (a GPU when torch sees one), ``cpu`` or ``cuda``. Defaults chosen on
-    NCBI-disease train."""
+    for the export; device: ``auto`` (a GPU when torch sees one), ``cpu`` or ``cuda``; freeze_embeddings: the
+    token embeddings stay as in the base model. Defaults chosen on NCBI-disease train."""
 
     top_k: int = 10
     epochs: int = 3
@@ -66,6 +67,7 @@ class RerankerFitConfig:
     quantize: str = "int8"
     seed: int = 13
     device: str = "auto"
+    freeze_embeddings: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,8 +116,33 @@ def synonym_pairs(terminology: Terminology, count: int, seed: int) -> list[tuple
 def fit_reranker(terminology: Terminology, index: VectorIndex, encoder: Encoder, base_model: str | Path,
                  pairs: Sequence[tuple[str, Sequence[str]]], output: Path, config: RerankerFitConfig | None = None,
                  progress: bool = True) -> RerankerCard:  # fmt: skip
-    """Train, fit the fusion, export to ``output``; returns the card written there."""
+    """Train, fit the fusion, export to ``output``; returns the card written there. The three stages are public
+    so that training can run where the index cannot (a GPU machine without FAISS): :func:`mine_examples` with
+    the index, :func:`train_network` anywhere, :func:`finish_reranker` with the trained network."""
     config = config or RerankerFitConfig()
+    mined = mine_examples(terminology, index, encoder, pairs, config)
+    network = train_network(base_model, mined, config, output, progress)
+    return finish_reranker(network, base_model, mined, config, output)
+
+
+@dataclass(frozen=True)
+class MinedExamples:
+    """What training needs from the index and the terminology: training and held-out examples, the keyword
+    lexicon (None for a plain cross-encoder) and the fingerprints the card records. Picklable, so that mining
+    and training can run on different machines."""
+
+    train: list[RankingExample]
+    held: list[RankingExample]
+    lexicon: KeywordLexicon | None
+    terminology: str
+    retriever: str
+
+
+def mine_examples(terminology: Terminology, index: VectorIndex, encoder: Encoder,
+                  pairs: Sequence[tuple[str, Sequence[str]]], config: RerankerFitConfig,
+                  extra: Sequence[tuple[str, Sequence[str]]] = ()) -> MinedExamples:  # fmt: skip
+    """The retriever pools of ``pairs`` split into training and held-out examples; ``extra`` pairs (another
+    corpus's mentions) and ``config.synonyms`` names only ever train."""
     seed_everything(config.seed)
     examples = ranking_examples(terminology, index, encoder, pairs, 2 * config.top_k)
     if len(examples) < 10:
@@ -124,38 +151,74 @@ def fit_reranker(terminology: Terminology, index: VectorIndex, encoder: Encoder,
     shuffled = random.Random(config.seed).sample(examples, len(examples))
     cut = round(len(shuffled) * config.held_out)
     held, train = shuffled[:cut], shuffled[cut:]
+    held_keys = {terminology.normalizer(e.mention) for e in held}
+    more = list(extra)
     if config.synonyms:
-        train += ranking_examples(terminology, index, encoder, synonym_pairs(terminology, config.synonyms, config.seed),
-                                  2 * config.top_k)  # fmt: skip
+        more += synonym_pairs(terminology, config.synonyms, config.seed)
+    if more:  # a held-out mention never trains, whatever source brings it
+        train += [e for e in ranking_examples(terminology, index, encoder, more, 2 * config.top_k)
+                  if terminology.normalizer(e.mention) not in held_keys]  # fmt: skip
     lexicon = derive_lexicon(lexicon_source(terminology)) if config.keywords else None
+    return MinedExamples(train, held, lexicon, terminology.fingerprint(), encoder.identity.fingerprint())
+
+
+def _tokenizers(base_model: str | Path, lexicon: KeywordLexicon | None,
+                config: RerankerFitConfig) -> tuple[Any, PairEncoder]:  # fmt: skip
     from tokenizers import Tokenizer
     from transformers import AutoTokenizer
 
     hf_tokenizer = AutoTokenizer.from_pretrained(str(base_model))
     pair_encoder = PairEncoder(Tokenizer.from_str(hf_tokenizer.backend_tokenizer.to_str()), lexicon, config.max_length)
+    return hf_tokenizer, pair_encoder
+
+
+def train_network(base_model: str | Path, mined: MinedExamples, config: RerankerFitConfig, output: Path,
+                  progress: bool = True) -> KarNetwork:  # fmt: skip
+    """The ranker trained on ``mined.train`` (checkpoints in a work folder beside ``output``; resumable)."""
+    seed_everything(config.seed)
+    _, pair_encoder = _tokenizers(base_model, mined.lexicon, config)
     network = load_network(base_model, config.keywords).to(resolve_device(config.device))
-    _train(network, pair_encoder, train, config, output, progress)
+    if config.freeze_embeddings:  # the token table is half the model: frozen, a GPU run sends back only the rest
+        embeddings: torch.nn.Module = network.encoder.get_input_embeddings()  # type: ignore[operator]
+        embeddings.requires_grad_(False)
+    _train(network, pair_encoder, mined.train, config, output, progress)
+    return network.eval()
+
+
+def finish_reranker(network: KarNetwork, base_model: str | Path, mined: MinedExamples, config: RerankerFitConfig,
+                    output: Path) -> RerankerCard:  # fmt: skip
+    """Fit the fusion weight and margin on the held-out examples, export, check the export; the card."""
+    hf_tokenizer, pair_encoder = _tokenizers(base_model, mined.lexicon, config)
     network.eval()
-    judged = [e for e in held if not e.exact and e.pool]
+    judged = [e for e in mined.held if not e.exact and e.pool]
     weight, margin, held_report = _fit_fusion(judged, _logits(network, pair_encoder, judged, config), config)
-    card = RerankerCard(config.keywords, weight, margin, config.top_k, config.max_length, terminology.fingerprint(),
-                        encoder.identity.fingerprint(), str(base_model), {
-                            "training_mentions": len(train), "held_out_mentions": len(held),
+    card = RerankerCard(config.keywords, weight, margin, config.top_k, config.max_length, mined.terminology,
+                        mined.retriever, str(base_model), {
+                            "training_mentions": len(mined.train), "held_out_mentions": len(mined.held),
                             "held_out_judged": len(judged), "config": asdict(config), **held_report})  # fmt: skip
     network.to("cpu")  # exported from the CPU whatever it trained on
     with staged_folder(output, CARD_FILE, "a reranker") as staging:
         sample = {name: torch.from_numpy(value) for name, value in
                   pair_encoder.encode(["heart attack"] * 2, ["myocardial infarction", "angina"]).feed().items()}
         export_network(network, staging, sample, config.quantize, hf_tokenizer)
-        if lexicon is not None:
-            lexicon.save(staging / KEYWORDS_FILE)
-        exported = Reranker(staging, card, lexicon)
+        if mined.lexicon is not None:
+            mined.lexicon.save(staging / KEYWORDS_FILE)
+        exported = Reranker(staging, card, mined.lexicon)
         logits = exported.logits(*_pairs_of(judged, config.top_k))
         exported_accuracy = _accuracy(judged, logits, weight, margin, config.top_k)
         card = replace(card, report={**card.report, "held_out_acc@1_exported": exported_accuracy})
         (staging / CARD_FILE).write_text(json.dumps(card.to_json(), indent=2) + "\n")
     shutil.rmtree(_workdir(output), ignore_errors=True)
     return card
+
+
+def held_out_report(network: KarNetwork, base_model: str | Path, mined: MinedExamples,
+                    config: RerankerFitConfig) -> dict[str, object]:  # fmt: skip
+    """The held-out accuracies of :func:`finish_reranker` without exporting (to compare training runs)."""
+    _, pair_encoder = _tokenizers(base_model, mined.lexicon, config)
+    judged = [e for e in mined.held if not e.exact and e.pool]
+    weight, margin, report = _fit_fusion(judged, _logits(network.eval(), pair_encoder, judged, config), config)
+    return {"fusion_weight": weight, "margin": margin, "held_out_judged": len(judged), **report}
 
 
 def _workdir(output: Path) -> Path:
