@@ -111,19 +111,22 @@ def linker_options(function):
 
 def make_linker(choice: LinkerChoice, progress: bool = True,
                 training_mentions: Sequence[tuple[str, Sequence[str]]] = (),
-                branches: tuple[str, ...] = ()) -> Linker:  # fmt: skip
+                branches: tuple[str, ...] = (),
+                several_mentions: Sequence[tuple[str, Sequence[Sequence[str]]]] = ()) -> Linker:  # fmt: skip
     """The linker the options describe; explicit settings override what an index was calibrated with.
     ``branches`` apply when ``--branches`` is not given (``medlink link --entity-type``).
 
     ``training_mentions`` (text, concept ids) join the search as source D: the exact sieve matches them, and the
-    dense sieves search an index that holds them (a cached copy with only the mentions encoded)."""
+    dense sieves search an index that holds them (a cached copy with only the mentions encoded);
+    ``several_mentions`` (text, parts) are those annotated with several concepts at once
+    (:func:`medlink.index.mention_entries`)."""
     if choice.ranker_dir is not None and training_mentions:
         raise click.UsageError("a ranker remembers the training mentions it was fitted on: drop --train")
     if choice.shorthand and choice.shorthand_file is not None:
         from medlink.linking.shorthand import shorthand_lexicon
 
         shorthand_lexicon(choice.shorthand_file)  # a malformed file is refused before anything is linked
-    linker = _base_linker(choice, progress, training_mentions)
+    linker = _base_linker(choice, progress, training_mentions, several_mentions)
     config = linker.config
     return linker.with_config(replace(
         config,
@@ -147,8 +150,8 @@ def _number_margin(choice: LinkerChoice, configured: float | None) -> float | No
     return choice.number_margin if choice.number_margin is not None else configured
 
 
-def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequence[tuple[str, Sequence[str]]]
-                 ) -> Linker:  # fmt: skip
+def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequence[tuple[str, Sequence[str]]],
+                 several_mentions: Sequence[tuple[str, Sequence[Sequence[str]]]]) -> Linker:  # fmt: skip
     from medlink.linking.pipeline import DEFAULT_SIEVES, default_index, open_index_linker, with_training_mentions
     from medlink.linking.recipe import LinkerRecipe
 
@@ -160,19 +163,20 @@ def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequen
     if not training_mentions:
         return recipe.build(progress=progress)
     if choice.exact_only:
-        return _exact_linker(choice.terminology_dir, training_mentions)
+        return _exact_linker(choice.terminology_dir, training_mentions, several_mentions)
     folder = with_training_mentions(choice.index_dir or default_index(progress), training_mentions,
-                                    choice.terminology_dir)  # fmt: skip
+                                    choice.terminology_dir, several_mentions)  # fmt: skip
     return open_index_linker(folder, choice.terminology_dir, choice.sieves or DEFAULT_SIEVES,
                              ef_search=choice.ef_search, reranker_dir=choice.reranker_dir)  # fmt: skip
 
 
-def _exact_linker(terminology_dir: Path | None, training_mentions: Sequence[tuple[str, Sequence[str]]]) -> Linker:
+def _exact_linker(terminology_dir: Path | None, training_mentions: Sequence[tuple[str, Sequence[str]]],
+                  several_mentions: Sequence[tuple[str, Sequence[Sequence[str]]]]) -> Linker:  # fmt: skip
     from medlink.index import mention_entries
     from medlink.linking.pipeline import parse_sieves
     from medlink.resources import load_default_terminology
     from medlink.terminology import load_terminology
 
     terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
-    entries = mention_entries(training_mentions, terminology)
+    entries = mention_entries(training_mentions, terminology, several=several_mentions)
     return Linker(terminology, parse_sieves("exact", terminology, None, None, entries=entries))

@@ -246,7 +246,8 @@ def _apply_shipped_calibration(folder: Path, terminology: Terminology, encoder: 
 
 
 def with_training_mentions(index_dir: Path, pairs: Sequence[tuple[str, Sequence[str]]],
-                           terminology_dir: Path | str | None = None) -> Path:  # fmt: skip
+                           terminology_dir: Path | str | None = None,
+                           several: Sequence[tuple[str, Sequence[Sequence[str]]]] = ()) -> Path:  # fmt: skip
     """An index that also holds these annotated mentions (source D): ``index_dir`` itself when it already has
     training mentions, else a cached copy with only the mentions encoded (see :mod:`medlink.index.with_mentions`)."""
     from medlink.folders import cache_root
@@ -255,6 +256,6 @@ def with_training_mentions(index_dir: Path, pairs: Sequence[tuple[str, Sequence[
     index = VectorIndex.load(index_dir)
     if index.count(MENTIONS):
         return Path(index_dir)
-    entries = mention_entries(pairs, terminology_of(index, terminology_dir))
+    entries = mention_entries(pairs, terminology_of(index, terminology_dir), several=several)
     target = with_mentions_path(Path(index_dir), entries, cache_root() / "indexes")
     return index_with_mentions(Path(index_dir), entries, encoder_of(index), target)
