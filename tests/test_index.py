@@ -231,6 +231,19 @@ def test_a_text_annotated_with_several_concepts_at_once_claims_them_all(tmp_path
     assert result is not None and result.several and not result.ambiguous and len(result.concepts) == 2
 
 
+def test_a_copy_with_training_mentions_keeps_the_several_flag(built, terminology, encoder, tmp_path) -> None:
+    """The copy an evaluation or benchmark with training mentions uses (index_with_mentions)."""
+    from medlink.index import index_with_mentions
+    from medlink.index.with_mentions import entries_digest
+
+    concepts = ("MESH:D009203", "MESH:D006973")
+    several = mention_entries([], terminology, several=[("two at once", tuple((c,) for c in concepts))])
+    single = mention_entries([("two at once", concepts[:1])], terminology)
+    assert entries_digest(several) != entries_digest(single)  # a cached copy of one is never taken for the other
+    copy = VectorIndex.load(index_with_mentions(built, several, encoder, tmp_path / "with"))
+    assert [(e.concepts, e.several) for e in copy.entries["D"]] == [(concepts, True)]
+
+
 def test_an_index_written_before_the_several_flag_reads_as_single_concept(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -23,7 +23,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -233,10 +233,10 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
             old = entries[entry.source][found]
             concepts = tuple(dict.fromkeys([*old.concepts, *entry.concepts]))
             if concepts != old.concepts:
-                entries[entry.source][found] = IndexEntry(old.key, old.text, concepts, old.source, old.added)
+                entries[entry.source][found] = replace(old, concepts=concepts)
                 merged += 1
             continue
-        entry = IndexEntry(entry.key, entry.text, entry.concepts, entry.source, added=True)
+        entry = replace(entry, added=True)
         position[(entry.source, entry.key)] = len(entries.setdefault(entry.source, []))
         entries[entry.source].append(entry)
         to_encode.append(entry)

@@ -20,8 +20,8 @@ from medlink.index.vector_index import MANIFEST
 
 
 def entries_digest(entries: Sequence[IndexEntry]) -> str:
-    """A short digest of what the entries say (text key and concepts), in their order."""
-    text = "\n".join(f"{e.key}\t{'|'.join(e.concepts)}" for e in entries)
+    """A short digest of what the entries say (text key, concepts, whether it claims them all), in their order."""
+    text = "\n".join(f"{e.key}\t{'|'.join(e.concepts)}" + ("\tseveral" if e.several else "") for e in entries)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
