@@ -30,7 +30,9 @@ from medlink.terminology import Terminology, save_terminology
 from medlink.terminology.records import Name, NameKind, make_concept
 from medlink.training.kar_network import load_network
 from medlink.training.reranker_fit import (
+    RankingExample,
     RerankerFitConfig,
+    _fit_fusion,
     _train,
     finish_reranker,
     fit_reranker,
@@ -221,6 +223,24 @@ def test_mined_examples_travel_and_train_with_frozen_embeddings(terminology: Ter
                            base.encoder.encoder.layer[0].attention.self.query.weight)  # fmt: skip
     card = finish_reranker(network, resolve_model("minilm"), mined, config, tmp_path / "rr")
     assert card.terminology == terminology.fingerprint() and (tmp_path / "rr" / "model.onnx").exists()
+
+
+def test_the_ranker_gets_a_say_only_for_a_significant_held_out_gain() -> None:
+    def examples(ranker_right: int, retriever_right: int) -> tuple[list[RankingExample], np.ndarray]:
+        """Close two-candidate decisions: the ranker alone right on the first kind, the retriever on the second."""
+        chosen, logits = [], []
+        for n in range(ranker_right + retriever_right):
+            pool = (Candidate("A", "a", 0.80), Candidate("B", "b", 0.79))
+            chosen.append(RankingExample(f"m{n}", frozenset({"B" if n < ranker_right else "A"}), pool, False))
+            logits += [-4.0, 4.0] if n < ranker_right else [4.0, -4.0]
+        return chosen, np.array(logits, dtype=np.float32)
+
+    config = RerankerFitConfig(top_k=2)
+    weight, margin, report = _fit_fusion(*examples(20, 2), config)  # 20 won, none lost: p < 0.001
+    assert weight < 1.0 and margin > 0 and report["held_out_acc@1_fused"] > report["held_out_acc@1_retriever"]
+    weight, margin, report = _fit_fusion(*examples(4, 2), config)  # 4 won: p = 0.125, below notice
+    assert (weight, margin) == (1.0, 0.0) and report["held_out_acc@1_fused"] == report["held_out_acc@1_retriever"]
+    assert report["held_out_gain"] == {"only_fused_right": 4, "only_retriever_right": 0, "p_value": 0.125}
 
 
 def test_too_few_mentions_is_an_error(terminology: Terminology, index, encoder, tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ import torch
 from tqdm import tqdm
 
 from medlink.encoders.base import Encoder
+from medlink.evaluation.significance import mcnemar
 from medlink.folders import staged_folder
 from medlink.index import MENTIONS, ONTOLOGY, VectorIndex
 from medlink.linking.dense import candidates_from_hits
@@ -53,7 +54,9 @@ class RerankerFitConfig:
     the distinct mentions kept out of training to fit the fusion; synonyms: terminology names added to the
     training mentions as further examples (:func:`synonym_pairs`, never held out); quantize: ``int8`` or ``none``
     for the export; device: ``auto`` (a GPU when torch sees one), ``cpu`` or ``cuda``; freeze_embeddings: the
-    token embeddings stay as in the base model. Defaults chosen on NCBI-disease train."""
+    token embeddings stay as in the base model; significance: the McNemar p-value below which the held-out gain
+    of the fused ranking over the retriever counts (else the ranker is never consulted). Defaults chosen on
+    NCBI-disease train."""
 
     top_k: int = 10
     epochs: int = 3
@@ -68,6 +71,7 @@ class RerankerFitConfig:
     seed: int = 13
     device: str = "auto"
     freeze_embeddings: bool = False
+    significance: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -333,7 +337,14 @@ def _logits(network: KarNetwork, pairs: PairEncoder, examples: Sequence[RankingE
 def _accuracy(examples: Sequence[RankingExample], logits: np.ndarray, weight: float, margin: float,
               top_k: int) -> float:  # fmt: skip
     """Acc@1 over ``examples`` when decisions closer than ``margin`` are reranked with fusion ``weight``."""
-    right, start = 0, 0
+    right = _correct(examples, logits, weight, margin, top_k)
+    return round(sum(right) / max(1, len(examples)), 4)
+
+
+def _correct(examples: Sequence[RankingExample], logits: np.ndarray, weight: float, margin: float,
+             top_k: int) -> list[bool]:  # fmt: skip
+    """Per example, whether its fused decision is right."""
+    right, start = [], 0
     for example in examples:
         pool = example.pool[:top_k]
         scores = logits[start : start + len(pool)]
@@ -342,21 +353,31 @@ def _accuracy(examples: Sequence[RankingExample], logits: np.ndarray, weight: fl
         if is_close(pool, margin):
             fused = fuse(np.array([c.score for c in pool], dtype=np.float32), scores, weight)
             best = pool[int(np.argmax(fused))]
-        right += best.concept_id in example.gold
-    return round(right / max(1, len(examples)), 4)
+        right.append(best.concept_id in example.gold)
+    return right
 
 
 def _fit_fusion(examples: Sequence[RankingExample], logits: np.ndarray,
                 config: RerankerFitConfig) -> tuple[float, float, dict[str, object]]:  # fmt: skip
     """The fusion weight with the best held-out Acc@1 (ties: more weight on the retriever), then the smallest
-    margin that keeps it."""
+    margin that keeps it. The ranker gets a say only when its held-out gain over the retriever is significant
+    (McNemar, p < ``config.significance``): a few hundred held-out mentions choose among 21 weights, and a gain
+    of a few mentions there did not carry to dev (docs/reranking.md); otherwise the margin is 0 and the linker
+    never consults the ranker."""
     everything = MARGINS[-1]
     by_weight = {w: _accuracy(examples, logits, w, everything, config.top_k) for w in FUSION_WEIGHTS}
     weight = max(FUSION_WEIGHTS, key=lambda w: (by_weight[w], w))
     by_margin = {m: _accuracy(examples, logits, weight, m, config.top_k) for m in MARGINS}
     margin = min(m for m in MARGINS if by_margin[m] >= by_margin[everything])
+    gain = mcnemar(_correct(examples, logits, weight, margin, config.top_k),
+                   _correct(examples, logits, 1.0, everything, config.top_k))  # fmt: skip
     report = {"held_out_acc@1_retriever": _accuracy(examples, logits, 1.0, everything, config.top_k),
               "held_out_acc@1_ranker_alone": by_weight[0.0], "held_out_acc@1_fused": by_margin[margin],
               "held_out_acc@1_by_weight": by_weight,
-              "held_out_acc@1_by_margin": {str(m): a for m, a in by_margin.items()}}  # fmt: skip
+              "held_out_acc@1_by_margin": {str(m): a for m, a in by_margin.items()},
+              "held_out_gain": {"only_fused_right": gain.only_a, "only_retriever_right": gain.only_b,
+                                "p_value": gain.p_value}}  # fmt: skip
+    if gain.only_a <= gain.only_b or gain.p_value >= config.significance:
+        weight, margin = 1.0, 0.0
+        report["held_out_acc@1_fused"] = report["held_out_acc@1_retriever"]
     return weight, margin, report
