@@ -9,7 +9,13 @@ from hypothesis import strategies as st
 
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.exact import prefer_written_name
-from medlink.linking.respelling import eponym_names, standard_spelling, without_isotope_label, without_salt
+from medlink.linking.respelling import (
+    acid_name,
+    eponym_names,
+    standard_spelling,
+    without_isotope_label,
+    without_salt,
+)
 from medlink.linking.results import Candidate, LinkResult, Stage
 from medlink.linking.scanner import ConceptScanner
 from medlink.resources import load_default_terminology
@@ -55,6 +61,16 @@ def test_an_isotope_label_is_dropped_before_the_compound_it_labels(mesh) -> None
     assert without_isotope_label("[3H]") == "[3H]"  # never the whole mention
     arginine = Linker(mesh).link("[3H]-L-arginine")
     assert arginine.preferred_names == ("Arginine",) and "isotope label dropped" in arginine.reason
+
+
+def test_an_anion_is_searched_as_its_acid(mesh) -> None:
+    assert acid_name("metrizoate") == "metrizoic acid" and acid_name("Kainates") == "Kainic acid"
+    assert acid_name("pyrrolidine dithiocarbamate") == "pyrrolidine dithiocarbamic acid"
+    assert acid_name("ate") == "ate" and acid_name("urate crystals") == "urate crystals"  # only a final anion
+    linked = Linker(mesh).link("metrizoate")
+    assert linked.preferred_names == ("Metrizoic Acid",) and "anion searched as its acid" in linked.reason
+    assert Linker(mesh, config=LinkerConfig(respell=False)).link("metrizoate").concepts == ()
+    assert Linker(mesh).link("zorbate").concepts == ()  # "zorbic acid" names nothing: no guess
 
 
 def test_eponym_names_only_for_a_possessive_alone() -> None:

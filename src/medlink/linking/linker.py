@@ -27,7 +27,13 @@ from medlink.linking.exact import ExactSieve, prefer_literal, prefer_written_nam
 from medlink.linking.non_terms import control_characters, not_a_term
 from medlink.linking.numbers import agree_on_numbers
 from medlink.linking.recipe import LinkerRecipe
-from medlink.linking.respelling import eponym_names, standard_spelling, without_isotope_label, without_salt
+from medlink.linking.respelling import (
+    acid_name,
+    eponym_names,
+    standard_spelling,
+    without_isotope_label,
+    without_salt,
+)
 from medlink.linking.results import LinkResult, Mention, Stage
 from medlink.linking.shorthand import links_better, shorthand_lexicon
 from medlink.terminology import Terminology
@@ -104,7 +110,8 @@ class LinkerConfig:
     shorthand_file: a lexicon of your own (same format as medlink's) whose entries join and override medlink's.
     respell: also search a mention spelled the American way ("oedema" → "edema", "sulphate" → "sulfate") and keep
         that when it links better; and a drug salt that is no name ("metformin hydrochloride") as its parent drug,
-        a possessive eponym ("Parkinson's") as the disease it names, when that is a name (linking/respelling.py).
+        an anion ("metrizoate") as its acid, a possessive eponym ("Parkinson's") as the disease it names, when that
+        is a name (linking/respelling.py).
     """
 
     cache_size: int = 200_000
@@ -304,13 +311,15 @@ class Linker:
         return (standard_spelling(spelled) if self.config.respell else spelled), how
 
     def _named_form(self, written: str) -> tuple[str, str] | None:
-        """The terminology name a salt ("metformin hydrochloride"), a labelled compound ("[3H]-L-arginine") or a
-        possessive eponym ("Parkinson's") stands for, and how it was found; ``None`` when there is none. Only names:
-        no encoder call is spent on a guess."""
+        """The terminology name a salt ("metformin hydrochloride"), a labelled compound ("[3H]-L-arginine"), an anion
+        ("metrizoate") or a possessive eponym ("Parkinson's") stands for, and how it was found; ``None`` when there
+        is none. Only names: no encoder call is spent on a guess."""
         if (bare := without_salt(written)) != written and self._is_name(bare):
             return bare, "salt searched as its parent drug"
         if (bare := without_isotope_label(written)) != written.strip() and self._is_name(bare):
             return bare, "isotope label dropped:"
+        if (acid := acid_name(written)) != written.strip() and self._is_name(acid):
+            return acid, "anion searched as its acid"
         for name in eponym_names(written):
             if self._is_name(name):
                 return name, "eponym searched as"

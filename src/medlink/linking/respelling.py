@@ -8,8 +8,9 @@ guessed "Scleredema" for "oedema". :func:`standard_spelling` rewrites the Britis
 Salts are another case: "metformin hydrochloride" is in no terminology, and MeSH files most salts under their
 parent drug ("Metformin"). :func:`without_salt` drops the salt or ester words from the end of a drug name.
 Eponyms the third: "Parkinson's" alone means Parkinson's disease, but dense retrieval found "Parkinsonism";
-:func:`eponym_names` gives the disease and syndrome names a possessive eponym stands for. And a radioactive label
-("[3H]-L-arginine") names the labelled compound: :func:`without_isotope_label`.
+:func:`eponym_names` gives the disease and syndrome names a possessive eponym stands for. A radioactive label
+("[3H]-L-arginine") names the labelled compound: :func:`without_isotope_label`. And an anion is written for its
+acid ("metrizoate", "kainate"), which MeSH files as the acid ("Metrizoic Acid"): :func:`acid_name`.
 
 The linker searches these spellings beside the mention as written and keeps what links better
 (:class:`medlink.linking.Linker`, ``LinkerConfig.respell``); the terminology's own keys are untouched, so no index
@@ -47,6 +48,8 @@ _SALT_SUFFIX = re.compile(rf"(?<=\S)\s+(?:{_SALT_WORDS})$", re.IGNORECASE)
 
 # A radioactive label before a chemical name: "[3H]-L-arginine", "[(3)H]saxitoxin", "[125I]MIBG", "[99mTc]…".
 _ISOTOPE_LABEL = re.compile(r"^\[\(?\d{1,3}m?\)?[A-Z][a-z]?\]-?(?=\S)")
+# The "-ate" of an anion at the end of a name of at least three letters before it ("kainate", not "ate").
+_ANION_ENDING = re.compile(r"(?<=[a-z]{3})ates?$", re.IGNORECASE)
 # A name in the possessive and nothing after it: "Parkinson's", "Graves'", "Lou Gehrig's" (never "Parkinsons":
 # a plural reads the same).
 _POSSESSIVE_EPONYM = re.compile(r"[A-Za-z][A-Za-z-]*(?: [A-Za-z][A-Za-z-]*)*?['’]s?")
@@ -80,6 +83,13 @@ def eponym_names(text: str) -> tuple[str, ...]:
     if match is None:
         return ()
     return tuple(f"{match.group().strip()} {head}" for head in ("disease", "syndrome"))
+
+
+def acid_name(text: str) -> str:
+    """The acid a carboxylate-style anion name stands for ("metrizoate" → "metrizoic acid", "pyrrolidine
+    dithiocarbamate" → "pyrrolidine dithiocarbamic acid"); ``text`` itself when it does not end in "-ate". Many
+    results name nothing ("phosphate" → "phosphic acid"): the linker takes one only when it is a name."""
+    return _ANION_ENDING.sub("ic acid", text.strip())
 
 
 def without_isotope_label(text: str) -> str:
