@@ -19,7 +19,7 @@ from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.corpus_formats import load_corpus
 from medlink.evaluation.runner import evaluate
 from medlink.evaluation.setups import reduce_dictionary, select_subset
-from medlink.index import VectorIndex, build_index, index_with_mentions, mention_entries, ontology_entries
+from medlink.index import VectorIndex, build_index, index_with_mentions, ontology_entries
 from medlink.index.vector_index import is_current_index
 from medlink.index.with_mentions import entries_digest
 from medlink.linking import Linker, LinkerConfig
@@ -132,8 +132,7 @@ def system_linker(system: SystemSpec, prepared: Prepared, encoder: Encoder | Non
                           split_composites=system.composites)  # fmt: skip
     if encoder is None:
         entries = ontology_entries(terminology)
-        train = prepared.train if mentions else None
-        extra = mention_entries(train.labelled_pairs(), terminology, several=train.several_pairs()) if train else []
+        extra = prepared.train.index_entries(terminology) if mentions and prepared.train else []
         sieves = parse_sieves(system.sieves, terminology, None, None, entries=[*entries, *extra])
         return Linker(terminology, sieves, config)
     folder = dataset_index(prepared, encoder, system.encoder or "", mentions, work, log)
@@ -158,7 +157,7 @@ def dataset_index(prepared: Prepared, encoder: Encoder, encoder_name: str, menti
         return names
     train = prepared.train
     assert train is not None  # mentions are asked for only where the dataset has training mentions
-    entries = mention_entries(train.labelled_pairs(), terminology, several=train.several_pairs())
+    entries = train.index_entries(terminology)
     return index_with_mentions(names, entries, encoder, work / "indexes" / f"{stem}-OD-{entries_digest(entries)}")
 
 

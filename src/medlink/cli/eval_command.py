@@ -54,9 +54,7 @@ def eval_command(corpus_spec: str, linker_choice: LinkerChoice, entity_type: str
     subset = "refined" if refined else subset
     if subset != "all" and train is None:
         raise click.UsageError(f"--subset {subset} needs --train FORMAT:PATH")
-    training_mentions = train.labelled_pairs() if train else ()
-    linker = make_linker(linker_choice, progress=False, training_mentions=training_mentions,
-                         several_mentions=train.several_pairs() if train else ())  # fmt: skip
+    linker = make_linker(linker_choice, progress=False, training=train)
     evaluation = evaluate(linker, corpus, ks, "lenient" if lenient else "strict", train, subset)
     result = evaluation.as_dict()
     choice = linker_choice

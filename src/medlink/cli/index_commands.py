@@ -71,7 +71,7 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
     An interrupted build resumes from where it stopped when run again with the same arguments.
     """
     from medlink.encoders import load_encoder
-    from medlink.index import build_index, mention_entries, ontology_entries
+    from medlink.index import build_index, ontology_entries
     from medlink.index.vector_index import read_index_manifest
     from medlink.resources import load_default_terminology
     from medlink.terminology import load_terminology
@@ -89,7 +89,7 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
         from medlink.evaluation.corpus_formats import load_corpus
 
         train = load_corpus(train_spec, entity_type)
-        entries += mention_entries(train.labelled_pairs(), terminology, several=train.several_pairs())
+        entries += train.index_entries(terminology)
     origin = {"encoder": encoder_name, "backend": backend}
     if terminology_dir:
         origin["terminology"] = str(terminology_dir.resolve())

@@ -7,9 +7,9 @@ so every command that links reads them the same way.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +17,9 @@ from medlink.cli.paths import PathOption
 from medlink.errors import MedlinkError
 from medlink.linking import Linker
 from medlink.linking.branches import parse_branches
+
+if TYPE_CHECKING:
+    from medlink.evaluation.corpus import Corpus
 
 
 @dataclass(frozen=True)
@@ -109,24 +112,20 @@ def linker_options(function):
     return with_choice
 
 
-def make_linker(choice: LinkerChoice, progress: bool = True,
-                training_mentions: Sequence[tuple[str, Sequence[str]]] = (),
-                branches: tuple[str, ...] = (),
-                several_mentions: Sequence[tuple[str, Sequence[Sequence[str]]]] = ()) -> Linker:  # fmt: skip
+def make_linker(choice: LinkerChoice, progress: bool = True, training: Corpus | None = None,
+                branches: tuple[str, ...] = ()) -> Linker:  # fmt: skip
     """The linker the options describe; explicit settings override what an index was calibrated with.
     ``branches`` apply when ``--branches`` is not given (``medlink link --entity-type``).
 
-    ``training_mentions`` (text, concept ids) join the search as source D: the exact sieve matches them, and the
-    dense sieves search an index that holds them (a cached copy with only the mentions encoded);
-    ``several_mentions`` (text, parts) are those annotated with several concepts at once
-    (:func:`medlink.index.mention_entries`)."""
-    if choice.ranker_dir is not None and training_mentions:
+    The mentions of ``training`` join the search as source D: the exact sieve matches them, and the dense sieves
+    search an index that holds them (a cached copy with only the mentions encoded)."""
+    if choice.ranker_dir is not None and training is not None and training.labelled_pairs():
         raise click.UsageError("a ranker remembers the training mentions it was fitted on: drop --train")
     if choice.shorthand and choice.shorthand_file is not None:
         from medlink.linking.shorthand import shorthand_lexicon
 
         shorthand_lexicon(choice.shorthand_file)  # a malformed file is refused before anything is linked
-    linker = _base_linker(choice, progress, training_mentions, several_mentions)
+    linker = _base_linker(choice, progress, training)
     config = linker.config
     return linker.with_config(replace(
         config,
@@ -150,8 +149,7 @@ def _number_margin(choice: LinkerChoice, configured: float | None) -> float | No
     return choice.number_margin if choice.number_margin is not None else configured
 
 
-def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequence[tuple[str, Sequence[str]]],
-                 several_mentions: Sequence[tuple[str, Sequence[Sequence[str]]]]) -> Linker:  # fmt: skip
+def _base_linker(choice: LinkerChoice, progress: bool, training: Corpus | None) -> Linker:
     from medlink.linking.pipeline import DEFAULT_SIEVES, default_index, open_index_linker, with_training_mentions
     from medlink.linking.recipe import LinkerRecipe
 
@@ -160,23 +158,21 @@ def _base_linker(choice: LinkerChoice, progress: bool, training_mentions: Sequen
                               choice.ef_search, choice.ranker_dir, choice.reranker_dir)  # fmt: skip
     except MedlinkError as error:
         raise click.UsageError(str(error)) from None
-    if not training_mentions:
+    if training is None or not training.labelled_pairs():
         return recipe.build(progress=progress)
     if choice.exact_only:
-        return _exact_linker(choice.terminology_dir, training_mentions, several_mentions)
-    folder = with_training_mentions(choice.index_dir or default_index(progress), training_mentions,
-                                    choice.terminology_dir, several_mentions)  # fmt: skip
+        return _exact_linker(choice.terminology_dir, training)
+    folder = with_training_mentions(choice.index_dir or default_index(progress), training.labelled_pairs(),
+                                    choice.terminology_dir, training.several_pairs())  # fmt: skip
     return open_index_linker(folder, choice.terminology_dir, choice.sieves or DEFAULT_SIEVES,
                              ef_search=choice.ef_search, reranker_dir=choice.reranker_dir)  # fmt: skip
 
 
-def _exact_linker(terminology_dir: Path | None, training_mentions: Sequence[tuple[str, Sequence[str]]],
-                  several_mentions: Sequence[tuple[str, Sequence[Sequence[str]]]]) -> Linker:  # fmt: skip
-    from medlink.index import mention_entries
+def _exact_linker(terminology_dir: Path | None, training: Corpus) -> Linker:
     from medlink.linking.pipeline import parse_sieves
     from medlink.resources import load_default_terminology
     from medlink.terminology import load_terminology
 
     terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
-    entries = mention_entries(training_mentions, terminology, several=several_mentions)
+    entries = training.index_entries(terminology)
     return Linker(terminology, parse_sieves("exact", terminology, None, None, entries=entries))

@@ -13,8 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from medlink.errors import MedlinkError
+
+if TYPE_CHECKING:
+    from medlink.index import IndexEntry
+    from medlink.terminology import Terminology
 
 NIL_IDS = frozenset({"-1", "", "CUI-less", "NIL"})
 
@@ -95,6 +100,13 @@ class Corpus:
         """``(text, parts)`` of every mention annotated with several concepts: the D-search memory of texts that
         name them all at once (:func:`medlink.index.mention_entries`)."""
         return [(m.text, m.gold.parts) for m in self.mentions if len(m.gold.parts) > 1]
+
+    def index_entries(self, terminology: Terminology) -> list[IndexEntry]:
+        """The index entries (source D) its mentions make: one per distinct text, those annotated with several
+        concepts at once included (:func:`medlink.index.mention_entries`)."""
+        from medlink.index import mention_entries  # not at import: numpy and FAISS's wrapper cost 0.1 s
+
+        return mention_entries(self.labelled_pairs(), terminology, several=self.several_pairs())
 
     def counted_pairs(self) -> list[tuple[str, tuple[str, ...], int]]:
         """``(text, acceptable ids of the first part, number of parts)`` of every mention that is not nil: what the
