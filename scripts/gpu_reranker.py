@@ -44,11 +44,10 @@ if TYPE_CHECKING:
 CHUNK_BYTES = 15_000_000  # the device returns files of at most 16 MiB
 
 
-def _pairs(specs: list[str], entity_type: str | None) -> list[tuple[str, list[str]]]:
+def _pairs(specs: list[str], entity_type: str | None) -> list[tuple[str, tuple[str, ...]]]:
     from medlink.evaluation.corpus_formats import load_corpus
 
-    return [(m.text, sorted(m.gold.ids())) for spec in specs for m in load_corpus(spec, entity_type)
-            if len(m.gold.parts) == 1]  # fmt: skip
+    return [pair for spec in specs for pair in load_corpus(spec, entity_type).labelled_pairs()]
 
 
 def mine(args: argparse.Namespace) -> None:

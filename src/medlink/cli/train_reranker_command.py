@@ -42,8 +42,7 @@ def train_reranker(index_dir: Path, mentions_specs: tuple[str, ...], entity_type
 
     index = VectorIndex.load(index_dir)
     terminology = terminology_of(index)
-    pairs = [(m.text, sorted(m.gold.ids())) for spec in mentions_specs for m in load_corpus(spec, entity_type)
-             if len(m.gold.parts) == 1]  # fmt: skip
+    pairs = [pair for spec in mentions_specs for pair in load_corpus(spec, entity_type).labelled_pairs()]
     config = RerankerFitConfig(top_k=top_k, epochs=epochs, keywords=not plain, quantize=quantize, synonyms=synonyms)
     try:
         if zero_shot is not None:
@@ -62,9 +61,9 @@ def train_reranker(index_dir: Path, mentions_specs: tuple[str, ...], entity_type
                f"fused {report['held_out_acc@1_fused']:.3f} (exported {report['held_out_acc@1_exported']:.3f}); "
                f"fusion weight {card.fusion_weight}, margin {card.margin}; reranker in {output_dir}")  # fmt: skip
     if report["held_out_acc@1_fused"] <= report["held_out_acc@1_retriever"]:
-        gain = report.get("held_out_gain", {})
+        gain = report["held_out_gain"]
         click.echo(f"note: on the held-out mentions the fused ranking is not significantly better than the "
-                   f"retriever's ({gain.get('only_fused_right', 0)} right only fused, "
-                   f"{gain.get('only_retriever_right', 0)} only by the retriever), so the reranker is never "
+                   f"retriever's ({gain['only_fused_right']} right only fused, "
+                   f"{gain['only_retriever_right']} only by the retriever), so the reranker is never "
                    f"consulted (margin 0) and linking with it changes nothing; more training mentions are what it "
                    f"lacks", err=True)  # fmt: skip

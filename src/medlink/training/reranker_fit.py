@@ -193,9 +193,7 @@ def finish_reranker(network: KarNetwork, base_model: str | Path, mined: MinedExa
                     output: Path) -> RerankerCard:  # fmt: skip
     """Fit the fusion weight and margin on the held-out examples, export, check the export; the card."""
     hf_tokenizer, pair_encoder = _tokenizers(base_model, mined.lexicon, config)
-    network.eval()
-    judged = [e for e in mined.held if not e.exact and e.pool]
-    weight, margin, held_report = _fit_fusion(judged, _logits(network, pair_encoder, judged, config), config)
+    judged, weight, margin, held_report = _held_out_fusion(network, pair_encoder, mined, config)
     card = RerankerCard(config.keywords, weight, margin, config.top_k, config.max_length, mined.terminology,
                         mined.retriever, str(base_model), {
                             "training_mentions": len(mined.train), "held_out_mentions": len(mined.held),
@@ -220,9 +218,15 @@ def held_out_report(network: KarNetwork, base_model: str | Path, mined: MinedExa
                     config: RerankerFitConfig) -> dict[str, object]:  # fmt: skip
     """The held-out accuracies of :func:`finish_reranker` without exporting (to compare training runs)."""
     _, pair_encoder = _tokenizers(base_model, mined.lexicon, config)
-    judged = [e for e in mined.held if not e.exact and e.pool]
-    weight, margin, report = _fit_fusion(judged, _logits(network.eval(), pair_encoder, judged, config), config)
+    judged, weight, margin, report = _held_out_fusion(network, pair_encoder, mined, config)
     return {"fusion_weight": weight, "margin": margin, "held_out_judged": len(judged), **report}
+
+
+def _held_out_fusion(network: KarNetwork, pairs: PairEncoder, mined: MinedExamples, config: RerankerFitConfig
+                     ) -> tuple[list[RankingExample], float, float, dict[str, object]]:  # fmt: skip
+    """The held-out examples retrieval must decide (no exact match), and the fusion fitted on them."""
+    judged = [e for e in mined.held if not e.exact and e.pool]
+    return judged, *_fit_fusion(judged, _logits(network.eval(), pairs, judged, config), config)
 
 
 def _workdir(output: Path) -> Path:
