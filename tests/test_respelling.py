@@ -7,12 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from medlink.index import IndexEntry
 from medlink.linking import Linker, LinkerConfig
-from medlink.linking.exact import prefer_written_name
+from medlink.linking.exact import ExactSieve, prefer_written_name
 from medlink.linking.respelling import (
     acid_name,
     eponym_names,
+    says_the_same_cause,
     standard_spelling,
+    without_cause,
     without_isotope_label,
     without_salt,
 )
@@ -71,6 +74,23 @@ def test_an_anion_is_searched_as_its_acid(mesh) -> None:
     assert linked.preferred_names == ("Metrizoic Acid",) and "anion searched as its acid" in linked.reason
     assert Linker(mesh, config=LinkerConfig(respell=False)).link("metrizoate").concepts == ()
     assert Linker(mesh).link("zorbate").concepts == ()  # "zorbic acid" names nothing: no guess
+
+
+def test_a_condition_is_searched_without_its_cause(mesh) -> None:
+    assert without_cause("cocaine-induced paranoia") == "paranoia"
+    assert without_cause("contrast media-induced nephropathy") == "nephropathy"
+    assert without_cause("Transplantation-associated microangiopathy") == "microangiopathy"
+    assert without_cause("induced abortion") == "induced abortion" and without_cause("paranoia") == "paranoia"
+    assert without_cause("PLP-associated disease") == "PLP-associated disease"  # a generic head alone: no
+    assert without_cause("RCC- and VHL-associated tumors") == "RCC- and VHL-associated tumors"  # composite
+    # "nephropathy" is no MeSH name; an annotated training mention makes it one for the exact sieve.
+    nephropathy = IndexEntry(mesh.normalizer("nephropathy"), "nephropathy", ("MESH:D007674",), "D")
+    linker = Linker(mesh, sieves=[ExactSieve(mesh, mentions=[nephropathy])])
+    linked = linker.link("contrast media-induced nephropathy")
+    assert linked.concepts == ("MESH:D007674",) and "cause dropped" in linked.reason
+    assert Linker(mesh).link("contrast media-induced nephropathy").concepts == ()  # no guess without the mention
+    assert says_the_same_cause("drug-induced hepatitis", "Hepatitis, Drug-Induced")
+    assert not says_the_same_cause("cocaine-induced paranoia", "Cocaine-Related Disorders")
 
 
 def test_eponym_names_only_for_a_possessive_alone() -> None:

@@ -30,7 +30,9 @@ from medlink.linking.recipe import LinkerRecipe
 from medlink.linking.respelling import (
     acid_name,
     eponym_names,
+    says_the_same_cause,
     standard_spelling,
+    without_cause,
     without_isotope_label,
     without_salt,
 )
@@ -287,7 +289,8 @@ class Linker:
             if i in spelled and links_better(spelled_linked[i], result):
                 (text, how), result = spelled[i], spelled_linked[i]
                 notes.append(f"{how} as {text!r}")
-            if i in named and result.stage is not Stage.EXACT and named_linked[i].stage is Stage.EXACT:
+            if i in named and result.stage is not Stage.EXACT and named_linked[i].stage is Stage.EXACT \
+                    and not says_the_same_cause(text, result.matched_name or ""):
                 (text, how), result = named[i], named_linked[i]
                 notes.append(f"{how} {text!r}")
             result = self._prefer_written(prefer_literal(result, text), text)
@@ -323,6 +326,8 @@ class Linker:
         for name in eponym_names(written):
             if self._is_name(name):
                 return name, "eponym searched as"
+        if (condition := without_cause(written)) != written.strip() and self._matches_exactly(condition):
+            return condition, "cause dropped:"
         return None
 
     def _expanded(self, original: str, document: str | None) -> str:
@@ -339,6 +344,12 @@ class Linker:
     def _is_name(self, text: str) -> bool:
         """Whether ``text`` normalizes to a terminology name (guides abbreviations whose letters spell nothing)."""
         return bool(self.terminology.lookup_normalized(self.terminology.normalizer(text)))
+
+    def _matches_exactly(self, text: str) -> bool:
+        """Whether an exact sieve links ``text``: a terminology name, an added synonym or an annotated training
+        mention ("nephropathy" is no MEDIC name, yet BC5CDR's annotators link it to Kidney Diseases)."""
+        key = self.terminology.normalizer(text)
+        return any(isinstance(sieve, ExactSieve) and sieve.link(text, key) is not None for sieve in self.sieves)
 
     def _link_texts(self, texts: list[str], split: bool) -> list[LinkResult]:
         # Each distinct text is normalized once: in a stream of repeats, normalizing was the largest cost.

@@ -50,6 +50,11 @@ _SALT_SUFFIX = re.compile(rf"(?<=\S)\s+(?:{_SALT_WORDS})$", re.IGNORECASE)
 _ISOTOPE_LABEL = re.compile(r"^\[\(?\d{1,3}m?\)?[A-Z][a-z]?\]-?(?=\S)")
 # The "-ate" of an anion at the end of a name of at least three letters before it ("kainate", not "ate").
 _ANION_ENDING = re.compile(r"(?<=[a-z]{3})ates?$", re.IGNORECASE)
+# What caused a condition, written before it: "cocaine-induced paranoia", "contrast media-induced nephropathy".
+_CAUSE_PREFIX = re.compile(r"^\S.*?[- ](induced|associated|related)\s+(?=\S)", re.IGNORECASE)
+_COORDINATION = re.compile(r"\b(?:and|or)\b|/", re.IGNORECASE)
+_GENERIC_HEADS = frozenset({"disease", "diseases", "disorder", "disorders", "syndrome", "syndromes", "condition",
+                            "conditions", "illness", "illnesses"})  # fmt: skip
 # A name in the possessive and nothing after it: "Parkinson's", "Graves'", "Lou Gehrig's" (never "Parkinsons":
 # a plural reads the same).
 _POSSESSIVE_EPONYM = re.compile(r"[A-Za-z][A-Za-z-]*(?: [A-Za-z][A-Za-z-]*)*?['’]s?")
@@ -90,6 +95,26 @@ def acid_name(text: str) -> str:
     dithiocarbamate" → "pyrrolidine dithiocarbamic acid"); ``text`` itself when it does not end in "-ate". Many
     results name nothing ("phosphate" → "phosphic acid"): the linker takes one only when it is a name."""
     return _ANION_ENDING.sub("ic acid", text.strip())
+
+
+def without_cause(text: str) -> str:
+    """The condition a mention names after what caused it ("cocaine-induced paranoia" → "paranoia"); ``text``
+    itself when it names no cause, when the causes are coordinated ("RCC- and VHL-associated tumors": a composite)
+    or when only a generic head would be left ("PLP-associated disease"). Corpora annotate the condition (BC5CDR:
+    "contrast media-induced nephropathy" is Kidney Diseases); the linker takes it only when it is known exactly."""
+    text = text.strip()
+    match = _CAUSE_PREFIX.match(text)
+    if match is None or _COORDINATION.search(match.group()):
+        return text
+    condition = text[match.end():]
+    return text if condition.lower() in _GENERIC_HEADS else condition
+
+
+def says_the_same_cause(mention: str, name: str) -> bool:
+    """Whether ``name`` writes the cause relation ``mention`` does ("drug-induced hepatitis", "Hepatitis,
+    Drug-Induced"): then that name, not the bare condition, is what the mention means."""
+    match = _CAUSE_PREFIX.match(mention.strip())
+    return match is not None and match.group(1).lower() in name.lower()
 
 
 def without_isotope_label(text: str) -> str:
