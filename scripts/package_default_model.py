@@ -3,10 +3,13 @@
     python scripts/package_default_model.py build/contrastive-model/model                  # the default encoder
     python scripts/package_default_model.py build/distilled/model -o src/medlink/resources/fast-model \
         --share-with default-model                                                          # the fast encoder
+    python scripts/package_default_model.py build/zh/model -o src/medlink/resources/zh-model \
+        --share-with e5-small                                                               # the Chinese encoder
 
 fp16 halves the weights (45 MB instead of 91 MB); the encoders compute in fp32 whatever the file stores.
-``--share-with`` leaves out the tensors identical to those of a sibling packaged model (a student distilled with
-frozen embeddings shares them with its teacher): medlink.encoders.shared_weights puts them back on first use.
+``--share-with`` leaves out the tensors (and tokenizer) identical to those of a sibling packaged model (a student
+distilled with frozen embeddings shares them with its teacher) or of ``e5-small`` (what the Chinese encoder was
+fine-tuned from, frozen embeddings and first layer): medlink.encoders.shared_weights puts them back on first use.
 The model card (MODEL_CARD.md in the target folder) is written by hand, with the measured accuracy.
 """
 
@@ -22,6 +25,7 @@ TARGET = Path(__file__).resolve().parents[1] / "src" / "medlink" / "resources" /
 KEEP = ("config.json", "modules.json", "sentence_bert_config.json", "tokenizer.json", "tokenizer_config.json",
         "medlink_training.json", "count_head.json", "1_Pooling/config.json", "MODEL_CARD.md")  # fmt: skip
 SHARED_WEIGHTS_FILE = "shared_weights.json"  # as medlink.encoders.shared_weights reads it
+SHAREABLE_FILES = ("tokenizer.json",)  # left out when the donor has the same file
 
 
 def main() -> None:
@@ -31,6 +35,8 @@ def main() -> None:
     parser.add_argument("--share-with", help="sibling packaged model whose identical tensors are left out")
     args = parser.parse_args()
     from safetensors.torch import load_file, save_file
+
+    from medlink.encoders.shared_weights import donor_folder
 
     staging = Path(tempfile.mkdtemp(prefix=f".{args.output.name}.", dir=args.output.parent))
     try:
@@ -43,12 +49,17 @@ def main() -> None:
                 shutil.copy(source, staging / name)
         weights = {k: v.half().contiguous() for k, v in load_file(args.model / "model.safetensors").items()}
         if args.share_with:
-            donor = load_file(args.output.parent / args.share_with / "model.safetensors")
+            folder = donor_folder(args.share_with, args.output)
+            donor = {k: v.half() for k, v in load_file(folder / "model.safetensors").items()}
             shared = sorted(k for k, v in weights.items() if k in donor and donor[k].equal(v))
             weights = {k: v for k, v in weights.items() if k not in shared}
-            (staging / SHARED_WEIGHTS_FILE).write_text(json.dumps({"from": args.share_with, "tensors": shared},
-                                                                  indent=2))  # fmt: skip
-            print(f"{len(shared)} tensors shared with {args.share_with}: {', '.join(shared)}")
+            files = [name for name in SHAREABLE_FILES
+                     if (staging / name).exists() and (staging / name).read_bytes() == (folder / name).read_bytes()]
+            for name in files:
+                (staging / name).unlink()
+            recipe = {"from": args.share_with, "tensors": shared, **({"files": files} if files else {})}
+            (staging / SHARED_WEIGHTS_FILE).write_text(json.dumps(recipe, indent=2))
+            print(f"{len(shared)} tensors and {files} shared with {args.share_with}: {', '.join(shared)}")
         save_file(weights, staging / "model.safetensors", metadata={"format": "pt"})
         staging.chmod(0o755)  # mkdtemp makes it private; a package's data is readable by all
         for path in staging.rglob("*"):

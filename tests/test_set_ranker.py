@@ -188,3 +188,25 @@ def test_a_ranker_linker_loads_and_travels_by_pickle(ranker: SetRanker, terminol
     assert set(linker.link("肝癌放疗后").concepts) == {"CODE:C22.900", RADIOTHERAPY}
     with pytest.raises(MedlinkError, match="links on its own"):
         Linker.load(tmp_path / "index", terminology=tmp_path / "terms", ranker=tmp_path / "ranker")
+
+
+def test_train_takes_several_concept_mentions_as_parts_when_asked(terminology: Terminology, tmp_path: Path) -> None:
+    """CHIP-CDN's multi-implication mentions train the encoder as a text of each concept (--several-as-parts); ICD
+    codes have one name each, and a code with a mention trains its name too."""
+    save_terminology(terminology, tmp_path / "terms")
+    train = tmp_path / "train.tsv"
+    train.write_text("".join(f"{text}\t{'|'.join('+'.join(p) for p in parts)}\n"
+                             for text, parts in training_examples()), encoding="utf-8")  # fmt: skip
+    runner = CliRunner()
+    counted = {}
+    for flag in ((), ("--several-as-parts",)):
+        trained = runner.invoke(main, ["train", "--terminology", str(tmp_path / "terms"), "--mentions", f"tsv:{train}",
+                                       *flag, "--max-steps", "1", "--batch-size", "8", "--freeze-layers", "6",
+                                       "-o", str(tmp_path / f"model{len(flag)}")])  # fmt: skip
+        assert trained.exit_code == 0, trained.output
+        counted[flag] = trained.output.split(" training texts")[0].split()[-1]
+    single = sum(len(parts) == 1 for _, parts in training_examples())
+    several = sum(len(parts) for _, parts in training_examples() if len(parts) > 1)
+    names = len(ORGANS) + 4  # one name each; chemo- and radiotherapy only ever come with a cancer
+    assert counted[()] == str(single + names)
+    assert counted[("--several-as-parts",)] == str(single + several + names + 2)

@@ -34,6 +34,15 @@ def test_examples_pair_names_and_repeat_mentions(terminology) -> None:
     assert with_mentions.texts[-3:] == ("heart atack",) * 3
 
 
+def test_a_one_name_concept_with_a_mention_trains_its_name(terminology) -> None:
+    """ICD-10 has one name per code: the mention is that name's positive, so the name joins the examples."""
+    examples = training_examples(terminology, [("diabetes", "MESH:D003920"), ("heart atack", "MESH:D009203")])
+    assert "Diabetes Mellitus" in examples.texts and "diabetes" in examples.texts
+    label = examples.labels[examples.texts.index("Diabetes Mellitus")]
+    assert examples.labels[examples.texts.index("diabetes")] == label
+    assert len(examples.concepts) == 5
+
+
 def test_every_batch_gives_every_anchor_a_positive(terminology) -> None:
     examples = training_examples(terminology)
     sampler = PositiveBatchSampler(examples.labels, batch_size=4, per_concept=2, seed=1)

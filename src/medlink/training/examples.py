@@ -37,8 +37,9 @@ def training_examples(
     seed: int = 0,
     mention_counts: Sequence[int] | None = None,
 ) -> Examples:
-    """Names of every concept with at least two distinct names (a single name has no positive to learn from),
-    plus ``mentions`` (text, concept id) repeated to make up ``mention_share`` of the names' count.
+    """Names of every concept with at least two distinct names (a single name has no positive to learn from) or
+    with a mention (the mention is its name's positive: ICD-10 has one name per code), plus ``mentions`` (text,
+    concept id) repeated to make up ``mention_share`` of the names' count.
 
     ``mention_counts`` (one per mention: how many concepts it names) fills :attr:`Examples.counts` for the
     concept-count head."""
@@ -49,9 +50,13 @@ def training_examples(
     label_of: dict[str, int] = {}
     texts: list[str] = []
     labels: list[int] = []
+    given = mention_counts if mention_counts is not None else [1] * len(mentions)
+    triples = [(text, resolved, count) for (text, concept_id), count in zip(mentions, given, strict=True)
+               if (resolved := terminology.resolve(concept_id)) is not None]  # fmt: skip
+    mentioned = {concept_id for _, concept_id, _ in triples}
     for concept in terminology:
         names = list(dict.fromkeys(name.text for name in concept.names))
-        if len(names) < 2:
+        if len(names) < 2 and concept.id not in mentioned:
             continue
         if max_names_per_concept is not None and len(names) > max_names_per_concept:
             names = [names[0], *rng.sample(names[1:], max_names_per_concept - 1)]
@@ -59,9 +64,6 @@ def training_examples(
         texts.extend(names)
         labels.extend([label] * len(names))
     counts = [0] * len(texts)
-    given = mention_counts if mention_counts is not None else [1] * len(mentions)
-    triples = [(text, resolved, count) for (text, concept_id), count in zip(mentions, given, strict=True)
-               if (resolved := terminology.resolve(concept_id)) is not None]  # fmt: skip
     if triples and mention_share > 0:
         wanted = round(len(texts) * mention_share)
         for i in range(max(wanted, len(triples))):
