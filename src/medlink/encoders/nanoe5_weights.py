@@ -93,6 +93,8 @@ def dequantized_tensors(data: bytes, packed: PackedE5) -> Iterator[tuple[str, np
     h, ff = packed.hidden, packed.intermediate
 
     def tensor(name: str, shape: tuple[int, ...]) -> np.ndarray:
+        if name not in packed.tensors:
+            raise MedlinkError(f"the packed e5 model has no tensor {name!r}")
         dtype, count, offset = packed.tensors[name]
         if dtype == 0:
             return np.frombuffer(data, "<f4", count, offset).reshape(shape).copy()
@@ -181,12 +183,18 @@ def _tokenizer(packed: PackedE5):  # -> transformers.PreTrainedTokenizerFast
     )  # fmt: skip
 
 
+_TRUNCATED = "the packed e5 model is truncated"
+
+
 class _Reader:
     def __init__(self, data: bytes, at: int) -> None:
         self.data, self.at = data, at
 
     def _unpack(self, fmt: str) -> int | float:
-        (value,) = struct.unpack_from(fmt, self.data, self.at)
+        try:
+            (value,) = struct.unpack_from(fmt, self.data, self.at)
+        except struct.error:
+            raise MedlinkError(_TRUNCATED) from None
         self.at += struct.calcsize(fmt)
         return value
 
@@ -206,13 +214,16 @@ class _Reader:
         return float(self._unpack("<f"))
 
     def array(self, dtype: str, count: int) -> np.ndarray:
-        values = np.frombuffer(self.data, dtype, count, self.at)
+        try:
+            values = np.frombuffer(self.data, dtype, count, self.at)
+        except ValueError:
+            raise MedlinkError(_TRUNCATED) from None
         self.at += values.nbytes
         return values
 
     def take(self, length: int) -> bytes:
         chunk = self.data[self.at : self.at + length]
         if len(chunk) < length:
-            raise MedlinkError("the packed e5 model is truncated")
+            raise MedlinkError(_TRUNCATED)
         self.at += length
         return chunk
