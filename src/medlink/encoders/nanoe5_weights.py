@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from medlink.encoders.transformer import write_pooling_layout
 from medlink.errors import MedlinkError
 from medlink.folders import cache_root, cached_entry, staged_folder
 
@@ -137,15 +138,7 @@ def write_model_folder(model_file: Path, target: Path) -> Path:
     }  # fmt: skip
     (target / "config.json").write_text(json.dumps(config, indent=1))
     _tokenizer(packed).save_pretrained(target)
-    (target / "1_Pooling").mkdir(exist_ok=True)
-    (target / "1_Pooling" / "config.json").write_text(json.dumps(
-        {"word_embedding_dimension": packed.hidden, "pooling_mode_mean_tokens": True, "pooling_mode_cls_token": False}
-    ))  # fmt: skip
-    (target / "modules.json").write_text(json.dumps([
-        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
-    ]))  # fmt: skip
+    write_pooling_layout(target, packed.hidden, "mean")
     return target
 
 

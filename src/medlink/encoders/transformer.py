@@ -33,6 +33,22 @@ def detect_pooling(model_dir: Path) -> str | None:
     return None
 
 
+def write_pooling_layout(folder: Path, dimension: int, pooling: str) -> None:
+    """The sentence-transformers files around a transformer's weights: ``1_Pooling/config.json`` (what
+    :func:`detect_pooling` reads) and ``modules.json`` (transformer, pooling, normalization)."""
+    (folder / "1_Pooling").mkdir(exist_ok=True)
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps({
+        "word_embedding_dimension": dimension,
+        "pooling_mode_cls_token": pooling == "cls",
+        "pooling_mode_mean_tokens": pooling == "mean",
+    }, indent=2))  # fmt: skip
+    (folder / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+    ], indent=2))  # fmt: skip
+
+
 def weights_sha256(model: str | Path) -> str:
     """Checksum of the weight file, from the folder or from the local hub cache."""
     folder = Path(model)

@@ -15,7 +15,7 @@ from torch import nn
 
 from medlink.encoders.base import prepare_text
 from medlink.encoders.count_head import ConceptCountPredictor
-from medlink.encoders.transformer import DEFAULT_MAX_LENGTH, detect_pooling, pool_torch
+from medlink.encoders.transformer import DEFAULT_MAX_LENGTH, detect_pooling, pool_torch, write_pooling_layout
 from medlink.folders import staged_folder
 
 
@@ -63,17 +63,7 @@ class TermEncoderModel(nn.Module):
         with staged_folder(folder, "modules.json", "a model folder") as staging:
             self.transformer.save_pretrained(staging)
             self.tokenizer.save_pretrained(staging)
-            (staging / "1_Pooling").mkdir()
-            (staging / "1_Pooling" / "config.json").write_text(json.dumps({
-                "word_embedding_dimension": self.dimension,
-                "pooling_mode_cls_token": self.pooling == "cls",
-                "pooling_mode_mean_tokens": self.pooling == "mean",
-            }, indent=2))  # fmt: skip
-            (staging / "modules.json").write_text(json.dumps([
-                {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-                {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-                {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
-            ], indent=2))  # fmt: skip
+            write_pooling_layout(staging, self.dimension, self.pooling)
             (staging / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": self.max_length}))
             if count_head is not None:
                 count_head.save(staging)
