@@ -60,11 +60,12 @@ def train(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_
 
         for spec in mentions_specs:
             corpus = load_corpus(spec, entity_type)
-            # Composite mentions teach the count head; without one they would only blur their first part's concept.
-            triples = corpus.counted_pairs() if count_weight else [(t, ids, 1) for t, ids in corpus.labelled_pairs()]
+            triples = [(t, ids, 1) for t, ids in corpus.labelled_pairs()]
             if several_as_parts:
-                triples = [(t, ids, 1) for t, ids in corpus.labelled_pairs()]
                 triples += [(text, part, len(parts)) for text, parts in corpus.several_pairs() for part in parts]
+            elif count_weight:
+                # Composite mentions teach the count head; without one they would only blur their first part's concept.
+                triples = corpus.counted_pairs()
             mentions += [(text, ids[0]) for text, ids, _ in triples]
             counts += [count for _, _, count in triples]
     if count_weight and not mentions:

