@@ -99,6 +99,11 @@ def dequantized_tensors(data: bytes, packed: PackedE5) -> Iterator[tuple[str, np
         if name not in packed.tensors:
             raise MedlinkError(f"the packed e5 model has no tensor {name!r}")
         dtype, count, offset = packed.tensors[name]
+        if count != int(np.prod(shape)) or (dtype != 0 and count % _BLOCK):
+            raise MedlinkError(f"the packed e5 model's tensor {name!r} holds {count} values, not {shape}")
+        size = count * 4 if dtype == 0 else count // _BLOCK * _Q4_BLOCK.itemsize
+        if offset + size > len(data):
+            raise MedlinkError(f"{_TRUNCATED}: its tensor {name!r} ends past the end of the file")
         if dtype == 0:
             return np.frombuffer(data, "<f4", count, offset).reshape(shape).copy()
         blocks = np.frombuffer(data, _Q4_BLOCK, count // _BLOCK, offset)
