@@ -175,5 +175,5 @@ def test_packed_e5_weights_are_unpacked_block_by_block(tmp_path) -> None:
     with pytest.raises(MedlinkError, match="truncated"):
         read_packed((tmp_path / "tiny-q4.bin").read_bytes()[:200])
     (tmp_path / "cut.bin").write_bytes((tmp_path / "tiny-q4.bin").read_bytes()[:-100])  # cut inside the tensors
-    with pytest.raises(MedlinkError, match="truncated: its tensor 'l0.oln.b'"):
+    with pytest.raises(MedlinkError, match=r"truncated: its tensor 'l0\.oln\.b'"):
         write_model_folder(tmp_path / "cut.bin", tmp_path / "cut-model")
