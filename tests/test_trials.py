@@ -17,6 +17,7 @@ from medlink.cli import main
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.branches import BranchScope
+from medlink.linking.exact import ExactSieve
 from medlink.linking.results import Candidate, LinkResult, Stage
 from medlink.resources import load_default_terminology
 from medlink.terminology import ReadReport, SourceError
@@ -223,6 +224,33 @@ def test_a_condition_is_refined_by_the_narrower_concepts_its_title_or_summary_na
     assert neoplasms.names == ("Neoplasms", "Leukemia, Hairy Cell")
     plain = TrialNormalizer(linker, linker, refine=False).normalize_batch([record])[0].conditions[0]
     assert plain.names == ("Leukemia",) and plain.stage == "exact"
+
+
+def test_a_behavioural_symptom_is_a_condition_only_when_written_as_its_name(mesh) -> None:
+    """"Depression" is MeSH's Behavioral Symptoms [F01.145.126], outside Diseases and Mental Disorders: written as
+    its name it links there (it was nil), but retrieval that lands there from a disorder keeps the disorder."""
+    from medlink.trials.normalize import FieldBranches
+
+    depression = mesh.lookup("Depression")[0].concept_id
+    disorder = mesh.lookup("Depressive Disorder, Major")[0].concept_id
+
+    class Retrieval:  # a dense sieve whose best name is the symptom, the disorder second
+        stage, name = Stage.DENSE, "dense"
+
+        def link_batch(self, items):
+            return [LinkResult(text, (depression,), Stage.DENSE, 0.9, "Depression",
+                               candidates=(Candidate(depression, "Depression", 0.9),
+                                           Candidate(disorder, "Depressive Disorder, Major", 0.85)))
+                    for text, _ in items]  # fmt: skip
+
+    linker = Linker(mesh, sieves=[ExactSieve(mesh), Retrieval()])
+    record = TrialRecord("NCT90000014", conditions=("Depression", "Major Depression", "Suicide, Attempted"))
+    written, retrieved, attempted = TrialNormalizer(linker, linker).normalize_batch([record])[0].conditions
+    assert written.names == ("Depression",) and written.stage == "exact"
+    assert attempted.names == ("Suicide, Attempted",)
+    assert retrieved.names == ("Depressive Disorder, Major",) and retrieved.stage == "dense"
+    narrow = TrialNormalizer(linker, linker, branches=FieldBranches(condition_when_named=()))
+    assert narrow.normalize_batch([record])[0].conditions[0].stage == "nil"  # diseases and mental disorders only
 
 
 def test_staging_and_course_qualifiers_give_a_second_spelling() -> None:

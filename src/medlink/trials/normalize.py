@@ -56,17 +56,27 @@ class NilThresholds:
 class FieldBranches:
     """The MeSH tree branches each field may link to (``None``: any concept).
 
-    NLM's own browse terms show the scope of each field: conditions are Diseases [C] and Mental Disorders [F03];
-    drug-like interventions are Chemicals and Drugs [D], supplementary records through their mapped descriptors.
+    NLM's own browse terms show the scope of each field: conditions are Diseases [C] and Mental Disorders [F03],
+    and Behavioral Symptoms [F01.145.126] when written as their names (``condition_when_named``); drug-like
+    interventions are Chemicals and Drugs [D], supplementary records through their mapped descriptors.
     A terminology without tree numbers (DrugBank, a TSV vocabulary) is not restricted.
     """
 
     condition: tuple[str, ...] | None = ("C", "F03")
     drug: tuple[str, ...] | None = ("D",)
     other: tuple[str, ...] | None = None
+    # Further branches a condition links to only when it is written as one of their names. Behavioral Symptoms
+    # [F01.145.126] hold "Depression", "Aggression", "Suicide": NLM gives them as condition terms, and a trial
+    # registered for "Depression" means it (it was nil); but dense retrieval must not wander there from a
+    # disorder ("Major Depression" is Depressive Disorder, Major, not Depression).
+    condition_when_named: tuple[str, ...] = ("F01.145.126",)
 
     def of(self, field_name: str) -> tuple[str, ...] | None:
         return {CONDITION: self.condition, DRUG: self.drug, OTHER: self.other}[field_name]
+
+    def when_named(self, field_name: str) -> tuple[str, ...]:
+        """The branches an exact match of ``field_name`` may also link to."""
+        return self.condition_when_named if field_name == CONDITION else ()
 
 
 @dataclass(frozen=True)
@@ -134,11 +144,15 @@ class TrialNormalizer:
 
     def __post_init__(self) -> None:
         self._scopes: dict[str, BranchScope | None] = {}
+        self._exact_scopes: dict[str, BranchScope | None] = {}  # the scope of exact matches, when it is wider
         for field_name in (CONDITION, DRUG, OTHER):
             terminology = self._linker(field_name).terminology
             prefixes = self.branches.of(field_name)
             has_tree = bool(prefixes) and any(terminology.concepts["tree_numbers"])
             self._scopes[field_name] = BranchScope(terminology, prefixes) if prefixes and has_tree else None
+            wider = (*prefixes, *self.branches.when_named(field_name)) if prefixes and has_tree else ()
+            self._exact_scopes[field_name] = BranchScope(terminology, wider) if len(wider) > len(prefixes or ()) \
+                else self._scopes[field_name]  # fmt: skip
         scope = self._scopes[CONDITION]
         self._scanner = ConceptScanner(self.conditions.terminology, scope.prefixes if scope else None)
 
@@ -252,7 +266,7 @@ class TrialNormalizer:
         # Restricted after linking rather than inside the sieves (LinkerConfig.branches): an out-of-scope exact
         # match then stays a decision (its best in-scope candidate, or nil) instead of falling through to dense
         # retrieval, which did worse on the train split (conditions F1 0.872 → 0.868; docs/trials.md).
-        scope = self._scopes[field_name]
+        scope = self._exact_scopes[field_name] if result.stage is Stage.EXACT else self._scopes[field_name]
         if scope is not None:
             result = scope.restrict(result)
         concepts = result.concepts if result.several else result.concepts[:1]
