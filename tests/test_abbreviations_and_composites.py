@@ -138,6 +138,21 @@ def test_split_composite(text: str, parts: list[str] | None) -> None:
     assert split_composite(text) == parts
 
 
+def test_coordinated_names_split_whole_only_when_each_is_a_name() -> None:
+    names = {"multiple myeloma", "plasma cell neoplasm", "hypertension", "obesity", "brain"}
+
+    def is_name(text: str) -> bool:
+        return text.lower() in names
+
+    myeloma = split_composite("Multiple Myeloma and Plasma Cell Neoplasm", is_name)
+    assert myeloma == ["Multiple Myeloma", "Plasma Cell Neoplasm"]
+    assert split_composite("Hypertension, Obesity", is_name) == ["Hypertension", "Obesity"]
+    assert split_composite("Multiple Myeloma and Plasma Cell Neoplasm") is None  # no terminology to ask
+    assert split_composite("Multiple Myeloma and Bone Pain", is_name) is None  # "Bone Pain" names nothing
+    # a one-word modifier is read as sharing the head even when it is a name of its own ("brain" is anatomy)
+    assert split_composite("brain and central nervous system tumors", is_name)[0] != "brain"
+
+
 @pytest.fixture
 def terminology() -> Terminology:
     return Terminology.from_concepts([
@@ -191,6 +206,8 @@ def test_linker_links_composites_part_by_part(terminology: Terminology) -> None:
     assert [part.concepts for part in result.parts] == [("MESH:D001943",), ("MESH:D010051",)]
     assert Linker(terminology).link("Hand, Foot and Mouth Disease").stage is Stage.EXACT  # known names stay whole
     assert Linker(terminology).link("breast and lung cancer").stage is Stage.NIL  # a part that links to nothing
+    whole = Linker(terminology).link("Wilson Disease and Breast Neoplasms")  # names coordinated whole
+    assert whole.concepts == ("MESH:D006527", "MESH:D001943") and whole.stage is Stage.COMPOSITE
     off = Linker(terminology, config=LinkerConfig(split_composites=False))
     assert off.link("breast and ovarian cancer").stage is Stage.NIL
 

@@ -106,8 +106,9 @@ def test_eponym_names_only_for_a_possessive_alone() -> None:
 def test_text_without_a_british_stem_or_digit_group_comes_back_unchanged(text: str) -> None:
     respelled = standard_spelling(text)
     assert len(respelled) <= len(text)  # no rule lengthens a text
-    stems = ("haem", "aemi", "paed", "faec", "caec", "oe", "our", "sulph", "tre", "ageing", "aluminium", "isation")
-    if "," not in text and not any(stem in text.lower() for stem in stems):
+    from medlink.linking.respelling import _STEMS  # the rule's own list: a hand-picked one missed "GYNAEC"
+
+    if "," not in text and not any(british in text.lower() for british, _ in _STEMS):
         assert respelled == text
 
 

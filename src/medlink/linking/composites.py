@@ -10,12 +10,18 @@ Two shapes:
   head that starts with a number belongs to the last conjunct alone: "hypertension and type 2 diabetes" is
   "hypertension" and "type 2 diabetes", not "hypertension 2 diabetes".
 
+- coordinated names, when the terminology says so (``is_name``): "Multiple Myeloma and Plasma Cell Neoplasm",
+  "Hypertension, Obesity" → each conjunct whole, when every conjunct is a name. Only where no one-word modifier
+  could share a head: in "brain and central nervous system tumors", "brain" is a name too (anatomy), yet it
+  modifies "tumors".
+
 The linker splits only mentions that do not match a name exactly ("Hand, Foot and Mouth Disease" stays whole).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _COMBINATION = re.compile(
     r"\s*(?:\bin combination with\b|\bcombined with\b|\bcombination of\b|\bplus\b|"
@@ -26,15 +32,28 @@ _COORDINATION = re.compile(r"^(?P<modifiers>(?:[\w-]+,\s+)*[\w-]+,?)\s+(?:and|or
                            r"(?P<head>(?:\s+[\w-]+)*)$", re.IGNORECASE)  # fmt: skip
 
 
+_CONJUNCTS = re.compile(r"\s*,\s*(?:and/or|and|or)\s+|\s*,\s*|\s+(?:and/or|and|or)\s+", re.IGNORECASE)
 _NUMBERED = re.compile(r"^(?:\d|[ivx]+\b)", re.IGNORECASE)
 
 
-def split_composite(text: str) -> list[str] | None:
-    """The parts of a composite mention, or ``None`` when it names one thing."""
+def split_composite(text: str, is_name: Callable[[str], bool] | None = None) -> list[str] | None:
+    """The parts of a composite mention, or ``None`` when it names one thing. With ``is_name`` (does the
+    terminology hold this text as a name?), coordinated multi-word names are split whole."""
     parts = [part.strip(" ,;") for part in _COMBINATION.split(text) if part and part.strip(" ,;")]
     if len(parts) > 1:
         return parts
-    match = _COORDINATION.match(text.strip())
+    shared = _shared_head_parts(text.strip())
+    if shared is None and is_name is not None:  # no one-word modifiers to share a head: whole names, or nothing
+        conjuncts = [part for part in _CONJUNCTS.split(text.strip()) if part]
+        if len(conjuncts) > 1 and all(is_name(conjunct) for conjunct in conjuncts):
+            return conjuncts
+    return shared
+
+
+def _shared_head_parts(text: str) -> list[str] | None:
+    """"breast and ovarian cancer" → "breast cancer", "ovarian cancer"; ``None`` when the text is no coordination
+    of one-word modifiers."""
+    match = _COORDINATION.match(text)
     if match is None:
         return None
     modifiers = [m.strip(" ,") for m in match.group("modifiers").split(",") if m.strip(" ,")]

@@ -404,8 +404,8 @@ class Linker:
     def _link_composites(self, pending: list[tuple[str, str]]) -> dict[str, LinkResult]:
         """Results for the pending mentions that split into parts which all link; parts are linked in one batch."""
         text_of = dict(pending)
-        splits = {key: parts for key, text in pending
-                  if not self.terminology.has_normalized(key) and (parts := split_composite(text))}  # fmt: skip
+        splits = {key: parts for key, text in pending if not self.terminology.has_normalized(key)
+                  and (parts := split_composite(text, self._is_name))}  # fmt: skip
         if not splits:
             return {}
         part_texts = list(dict.fromkeys(part for parts in splits.values() for part in parts))
