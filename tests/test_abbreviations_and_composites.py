@@ -139,14 +139,17 @@ def test_split_composite(text: str, parts: list[str] | None) -> None:
 
 
 def test_coordinated_names_split_whole_only_when_each_is_a_name() -> None:
-    names = {"multiple myeloma", "plasma cell neoplasm", "hypertension", "obesity", "brain"}
+    names = {"multiple myeloma", "plasma cell neoplasm", "hypertension", "obesity", "diabetes", "brain", "lung",
+             "infection"}  # fmt: skip
 
     def is_name(text: str) -> bool:
         return text.lower() in names
 
     myeloma = split_composite("Multiple Myeloma and Plasma Cell Neoplasm", is_name)
     assert myeloma == ["Multiple Myeloma", "Plasma Cell Neoplasm"]
-    assert split_composite("Hypertension, Obesity", is_name) == ["Hypertension", "Obesity"]
+    assert split_composite("Hypertension, Obesity, Diabetes", is_name) == ["Hypertension", "Obesity", "Diabetes"]
+    assert split_composite("Hypertension or Obesity", is_name) == ["Hypertension", "Obesity"]
+    assert split_composite("Infection, Lung", is_name) is None  # two parts without a conjunction: an inverted name
     assert split_composite("Multiple Myeloma and Plasma Cell Neoplasm") is None  # no terminology to ask
     assert split_composite("Multiple Myeloma and Bone Pain", is_name) is None  # "Bone Pain" names nothing
     # a one-word modifier is read as sharing the head even when it is a name of its own ("brain" is anatomy)

@@ -11,9 +11,9 @@ Two shapes:
   "hypertension" and "type 2 diabetes", not "hypertension 2 diabetes".
 
 - coordinated names, when the terminology says so (``is_name``): "Multiple Myeloma and Plasma Cell Neoplasm",
-  "Hypertension, Obesity" → each conjunct whole, when every conjunct is a name. Only where no one-word modifier
-  could share a head: in "brain and central nervous system tumors", "brain" is a name too (anatomy), yet it
-  modifies "tumors".
+  "gemcitabine, capecitabine, sorafenib" → each conjunct whole, when every conjunct is a name. Only where no
+  one-word modifier could share a head (in "brain and central nervous system tumors", "brain" is a name too,
+  anatomy, yet it modifies "tumors"), and two parts only with a conjunction ("Infection, Lung" is inverted).
 
 The linker splits only mentions that do not match a name exactly ("Hand, Foot and Mouth Disease" stays whole).
 """
@@ -33,6 +33,7 @@ _COORDINATION = re.compile(r"^(?P<modifiers>(?:[\w-]+,\s+)*[\w-]+,?)\s+(?:and|or
 
 
 _CONJUNCTS = re.compile(r"\s*,\s*(?:and/or|and|or)\s+|\s*,\s*|\s+(?:and/or|and|or)\s+", re.IGNORECASE)
+_CONJUNCTION = re.compile(r"\s(?:and/or|and|or)\s", re.IGNORECASE)
 _NUMBERED = re.compile(r"^(?:\d|[ivx]+\b)", re.IGNORECASE)
 
 
@@ -45,7 +46,9 @@ def split_composite(text: str, is_name: Callable[[str], bool] | None = None) -> 
     shared = _shared_head_parts(text.strip())
     if shared is None and is_name is not None:  # no one-word modifiers to share a head: whole names, or nothing
         conjuncts = [part for part in _CONJUNCTS.split(text.strip()) if part]
-        if len(conjuncts) > 1 and all(is_name(conjunct) for conjunct in conjuncts):
+        # two parts need a conjunction: "Infection, Lung" is an inverted name, though "lung" is a name (anatomy)
+        listed = len(conjuncts) > 2 or (len(conjuncts) == 2 and _CONJUNCTION.search(text) is not None)
+        if listed and all(is_name(conjunct) for conjunct in conjuncts):
             return conjuncts
     return shared
 

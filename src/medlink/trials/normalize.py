@@ -149,10 +149,11 @@ class TrialNormalizer:
             terminology = self._linker(field_name).terminology
             prefixes = self.branches.of(field_name)
             has_tree = bool(prefixes) and any(terminology.concepts["tree_numbers"])
-            self._scopes[field_name] = BranchScope(terminology, prefixes) if prefixes and has_tree else None
-            wider = (*prefixes, *self.branches.when_named(field_name)) if prefixes and has_tree else ()
-            self._exact_scopes[field_name] = BranchScope(terminology, wider) if len(wider) > len(prefixes or ()) \
-                else self._scopes[field_name]  # fmt: skip
+            scope = BranchScope(terminology, prefixes) if prefixes and has_tree else None
+            extra = self.branches.when_named(field_name)
+            self._scopes[field_name] = scope
+            self._exact_scopes[field_name] = BranchScope(terminology, (*scope.prefixes, *extra)) if scope and extra \
+                else scope  # fmt: skip
         scope = self._scopes[CONDITION]
         self._scanner = ConceptScanner(self.conditions.terminology, scope.prefixes if scope else None)
 
