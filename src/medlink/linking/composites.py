@@ -1,6 +1,6 @@
 """Splitting composite mentions into the parts that each name one concept (Miftahutdinov et al. §5.1).
 
-Two shapes:
+Three shapes:
 
 - explicit combinations, split on "combination of", "combined with", "in combination with", "plus", "vs",
   "versus" and "+": "combination of ribociclib + capecitabine" → "ribociclib", "capecitabine". A bare
@@ -8,8 +8,7 @@ Two shapes:
 - coordinated modifiers sharing a head: "breast and ovarian cancer" → "breast cancer", "ovarian cancer";
   "colorectal, endometrial, or ovarian cancers" → three parts. Bare pairs ("nausea and vomiting") split too. A
   head that starts with a number belongs to the last conjunct alone: "hypertension and type 2 diabetes" is
-  "hypertension" and "type 2 diabetes", not "hypertension 2 diabetes".
-
+  "hypertension" and "type 2 diabetes", not "hypertension 2 diabetes";
 - coordinated names, when the terminology says so (``is_name``): "Multiple Myeloma and Plasma Cell Neoplasm",
   "gemcitabine, capecitabine, sorafenib" → each conjunct whole, when every conjunct is a name. Only where no
   one-word modifier could share a head (in "brain and central nervous system tumors", "brain" is a name too,
@@ -28,12 +27,11 @@ _COMBINATION = re.compile(
     r"\bversus\b|\bvs\.?(?=\s|$)|\s\+\s|\+)\s*",
     re.IGNORECASE,
 )
-_COORDINATION = re.compile(r"^(?P<modifiers>(?:[\w-]+,\s+)*[\w-]+,?)\s+(?:and|or|and/or)\s+(?P<last>[\w-]+)"
+_AND_OR = r"(?:and/or|and|or)"
+_COORDINATION = re.compile(rf"^(?P<modifiers>(?:[\w-]+,\s+)*[\w-]+,?)\s+{_AND_OR}\s+(?P<last>[\w-]+)"
                            r"(?P<head>(?:\s+[\w-]+)*)$", re.IGNORECASE)  # fmt: skip
-
-
-_CONJUNCTS = re.compile(r"\s*,\s*(?:and/or|and|or)\s+|\s*,\s*|\s+(?:and/or|and|or)\s+", re.IGNORECASE)
-_CONJUNCTION = re.compile(r"\s(?:and/or|and|or)\s", re.IGNORECASE)
+_CONJUNCTS = re.compile(rf"\s*,\s*{_AND_OR}\s+|\s*,\s*|\s+{_AND_OR}\s+", re.IGNORECASE)
+_CONJUNCTION = re.compile(rf"\s{_AND_OR}\s", re.IGNORECASE)
 _NUMBERED = re.compile(r"^(?:\d|[ivx]+\b)", re.IGNORECASE)
 
 
@@ -43,9 +41,10 @@ def split_composite(text: str, is_name: Callable[[str], bool] | None = None) -> 
     parts = [part.strip(" ,;") for part in _COMBINATION.split(text) if part and part.strip(" ,;")]
     if len(parts) > 1:
         return parts
-    shared = _shared_head_parts(text.strip())
+    text = text.strip()
+    shared = _shared_head_parts(text)
     if shared is None and is_name is not None:  # no one-word modifiers to share a head: whole names, or nothing
-        conjuncts = [part for part in _CONJUNCTS.split(text.strip()) if part]
+        conjuncts = [part for part in _CONJUNCTS.split(text) if part]
         # two parts need a conjunction: "Infection, Lung" is an inverted name, though "lung" is a name (anatomy)
         listed = len(conjuncts) > 2 or (len(conjuncts) == 2 and _CONJUNCTION.search(text) is not None)
         if listed and all(is_name(conjunct) for conjunct in conjuncts):

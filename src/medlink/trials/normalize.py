@@ -150,10 +150,9 @@ class TrialNormalizer:
             prefixes = self.branches.of(field_name)
             has_tree = bool(prefixes) and any(terminology.concepts["tree_numbers"])
             scope = BranchScope(terminology, prefixes) if prefixes and has_tree else None
-            extra = self.branches.when_named(field_name)
-            self._scopes[field_name] = scope
-            self._exact_scopes[field_name] = BranchScope(terminology, (*scope.prefixes, *extra)) if scope and extra \
-                else scope  # fmt: skip
+            self._scopes[field_name] = self._exact_scopes[field_name] = scope
+            if scope is not None and (extra := self.branches.when_named(field_name)):
+                self._exact_scopes[field_name] = BranchScope(terminology, (*scope.prefixes, *extra))
         scope = self._scopes[CONDITION]
         self._scanner = ConceptScanner(self.conditions.terminology, scope.prefixes if scope else None)
 
