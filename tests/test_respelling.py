@@ -11,6 +11,7 @@ from medlink.index import IndexEntry
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.exact import ExactSieve, prefer_written_name
 from medlink.linking.respelling import (
+    _STEMS,
     acid_name,
     eponym_names,
     says_the_same_cause,
@@ -106,8 +107,7 @@ def test_eponym_names_only_for_a_possessive_alone() -> None:
 def test_text_without_a_british_stem_or_digit_group_comes_back_unchanged(text: str) -> None:
     respelled = standard_spelling(text)
     assert len(respelled) <= len(text)  # no rule lengthens a text
-    from medlink.linking.respelling import _STEMS  # the rule's own list: a hand-picked one missed "GYNAEC"
-
+    # the rule's own stems: a hand-picked list missed "GYNAEC"
     if "," not in text and not any(british in text.lower() for british, _ in _STEMS):
         assert respelled == text
 

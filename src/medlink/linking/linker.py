@@ -342,8 +342,8 @@ class Linker:
         return expanded
 
     def _is_name(self, text: str) -> bool:
-        """Whether ``text`` normalizes to a terminology name (guides abbreviations whose letters spell nothing)."""
-        return bool(self.terminology.lookup_normalized(self.terminology.normalizer(text)))
+        """Whether ``text`` normalizes to a terminology name (guides short forms, salts, eponyms and composites)."""
+        return self.terminology.has_normalized(self.terminology.normalizer(text))
 
     def _matches_exactly(self, text: str) -> bool:
         """Whether an exact sieve links ``text``: a terminology name, an added synonym or an annotated training
