@@ -20,7 +20,8 @@ from pathlib import Path
 
 from medlink.evaluation.corpus_formats import load_corpus
 from medlink.linking import Linker
-from medlink.linking.pipeline import default_index, open_index_linker, ranker_linker
+from medlink.linking.defaults import default_index
+from medlink.linking.linker import open_index_linker, ranker_linker
 from medlink.terminology import load_terminology
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared/data/corpora"

@@ -16,8 +16,8 @@ import numpy as np
 
 from medlink.encoders import load_encoder
 from medlink.evaluation.corpus_formats import load_corpus
-from medlink.linking.branches import BranchScope
-from medlink.resources import load_default_terminology
+from medlink.linking.mentions.branches import BranchScope
+from medlink.terminology import load_default_terminology
 
 CHIP_DEV = Path(__file__).resolve().parents[1].parent / "shared/data/corpora/chip-cdn/CHIP-CDN_dev.json"
 

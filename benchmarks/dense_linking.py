@@ -38,7 +38,7 @@ from medlink.index import VectorIndex
 index = VectorIndex.load(sys.argv[1])
 loaded = time.perf_counter()
 index_mb = peak_mb()
-from medlink.linking.pipeline import open_index_linker
+from medlink.linking.linker import open_index_linker
 linker = open_index_linker(sys.argv[1])
 linker.link("heart attack")
 ready = time.perf_counter()
@@ -114,7 +114,7 @@ def realistic_stream(terminology, mentions: list[str], size: int = 100_000, seed
 def speed_section(index_dir: Path, shared: Path, lines: list[str], report: dict) -> None:
     from medlink.encoders import load_encoder
     from medlink.index import faiss_backend
-    from medlink.linking.pipeline import open_index_linker
+    from medlink.linking.linker import open_index_linker
 
     linker = open_index_linker(index_dir, sieves="exact,OD-T")
     terminology, index = linker.terminology, linker.sieves[1].index
@@ -215,7 +215,8 @@ def recall_section(index_dir: Path, shared: Path, lines: list[str], report: dict
     from medlink.evaluation.corpus_formats import read_pubtator
     from medlink.evaluation.runner import resolve_gold
     from medlink.evaluation.scoring import recall_at_k
-    from medlink.linking.pipeline import open_index_linker, parse_sieves
+    from medlink.linking.linker import open_index_linker
+    from medlink.linking.pipeline import parse_sieves
 
     corpus = read_pubtator(shared / "data/corpora/ncbi-disease/NCBIdevelopset_corpus.txt")
     linker = open_index_linker(index_dir)

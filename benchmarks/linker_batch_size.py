@@ -23,8 +23,8 @@ from dense_linking import benchmark_mentions, cold_link_seconds
 
 
 def main() -> int:
-    from medlink.linking.dense import CachingEncoder
-    from medlink.linking.pipeline import open_index_linker
+    from medlink.linking.linker import open_index_linker
+    from medlink.linking.sieves.dense import CachingEncoder
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--index", type=Path, required=True, help="index over MeSH descriptors + supplementary")

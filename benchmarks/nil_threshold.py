@@ -31,7 +31,7 @@ from medlink.evaluation.negatives import non_medical_negatives
 from medlink.evaluation.nil_calibration import calibrate_with_negatives, in_terminology
 from medlink.evaluation.runner import Evaluation, evaluate
 from medlink.evaluation.scoring import is_correct
-from medlink.linking.term_model import TermModel
+from medlink.linking.mentions.term_model import TermModel
 
 
 def calibration_system(system: SystemSpec) -> SystemSpec | None:

@@ -14,7 +14,7 @@ from medlink.evaluation.corpus_formats import load_corpus
 from medlink.evaluation.runner import evaluate
 from medlink.evaluation.significance import mcnemar, paired_bootstrap
 from medlink.linking import LinkerConfig
-from medlink.linking.pipeline import open_index_linker
+from medlink.linking.linker import open_index_linker
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from dense_linking import benchmark_mentions
 
 from medlink.linking import Linker, LinkerConfig
-from medlink.linking.pipeline import open_index_linker
+from medlink.linking.linker import open_index_linker
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 

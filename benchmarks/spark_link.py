@@ -31,7 +31,7 @@ def main() -> None:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
-    from medlink.linking.pipeline import default_index
+    from medlink.linking.defaults import default_index
     from medlink.spark import link_to_parquet
 
     default_index(progress=False)

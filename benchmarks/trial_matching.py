@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from medlink.trials.matching.collections import read_trec
-from medlink.trials.matching.setup import MatcherSpec
+from medlink.trials.matching.matcher_spec import MatcherSpec
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared/data/trials/trec-ct/trec_2021"
 REGISTRY = 550_000

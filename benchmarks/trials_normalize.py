@@ -18,10 +18,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from medlink.linking.recipe import DRUGS, LinkerRecipe
-from medlink.trials.normalize import NilThresholds
-from medlink.trials.output import read_rows
-from medlink.trials.run import normalize_to_file
-from medlink.trials.setup import NormalizerSpec
+from medlink.trials.normalization.normalizer import NilThresholds
+from medlink.trials.normalization.normalizer_spec import NormalizerSpec
+from medlink.trials.normalization.output import read_rows
+from medlink.trials.normalization.run import normalize_to_file
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared/data/trials/ctgov-sample/ctgov_records.tar.gz"
 REGISTRY = 550_000

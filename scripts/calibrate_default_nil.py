@@ -22,7 +22,7 @@ from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.corpus_formats import load_corpus
 from medlink.evaluation.nil_calibration import calibrate_with_negatives, in_terminology
 from medlink.linking import Linker, LinkerConfig
-from medlink.linking.pipeline import default_index
+from medlink.linking.defaults import default_index
 from medlink.resources import DEFAULT_NIL, resource_path
 
 TRAINING = ("pubtator:{data}/corpora/ncbi-disease/NCBItrainset_corpus.txt",

@@ -3,7 +3,7 @@
 import pytest
 
 from medlink.linking import Linker, LinkerConfig, Mention, Stage
-from medlink.linking.abbreviations import (
+from medlink.linking.mentions.abbreviations import (
     best_long_form,
     expand_abbreviations,
     find_abbreviations,
@@ -11,7 +11,7 @@ from medlink.linking.abbreviations import (
     named_long_form,
     permuted_initials_long_form,
 )
-from medlink.linking.composites import split_composite
+from medlink.linking.mentions.composites import split_composite
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, make_concept
 

@@ -11,7 +11,7 @@ import pytest
 
 import medlink
 from medlink import Linker, Mention, Stage
-from medlink.resources import load_default_terminology
+from medlink.terminology import load_default_terminology
 
 MENTIONS = ["heart attack", "Crohn's disease", "myocardial infarctoin", "type 2 diabetes", "breast and ovarian cancer",
             "", "no such disease at all qqq"]  # fmt: skip

@@ -147,7 +147,7 @@ def test_filters_that_leave_nothing_fail_and_say_what_there_is(fixtures: Path) -
     from medlink.evaluation.corpus_formats import load_corpus
     from medlink.evaluation.runner import evaluate
     from medlink.linking import Linker
-    from medlink.resources import load_default_terminology
+    from medlink.terminology import load_default_terminology
 
     with pytest.raises(MedlinkError, match="has no mention of type 'Protein'; its types are: Chemical, Disease"):
         load_corpus(f"pubtator:{fixtures / 'tiny.pubtator'}", "Protein")

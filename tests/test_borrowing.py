@@ -10,8 +10,15 @@ import pytest
 from medlink.benchmark.config import DatasetSpec
 from medlink.benchmark.runner import prepare
 from medlink.linking import Linker
-from medlink.resources import load_default_terminology
-from medlink.terminology import Name, NameKind, SourceSpec, Terminology, compile_terminology, load_terminology
+from medlink.terminology import (
+    Name,
+    NameKind,
+    SourceSpec,
+    Terminology,
+    compile_terminology,
+    load_default_terminology,
+    load_terminology,
+)
 from medlink.terminology.borrowing import borrow_synonyms
 from medlink.terminology.records import make_concept
 from support import shared_file

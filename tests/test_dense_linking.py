@@ -7,7 +7,7 @@ import pytest
 from medlink.errors import MedlinkError
 from medlink.index import VectorIndex, build_index, mention_entries, ontology_entries
 from medlink.linking import LinkerConfig, Stage
-from medlink.linking.pipeline import dense_linker
+from medlink.linking.linker import dense_linker
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, NameKind, make_concept
 
@@ -108,7 +108,7 @@ def test_dense_sieve_without_an_index_is_explained(terminology) -> None:
 
 def test_sparse_and_hybrid_sieves(terminology, index, encoder) -> None:
     from medlink.linking.results import Candidate
-    from medlink.linking.sparse import fuse
+    from medlink.linking.sieves.sparse import fuse
 
     sparse = dense_linker(terminology, index, encoder, sieves="sparse").link("hypertensoin")
     assert (sparse.stage, sparse.concepts) == (Stage.SPARSE, ("MESH:D006973",))
@@ -125,7 +125,8 @@ def test_sparse_and_hybrid_sieves(terminology, index, encoder) -> None:
 
 def test_training_mentions_join_a_copy_of_the_index(terminology, encoder, tmp_path) -> None:
     from medlink.index import MENTIONS
-    from medlink.linking.pipeline import open_index_linker, with_training_mentions
+    from medlink.linking.linker import open_index_linker
+    from medlink.linking.pipeline import with_training_mentions
     from medlink.terminology import save_terminology
 
     save_terminology(terminology, tmp_path / "terms")

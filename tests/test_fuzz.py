@@ -22,8 +22,11 @@ from medlink.cli import main  # noqa: E402
 from medlink.errors import MedlinkError  # noqa: E402
 from medlink.linking import Linker, Mention  # noqa: E402
 from medlink.linking.results import Stage  # noqa: E402
-from medlink.resources import load_default_terminology  # noqa: E402
-from medlink.terminology import SourceSpec, compile_terminology  # noqa: E402
+from medlink.terminology import (  # noqa: E402
+    SourceSpec,
+    compile_terminology,
+    load_default_terminology,
+)
 
 EXAMPLES = int(os.environ.get("MEDLINK_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=timedelta(seconds=10), derandomize=EXAMPLES <= 100,

@@ -208,7 +208,7 @@ def test_a_mention_text_lists_its_concepts_by_how_often_it_was_annotated_with_th
 def test_a_text_annotated_with_several_concepts_at_once_claims_them_all(tmp_path: Path) -> None:
     from medlink.evaluation.corpus import Gold
     from medlink.index.vector_index import read_entries, write_entries
-    from medlink.linking.exact import ExactSieve
+    from medlink.linking.sieves.exact import ExactSieve
 
     terminology = Terminology.from_concepts([make_concept("MESH:D006470", "Hemorrhage"),
                                              make_concept("MESH:D003556", "Cystitis"),
@@ -258,7 +258,7 @@ def test_an_index_written_before_the_several_flag_reads_as_single_concept(tmp_pa
 def test_an_index_rebound_to_a_larger_terminology_reuses_its_vectors(built, terminology, encoder, tmp_path) -> None:
     from medlink.errors import MedlinkError
     from medlink.index.build import rebind_index
-    from medlink.linking.pipeline import dense_linker
+    from medlink.linking.linker import dense_linker
 
     larger = Terminology.from_concepts([
         *terminology,

@@ -15,10 +15,10 @@ from medlink.evaluation.calibration import budget_threshold, calibrate
 from medlink.evaluation.corpus import Corpus, Gold, GoldMention
 from medlink.evaluation.negatives import non_medical_negatives, random_string
 from medlink.index import VectorIndex, build_index, ontology_entries
-from medlink.linking.non_terms import control_characters, not_a_term, why_not_a_term
-from medlink.linking.pipeline import dense_linker
-from medlink.resources import default_nil_calibration, load_default_terminology
-from medlink.terminology import Terminology
+from medlink.linking.linker import dense_linker
+from medlink.linking.mentions.non_terms import control_characters, not_a_term, why_not_a_term
+from medlink.resources import default_nil_calibration
+from medlink.terminology import Terminology, load_default_terminology
 from medlink.terminology.records import Name, make_concept
 
 
@@ -99,8 +99,8 @@ def test_calibration_with_negatives_reports_what_each_threshold_catches(tiny, ti
 
 
 def test_a_term_model_makes_unlike_mentions_nil_only_under_a_threshold(tiny, tiny_index, encoder) -> None:
-    from medlink.linking.dense import CachingEncoder
-    from medlink.linking.term_model import TermJudge, TermModel
+    from medlink.linking.mentions.term_model import TermJudge, TermModel
+    from medlink.linking.sieves.dense import CachingEncoder
 
     shared = CachingEncoder(encoder)
     # weights that read only the best score: decision = score - 0.9, cut 0 -> nil below a score of 0.9

@@ -19,12 +19,12 @@ from medlink.encoders.registry import resolve_model
 from medlink.errors import MedlinkError
 from medlink.index import VectorIndex, build_index, ontology_entries
 from medlink.linking import Linker, LinkerConfig, Stage
-from medlink.linking.branches import branches_for
-from medlink.linking.keywords import KeywordLexicon, derive_lexicon
-from medlink.linking.pipeline import dense_linker
+from medlink.linking.linker import dense_linker
+from medlink.linking.mentions.branches import branches_for
 from medlink.linking.recipe import LinkerRecipe
-from medlink.linking.rerank import CARD_FILE, Reranker, RerankerCard
-from medlink.linking.rerank_inputs import PairEncoder
+from medlink.linking.rerank.inputs import PairEncoder
+from medlink.linking.rerank.keywords import KeywordLexicon, derive_lexicon
+from medlink.linking.rerank.reranker import CARD_FILE, Reranker, RerankerCard
 from medlink.linking.results import Candidate, LinkResult
 from medlink.terminology import Terminology, save_terminology
 from medlink.terminology.records import Name, NameKind, make_concept
@@ -334,7 +334,7 @@ def test_synonym_examples_answer_a_name_with_its_concept_s_other_names(terminolo
 
 def test_a_zero_shot_cross_encoder_gets_only_its_fusion_fitted(terminology: Terminology, index, encoder,
                                                                tmp_path: Path) -> None:  # fmt: skip
-    from medlink.trials.matching.rerank import msmarco_folder
+    from medlink.trials.matching.trial_reranker import msmarco_folder
 
     card = fit_zero_shot(terminology, index, encoder, msmarco_folder(), pairs(), tmp_path / "msmarco", top_k=4)
     assert not card.keywords and card.report["zero_shot"] and 0 <= card.fusion_weight <= 1

@@ -9,8 +9,7 @@ from hypothesis import strategies as st
 
 from medlink.index import IndexEntry
 from medlink.linking import Linker, LinkerConfig
-from medlink.linking.exact import ExactSieve, prefer_written_name
-from medlink.linking.respelling import (
+from medlink.linking.mentions.respelling import (
     _STEMS,
     acid_name,
     eponym_names,
@@ -20,9 +19,10 @@ from medlink.linking.respelling import (
     without_isotope_label,
     without_salt,
 )
+from medlink.linking.mentions.scanner import ConceptScanner
 from medlink.linking.results import Candidate, LinkResult, Stage
-from medlink.linking.scanner import ConceptScanner
-from medlink.resources import load_default_terminology
+from medlink.linking.sieves.exact import ExactSieve, prefer_written_name
+from medlink.terminology import load_default_terminology
 
 
 @pytest.fixture(scope="module")

@@ -123,13 +123,13 @@ def test_trial_records_are_normalized(url: str) -> None:
 
 @pytest.fixture(scope="module")
 def matcher_url(linker: Linker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from medlink.linking.scanner import ConceptScanner
+    from medlink.linking.mentions.scanner import ConceptScanner
     from medlink.trials import TrialRecord
-    from medlink.trials.matching.build import index_records
     from medlink.trials.matching.encoders import load_trial_encoders
-    from medlink.trials.matching.index import TrialIndex
+    from medlink.trials.matching.index_build import index_records
     from medlink.trials.matching.matcher import TrialMatcher
-    from medlink.trials.normalize import TrialNormalizer
+    from medlink.trials.matching.trial_index import TrialIndex
+    from medlink.trials.normalization.normalizer import TrialNormalizer
 
     exact = Linker(linker.terminology)
     records = [TrialRecord("NCT1", title="Metformin in type 2 diabetes", conditions=("Type 2 Diabetes",),

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from medlink.cli import main
 from medlink.errors import MedlinkError
 from medlink.linking import Stage
-from medlink.linking.pair_features import DENSE_FEATURES
-from medlink.linking.pipeline import ranker_linker
-from medlink.linking.set_ranker import RANKER_FILE, SetRanker
+from medlink.linking.linker import ranker_linker
+from medlink.linking.sets.pair_features import DENSE_FEATURES
+from medlink.linking.sets.set_ranker import RANKER_FILE, SetRanker
 from medlink.terminology import Terminology, save_terminology
 from medlink.terminology.records import make_concept
 from medlink.training.set_ranker_fit import RankerFitConfig, fit_set_ranker, remembered

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, LinkerConfig
+from medlink.linking.mentions.shorthand import default_shorthand, links_better, read_shorthand, shorthand_lexicon
 from medlink.linking.results import LinkResult, Stage
-from medlink.linking.shorthand import default_shorthand, links_better, read_shorthand, shorthand_lexicon
-from medlink.resources import load_default_terminology
+from medlink.terminology import load_default_terminology
 
 
 @pytest.fixture(scope="module")

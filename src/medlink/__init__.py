@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from medlink.version import __version__
 
 _EXPORTS = {
     "Linker": "medlink.linking",
@@ -26,7 +26,7 @@ _EXPORTS = {
     "Candidate": "medlink.linking",
     "Stage": "medlink.linking",
     "link": "medlink.api",
-    "MedlinkError": "medlink.terminology.diagnostics",
+    "MedlinkError": "medlink.errors",
 }
 
 __all__ = [

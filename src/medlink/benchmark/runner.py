@@ -23,8 +23,8 @@ from medlink.index import VectorIndex, build_index, index_with_mentions, ontolog
 from medlink.index.vector_index import is_current_index
 from medlink.index.with_mentions import entries_digest
 from medlink.linking import Linker, LinkerConfig
-from medlink.linking.drug_default import donor_terminology
-from medlink.linking.term_model import TermModel
+from medlink.linking.defaults import donor_terminology
+from medlink.linking.mentions.term_model import TermModel
 from medlink.terminology import SourceSpec, Terminology, compile_terminology
 from medlink.terminology.borrowing import borrow_synonyms
 
@@ -124,7 +124,8 @@ def system_linker(system: SystemSpec, prepared: Prepared, encoder: Encoder | Non
     """The linker a system describes, over this dataset's terminology (and training mentions, if it uses them).
     Benchmarks measure linking without a nil threshold unless given one, and a term model for the dense systems
     (benchmarks/nil_threshold.py)."""
-    from medlink.linking.pipeline import dense_linker, parse_sieves
+    from medlink.linking.linker import dense_linker
+    from medlink.linking.pipeline import parse_sieves
 
     terminology = prepared.terminology
     mentions = system.mentions and prepared.train is not None

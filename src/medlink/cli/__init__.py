@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import click
 
-from medlink import __version__
 from medlink.cli.benchmark_command import benchmark
 from medlink.cli.calibrate_command import calibrate
 from medlink.cli.distill_command import distill
@@ -20,6 +19,7 @@ from medlink.cli.train_ranker_command import train_ranker
 from medlink.cli.train_reranker_command import train_reranker
 from medlink.cli.trials_commands import trials
 from medlink.errors import MedlinkError
+from medlink.version import __version__
 
 
 class _Group(click.Group):

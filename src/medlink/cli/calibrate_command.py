@@ -37,7 +37,8 @@ def calibrate(index_dir: Path, corpus_spec: str, entity_type: str | None, namesp
     from medlink.evaluation.negatives import non_medical_negatives
     from medlink.index.build import update_manifest
     from medlink.linking import LinkerConfig
-    from medlink.linking.pipeline import DEFAULT_SIEVES, open_index_linker
+    from medlink.linking.linker import open_index_linker
+    from medlink.linking.pipeline import DEFAULT_SIEVES
 
     corpus = load_corpus(corpus_spec, entity_type, namespace)
     linker = open_index_linker(index_dir, sieves=sieves or DEFAULT_SIEVES, config=LinkerConfig(nil_threshold=0))

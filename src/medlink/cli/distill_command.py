@@ -62,12 +62,11 @@ def distill(teacher: str, layers: tuple[int, ...], terminology_dir: Path | None,
     The result is a model folder like `medlink train`'s: `medlink index build --encoder OUTPUT` uses it.
     """
     from medlink.encoders.registry import load_encoder, resolve_model
-    from medlink.resources import load_default_terminology
-    from medlink.terminology import load_terminology
+    from medlink.terminology import load_default_terminology, load_terminology
     from medlink.training.distill import DistillConfig
     from medlink.training.distill import distill as run_distillation
     from medlink.training.examples import training_examples
-    from medlink.training.trainer import resolve_device
+    from medlink.training.runtime import resolve_device
 
     terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
     mentions: list[tuple[str, str]] = []

@@ -74,8 +74,7 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
     from medlink.encoders import load_encoder
     from medlink.index import build_index, ontology_entries
     from medlink.index.vector_index import read_index_manifest
-    from medlink.resources import load_default_terminology
-    from medlink.terminology import load_terminology
+    from medlink.terminology import load_default_terminology, load_terminology
 
     terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
     encoder = load_encoder(encoder_name, backend=backend, quantize=quantize)
@@ -119,7 +118,7 @@ def _calibrate_nil(index_dir: Path, terminology, encoder, train) -> None:  # typ
     from medlink.evaluation.nil_calibration import calibrate_with_negatives, in_terminology
     from medlink.index import VectorIndex
     from medlink.index.build import update_manifest
-    from medlink.linking.pipeline import dense_linker
+    from medlink.linking.linker import dense_linker
 
     names_only = dense_linker(terminology, VectorIndex.load(index_dir), encoder, "O-T")
     known = in_terminology(train, names_only)

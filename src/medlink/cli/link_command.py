@@ -67,9 +67,9 @@ def link(
     The embedded default runs exact match, then dense retrieval with the packaged MiniLM over the MeSH
     descriptors; the first run builds that index (about a minute and a half) and caches it.
     """
+    from medlink.cli.mention_files import ResultWriter, read_mentions, rows_written
     from medlink.linking import Mention
-    from medlink.linking.branches import branches_for
-    from medlink.linking.mention_files import ResultWriter, read_mentions, rows_written
+    from medlink.linking.mentions.branches import branches_for
 
     if not texts and input_path is None:
         raise click.UsageError("give mentions as arguments or with --input FILE")

@@ -16,7 +16,7 @@ import click
 from medlink.cli.paths import PathOption
 from medlink.errors import MedlinkError
 from medlink.linking import Linker
-from medlink.linking.branches import parse_branches
+from medlink.linking.mentions.branches import parse_branches
 
 if TYPE_CHECKING:
     from medlink.evaluation.corpus import Corpus
@@ -122,7 +122,7 @@ def make_linker(choice: LinkerChoice, progress: bool = True, training: Corpus | 
     if choice.ranker_dir is not None and training is not None and training.labelled_pairs():
         raise click.UsageError("a ranker remembers the training mentions it was fitted on: drop --train")
     if choice.shorthand and choice.shorthand_file is not None:
-        from medlink.linking.shorthand import shorthand_lexicon
+        from medlink.linking.mentions.shorthand import shorthand_lexicon
 
         shorthand_lexicon(choice.shorthand_file)  # a malformed file is refused before anything is linked
     linker = _base_linker(choice, progress, training)
@@ -150,7 +150,9 @@ def _number_margin(choice: LinkerChoice, configured: float | None) -> float | No
 
 
 def _base_linker(choice: LinkerChoice, progress: bool, training: Corpus | None) -> Linker:
-    from medlink.linking.pipeline import DEFAULT_SIEVES, default_index, open_index_linker, with_training_mentions
+    from medlink.linking.defaults import default_index
+    from medlink.linking.linker import open_index_linker
+    from medlink.linking.pipeline import DEFAULT_SIEVES, with_training_mentions
     from medlink.linking.recipe import LinkerRecipe
 
     try:  # the recipe checks that the options go together
@@ -159,7 +161,7 @@ def _base_linker(choice: LinkerChoice, progress: bool, training: Corpus | None) 
     except MedlinkError as error:
         raise click.UsageError(str(error)) from None
     if training is None or not training.labelled_pairs():
-        return recipe.build(progress=progress)
+        return Linker.from_recipe(recipe, progress=progress)
     if choice.exact_only:
         return _exact_linker(choice.terminology_dir, training)
     folder = with_training_mentions(choice.index_dir or default_index(progress), training.labelled_pairs(),
@@ -170,8 +172,7 @@ def _base_linker(choice: LinkerChoice, progress: bool, training: Corpus | None) 
 
 def _exact_linker(terminology_dir: Path | None, training: Corpus) -> Linker:
     from medlink.linking.pipeline import parse_sieves
-    from medlink.resources import load_default_terminology
-    from medlink.terminology import load_terminology
+    from medlink.terminology import load_default_terminology, load_terminology
 
     terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
     entries = training.index_entries(terminology)

@@ -30,8 +30,7 @@ def mcsm(terminology_dir: Path | None, encoder_name: str, backend: str, k: int, 
     from medlink.encoders import load_encoder
     from medlink.evaluation.mcsm import ideal_mcsm
     from medlink.evaluation.mcsm import mcsm as score
-    from medlink.resources import load_default_terminology
-    from medlink.terminology import load_terminology
+    from medlink.terminology import load_default_terminology, load_terminology
 
     terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
     scores = score(terminology, load_encoder(encoder_name, backend=backend), k=k, sample=sample)

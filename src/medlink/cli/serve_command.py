@@ -45,7 +45,7 @@ def serve(linker_choice: LinkerChoice, host: str, port: int, max_batch: int, max
 
         from medlink.serve.app import create_app
         from medlink.serve.settings import ServiceSettings
-        from medlink.trials.setup import drug_recipe_for
+        from medlink.trials.normalization.normalizer_spec import drug_recipe_for
     except ImportError as error:
         raise click.ClickException(f"the service needs its extras ({error.name} is missing): "
                                    "pip install 'medlink[serve]'") from None  # fmt: skip
@@ -59,7 +59,7 @@ def serve(linker_choice: LinkerChoice, host: str, port: int, max_batch: int, max
         drugs.warm(progress=True)
     matcher = None
     if trials_index is not None:
-        from medlink.trials.matching.setup import MatcherSpec
+        from medlink.trials.matching.matcher_spec import MatcherSpec
 
         matcher = MatcherSpec(trials_index).build()
     uvicorn.run(create_app(linker, settings, matcher), host=host, port=port, log_level=log_level,

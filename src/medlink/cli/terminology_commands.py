@@ -68,7 +68,7 @@ def compile(
     specs = [SourceSpec.parse(source, source_format) for source in sources]
     report = ReadReport(strict=strict)
     compiled = compile_terminology(specs, report, namespace=namespace)
-    from medlink.linking.drug_default import donor_terminology
+    from medlink.linking.defaults import donor_terminology
     from medlink.terminology import borrow_synonyms
 
     for donor in donors:  # in turn: a later donor sees the names an earlier one lent

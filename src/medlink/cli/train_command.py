@@ -45,8 +45,7 @@ def train(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_
     The result is a sentence-transformers folder: `medlink index build --encoder OUTPUT` uses it.
     """
     from medlink.encoders.registry import resolve_model
-    from medlink.resources import load_default_terminology
-    from medlink.terminology import load_terminology
+    from medlink.terminology import load_default_terminology, load_terminology
     from medlink.training.examples import training_examples
     from medlink.training.trainer import train as run_training
 

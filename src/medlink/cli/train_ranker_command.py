@@ -1,4 +1,4 @@
-"""``medlink train-ranker``: fit a set ranker (linking/set_ranker.py) on annotated mentions."""
+"""``medlink train-ranker``: fit a set ranker (linking/sets/set_ranker.py) on annotated mentions."""
 
 from __future__ import annotations
 
@@ -26,8 +26,7 @@ def train_ranker(terminology_dir: Path | None, mentions_specs: tuple[str, ...], 
     """Fit a ranker that links each mention to the set of concepts it names; CPU only, about a minute for
     CHIP-CDN. Link with it: `medlink eval --ranker OUTPUT --terminology T --corpus …`."""
     from medlink.evaluation.corpus_formats import load_corpus
-    from medlink.resources import load_default_terminology
-    from medlink.terminology import load_terminology
+    from medlink.terminology import load_default_terminology, load_terminology
     from medlink.training.set_ranker_fit import RankerFitConfig, fit_set_ranker, remembered
 
     terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()

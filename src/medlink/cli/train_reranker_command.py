@@ -1,4 +1,4 @@
-"""``medlink train-reranker``: train the rerank stage (linking/rerank.py) for an index on annotated mentions."""
+"""``medlink train-reranker``: train the rerank stage (linking/rerank/) for an index on annotated mentions."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def train_reranker(index_dir: Path, mentions_specs: tuple[str, ...], entity_type
     config = RerankerFitConfig(top_k=top_k, epochs=epochs, keywords=not plain, quantize=quantize, synonyms=synonyms)
     try:
         if zero_shot is not None:
-            from medlink.trials.matching.rerank import MSMARCO, msmarco_folder
+            from medlink.trials.matching.trial_reranker import MSMARCO, msmarco_folder
 
             folder = msmarco_folder() if zero_shot == MSMARCO else Path(zero_shot)
             card = fit_zero_shot(terminology, index, encoder_of(index), folder, pairs, output_dir, top_k)

@@ -58,8 +58,8 @@ def _normalizer_options(function):
         from dataclasses import replace
 
         from medlink.linking.recipe import DRUGS, LinkerRecipe
-        from medlink.trials.normalize import NilThresholds
-        from medlink.trials.setup import NormalizerSpec
+        from medlink.trials.normalization.normalizer import NilThresholds
+        from medlink.trials.normalization.normalizer_spec import NormalizerSpec
 
         exact = kwargs.pop("exact_only")
 
@@ -97,8 +97,8 @@ def normalize(records: tuple[Path, ...], output_path: Path, workers: int, progre
     "interventions": [{"text", "type", "concepts", "names", "score", "stage", "nil_class"}]}.
     """
     from medlink.terminology import ReadReport
-    from medlink.trials.output import output_format
-    from medlink.trials.run import normalize_to_file
+    from medlink.trials.normalization.output import output_format
+    from medlink.trials.normalization.run import normalize_to_file
 
     output_format(output_path)
     show = sys.stderr.isatty() if progress is None else progress
@@ -128,8 +128,8 @@ def eval_normalization(records: tuple[Path, ...], split: str, mesh_dir: Path | N
     from dataclasses import replace
 
     from medlink.terminology import ReadReport
-    from medlink.trials.calibration import calibrate_thresholds
-    from medlink.trials.evaluation import BrowseScorer, in_split
+    from medlink.trials.normalization.browse_terms import BrowseScorer, in_split
+    from medlink.trials.normalization.thresholds import calibrate_thresholds
     from medlink.trials.readers import read_trials
 
     report = ReadReport(strict=strict)
@@ -196,8 +196,8 @@ def _matcher_options(function):
 
     @functools.wraps(function)
     def with_spec(**kwargs):
+        from medlink.trials.matching.matcher_spec import MatcherSpec
         from medlink.trials.matching.scoring import FusionWeights
-        from medlink.trials.matching.setup import MatcherSpec
 
         try:
             weights = FusionWeights.parse(kwargs.pop("weights"))
@@ -221,11 +221,10 @@ def index_trials(records: tuple[Path, ...], output_dir: Path, encoders: str | No
                  strict: bool, spec) -> None:  # fmt: skip
     """Index trial RECORDS for matching: description, inclusion and exclusion vectors (whole and per criterion),
     BM25, the concepts of conditions, interventions and exclusions, age and sex limits."""
-    from medlink.linking.scanner import ConceptScanner
-    from medlink.resources import load_default_terminology
-    from medlink.terminology import ReadReport
-    from medlink.trials.matching.build import index_records
+    from medlink.linking.mentions.scanner import ConceptScanner
+    from medlink.terminology import ReadReport, load_default_terminology
     from medlink.trials.matching.encoders import load_trial_encoders
+    from medlink.trials.matching.index_build import index_records
     from medlink.trials.readers import read_trials
 
     show = sys.stderr.isatty() if progress is None else progress
@@ -262,7 +261,7 @@ def _train(train_function, config, records: tuple[Path, ...], output_dir: Path, 
     """Read the records, train, and say what came of it; a rerun after an interruption resumes."""
     from medlink.encoders.registry import resolve_model
     from medlink.terminology import ReadReport
-    from medlink.trials.matching.training import training_trials
+    from medlink.trials.matching.encoder_training import training_trials
     from medlink.trials.readers import read_trials
 
     examples = training_trials(read_trials(records, ReadReport(strict=strict)))
@@ -283,7 +282,7 @@ def train_trials(records: tuple[Path, ...], output_dir: Path, base: str, epochs:
                  freeze_layers: int) -> None:  # fmt: skip
     """Train TrialMatcher's patient and trial encoders on RECORDS (inclusion criteria as eligible patients,
     exclusion criteria as ineligible ones; paper 003 eq. 1–4). Run it again after an interruption to resume."""
-    from medlink.trials.matching.training import TrialTrainConfig, train_trial_encoders
+    from medlink.trials.matching.encoder_training import TrialTrainConfig, train_trial_encoders
 
     config = TrialTrainConfig(epochs=epochs, batch_size=batch_size, max_steps=max_steps, time_limit=time_limit,
                               device=device, freeze_layers=freeze_layers)  # fmt: skip
@@ -300,7 +299,7 @@ def train_reranker(records: tuple[Path, ...], output_dir: Path, base: str, epoch
                    other_trial_negatives: bool, quantize: str) -> None:  # fmt: skip
     """Train the eligibility cross-encoder (TrialMatcher's damoebrtog reranker) on RECORDS: is this criteria set
     the trial's inclusion or its exclusion set? Use it with `medlink trials match --rerank OUTPUT`."""
-    from medlink.trials.matching.eligibility import EligibilityConfig, train_eligibility_reranker
+    from medlink.trials.matching.eligibility_reranker import EligibilityConfig, train_eligibility_reranker
 
     config = EligibilityConfig(epochs=epochs, batch_size=batch_size, max_steps=max_steps, time_limit=time_limit,
                                other_trial_negatives=other_trial_negatives, quantize=quantize,

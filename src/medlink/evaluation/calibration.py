@@ -32,7 +32,7 @@ from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.runner import Evaluation, evaluate, linker_mentions
 from medlink.evaluation.scoring import Prediction, is_correct
 from medlink.linking import Linker, LinkerConfig, LinkResult
-from medlink.linking.non_terms import why_not_a_term
+from medlink.linking.mentions.non_terms import why_not_a_term
 
 DILBERT_STRATEGIES = ("min-fp", "max-tp", "weighted")
 STRATEGIES = (*DILBERT_STRATEGIES, "budget")
@@ -51,7 +51,7 @@ class Calibration:
     false_positives: int
     negatives: int = 0  # generated non-medical texts linked as nil mentions
     negatives_nil: dict[str, float] | None = None  # share of them declared nil under each threshold
-    term_model: dict[str, object] | None = None  # linking/term_model.py, when fitted (its cut, weights, encoder)
+    term_model: dict[str, object] | None = None  # linking/mentions/term_model.py, when fitted
 
 
 def _nil_under(prediction: Prediction, threshold: float | None, score: float | None) -> Prediction:
@@ -94,7 +94,7 @@ class Decisions:
     evaluation: Evaluation
     results: tuple[LinkResult, ...]  # one per corpus mention, as evaluated (documents included)
     negative_results: tuple[LinkResult, ...]  # one per negative the linker searches
-    negatives: int  # all negatives given; those not searched are nil under any rule (linking/non_terms.py)
+    negatives: int  # all negatives given; those not searched are nil under any rule (linking/mentions/non_terms.py)
 
     @property
     def scores(self) -> list[float | None]:
@@ -107,7 +107,7 @@ class Decisions:
 
     @property
     def refused(self) -> int:
-        """Negatives nil before any search (not terms: linking/non_terms.py), so under any rule."""
+        """Negatives nil before any search (not terms: linking/mentions/non_terms.py), so under any rule."""
         return self.negatives - len(self.negative_results)
 
     def scored_negatives(self) -> list[LinkResult]:

@@ -17,7 +17,7 @@ import string
 from dataclasses import dataclass
 from importlib import resources
 
-from medlink.linking.non_terms import function_words
+from medlink.linking.mentions.non_terms import function_words
 from medlink.terminology import Terminology
 
 HALVES = ("calibration", "held-out")

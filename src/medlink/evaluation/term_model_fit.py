@@ -1,4 +1,5 @@
-"""Fitting the term model (``linking/term_model.py``): is a mention a term at all, from its vector and best score.
+"""Fitting the term model (``linking/mentions/term_model.py``): is a mention a term at all, from its vector and
+best score.
 
 Positives: the correct dense decisions of a calibration corpus and a sample of the terminology's names; negatives:
 medlink's non-medical negatives the linker searches. The fit is cross-validated so that the cut, chosen by the
@@ -14,7 +15,7 @@ import numpy as np
 
 from medlink.encoders.base import Encoder
 from medlink.evaluation.calibration import Decisions, budget_threshold
-from medlink.linking.term_model import TermModel
+from medlink.linking.mentions.term_model import TermModel
 from medlink.terminology import Terminology
 
 

@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 
-from medlink import __version__
 from medlink.encoders.base import Encoder
 from medlink.errors import MedlinkError
 from medlink.folders import replace_folder, sha256_of, staged_folder
@@ -44,6 +43,7 @@ from medlink.index.vector_index import (
     read_index_manifest,
     write_entries,
 )
+from medlink.version import __version__
 
 DEFAULT_CHUNK = 4096
 

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from medlink import __version__
 from medlink.encoders.base import EncoderIdentity, l2_normalize
 from medlink.errors import MedlinkError
 from medlink.folders import read_manifest_json, verify_checksums
 from medlink.index import faiss_backend
 from medlink.index.entries import SOURCES, IndexEntry
+from medlink.version import __version__
 
 INDEX_FORMAT = "medlink-index"
 INDEX_VERSION = 1

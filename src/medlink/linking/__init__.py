@@ -1,7 +1,26 @@
-"""Linking mentions to concepts: result records, sieves and the :class:`Linker`."""
+"""Linking mentions to concepts: result records, the :class:`Linker` and the sieves it runs.
 
-from medlink.linking.exact import ExactSieve
-from medlink.linking.linker import Linker, LinkerConfig, Sieve
+The core sits here (results, settings, decisions, pipeline, defaults, recipe, linker); the rooms below it each do
+one job: ``sieves/`` (exact, dense, sparse), ``mentions/`` (what happens to a mention around the sieves),
+``rerank/`` (the cross-encoder stage) and ``sets/`` (mentions naming several concepts).
+"""
+
+from medlink.linking.linker import Linker, dense_linker, open_index_linker, ranker_linker
 from medlink.linking.results import Candidate, LinkResult, Mention, Stage
+from medlink.linking.settings import LinkerConfig, LinkerParts, Sieve
+from medlink.linking.sieves.exact import ExactSieve
 
-__all__ = ["Candidate", "ExactSieve", "LinkResult", "Linker", "LinkerConfig", "Mention", "Sieve", "Stage"]
+__all__ = [
+    "Candidate",
+    "ExactSieve",
+    "LinkResult",
+    "Linker",
+    "LinkerConfig",
+    "LinkerParts",
+    "Mention",
+    "Sieve",
+    "Stage",
+    "dense_linker",
+    "open_index_linker",
+    "ranker_linker",
+]

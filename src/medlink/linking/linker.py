@@ -15,125 +15,36 @@ input always gives the same output.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
-from medlink.linking.abbreviations import expand_abbreviations
-from medlink.linking.branches import BranchScope
-from medlink.linking.composites import split_composite
-from medlink.linking.exact import ExactSieve, prefer_literal, prefer_written_name
-from medlink.linking.non_terms import control_characters, not_a_term
-from medlink.linking.numbers import agree_on_numbers
+from medlink.encoders.base import Encoder
+from medlink.index import VectorIndex
+from medlink.linking.decisions import claim_counted, finish, test_terms
+from medlink.linking.mentions.branches import BranchScope
+from medlink.linking.mentions.composites import split_composite
+from medlink.linking.mentions.non_terms import control_characters, not_a_term
+from medlink.linking.mentions.respelling import says_the_same_cause
+from medlink.linking.mentions.rewriting import MentionRewriter
+from medlink.linking.mentions.shorthand import links_better, shorthand_lexicon
+from medlink.linking.mentions.term_model import TermModel
+from medlink.linking.pipeline import DEFAULT_SIEVES, dense_parts, index_parts, ranker_parts
 from medlink.linking.recipe import LinkerRecipe
-from medlink.linking.respelling import (
-    acid_name,
-    eponym_names,
-    says_the_same_cause,
-    standard_spelling,
-    without_cause,
-    without_isotope_label,
-    without_salt,
-)
 from medlink.linking.results import LinkResult, Mention, Stage
-from medlink.linking.shorthand import links_better, shorthand_lexicon
+from medlink.linking.settings import (
+    CandidateReranker,
+    ConceptCounter,
+    LinkerConfig,
+    LinkerParts,
+    Sieve,
+    TermTest,
+)
+from medlink.linking.sieves.exact import ExactSieve, prefer_literal, prefer_written_name
 from medlink.terminology import Terminology
 
-
-class Sieve(Protocol):
-    """One linking stage: for each ``(text, normalized key)`` a result, or ``None`` to pass it on."""
-
-    stage: Stage
-    name: str
-
-    def link_batch(self, items: Sequence[tuple[str, str]]) -> list[LinkResult | None]: ...
-
-
-class TermTest(Protocol):
-    """Says how much each retrieved mention looks like a term at all (``linking/term_model.py``); below ``cut``
-    it is nil."""
-
-    @property
-    def cut(self) -> float: ...
-
-    def decisions(self, texts: Sequence[str], scores: Sequence[float]) -> Sequence[float]: ...
-
-
-class CandidateReranker(Protocol):
-    """Reorders close retrieval decisions by reading the mention beside each candidate (``linking/rerank.py``)."""
-
-    def rerank(self, results: Sequence[LinkResult], preferred_name: Callable[[str], str]) -> list[LinkResult]: ...
-
-
-class ConceptCounter(Protocol):
-    """Predicts how many concepts each mention names (Liang et al.'s count head; 1 for most mentions); its
-    largest count, ``most``, means "that many or more"."""
-
-    @property
-    def most(self) -> int: ...
-
-    def predict_counts(self, texts: Sequence[str]) -> Sequence[int]: ...
-
-
-_RETRIEVAL = (Stage.DENSE, Stage.SPARSE, Stage.HYBRID)  # the stages whose candidates a count can claim
-
-
-@dataclass(frozen=True)
-class LinkerConfig:
-    """Linker settings; the defaults work.
-
-    cache_size: how many normalized keys keep their result; mention streams repeat a lot, so the cache is where
-        most of the throughput comes from. 0 disables it.
-    nil_threshold: a dense or sparse decision scoring below it becomes nil, and so does text that is not a term
-        (function words, control characters: linking/non_terms.py). ``medlink calibrate`` chooses it from labelled
-        data; indexes built with training data and the embedded default carry one, which a linker over them uses
-        while this is ``None``. ``None`` on a bare linker, or 0, never declares nil once a candidate exists.
-    several_within: claim every candidate whose score is within this margin of the best (a mention naming several
-        concepts); ``None`` claims one concept (or all that share the matched name).
-    batch_size: mentions handed to the sieves at a time; 4,096 rather than 1,024 lifts end-to-end speed from
-        about 81 % to about 90 % of the encoder's own (fewer, fuller encoder and FAISS calls;
-        benchmarks/linker_batch_size.py).
-    expand_abbreviations: use the document of a :class:`Mention` to expand short forms (Schwartz & Hearst, and
-        terminology names for short forms whose letters spell nothing of them).
-    split_composites: link composite mentions part by part.
-    count_head: let the linker's concept counter (the encoder's count head, when it has one) decide how many of a
-        dense or sparse decision's candidates a mention claims.
-    number_margin: a dense or sparse decision whose best name states other numbers than the mention ("SCA11" for
-        "SCA1") takes the best candidate stating the same numbers when it scores within this margin of the best
-        (linking/numbers.py); ``None`` never does.
-    rerank: let the linker's reranker (a cross-encoder, when it has one) reorder close retrieval decisions.
-    several_above: when the count head predicts its largest count ("3 or more") for a reranked decision, claim
-        further candidates whose fused score exceeds this (Liang et al.'s θ rule, eq. 14).
-    branches: link only to concepts under these tree-number prefixes (MeSH "C", "F03"; linking/branches.py): a
-        sieve whose decision has no concept there passes the mention on, with its best in-scope candidate if any.
-    shorthand: also search a mention with its clinical shorthand spelled out ("T2DM", "HTN", "breast ca";
-        linking/shorthand.py) and keep that result when it links better than the mention as written.
-    shorthand_file: a lexicon of your own (same format as medlink's) whose entries join and override medlink's.
-    respell: also search a mention spelled the American way ("oedema" → "edema", "sulphate" → "sulfate") and keep
-        that when it links better; and a drug salt that is no name ("metformin hydrochloride") as its parent drug,
-        an anion ("metrizoate") as its acid, a possessive eponym ("Parkinson's") as the disease it names, when that
-        is a name (linking/respelling.py).
-    """
-
-    cache_size: int = 200_000
-    nil_threshold: float | None = None
-    several_within: float | None = None
-    batch_size: int = 4096
-    expand_abbreviations: bool = True
-    split_composites: bool = True
-    count_head: bool = True
-    number_margin: float | None = 0.15
-    rerank: bool = True
-    several_above: float = 0.9
-    branches: tuple[str, ...] = ()
-    shorthand: bool = True
-    shorthand_file: Path | None = None
-    respell: bool = True
-
-    @property
-    def declares_nil(self) -> bool:
-        return self.nil_threshold is not None and self.nil_threshold > 0
+__all__ = ["Linker", "LinkerConfig", "Sieve", "dense_linker", "open_index_linker", "ranker_linker"]
 
 
 class Linker:
@@ -161,11 +72,25 @@ class Linker:
         self.counter = counter
         self.term_test = term_test
         self.reranker = reranker
-        self.recipe: LinkerRecipe | None = None  # set by LinkerRecipe.build; what pickling carries
+        self.recipe: LinkerRecipe | None = None  # set by from_recipe; what pickling carries
         self._cache: dict[str, LinkResult] = {}  # by normalized text, before abbreviations and literal preference
         self._by_text: dict[str, LinkResult] = {}  # final results of mentions given without a document
         self._scope: BranchScope | None = None  # of config.branches
+        self._rewriter_built: MentionRewriter | None = None
         self._lock = threading.RLock()
+
+    @classmethod
+    def from_parts(cls, parts: LinkerParts) -> Linker:
+        """A linker over what the pipeline assembled (``medlink.linking.pipeline``)."""
+        return cls(parts.terminology, parts.sieves, parts.config, parts.counter, parts.term_test, parts.reranker)
+
+    @classmethod
+    def from_recipe(cls, recipe: LinkerRecipe, config: LinkerConfig | None = None, progress: bool = False) -> Linker:
+        """The linker ``recipe`` describes, which pickles as that recipe; ``config`` replaces the settings an index
+        was calibrated with."""
+        linker = cls.from_parts(recipe.parts(config, progress))
+        linker.recipe = recipe
+        return linker
 
     @classmethod
     def load(
@@ -187,12 +112,7 @@ class Linker:
         train-ranker`` over ``terminology``. ``config`` replaces the settings the index was calibrated with."""
         recipe = LinkerRecipe(Path(index_dir) if index_dir else None, Path(terminology) if terminology else None,
                               exact_only, sieves, ef_search, Path(ranker) if ranker else None)  # fmt: skip
-        return recipe.build(config, progress)
-
-    @classmethod
-    def from_path(cls, terminology_dir: Path | str, config: LinkerConfig | None = None) -> Linker:
-        """An exact-match linker over a compiled terminology (the same as ``load(terminology=…, exact_only=True)``)."""
-        return cls.load(terminology=terminology_dir, exact_only=True, config=config)
+        return cls.from_recipe(recipe, config, progress)
 
     # --- pickling: the recipe travels, the heavy parts are rebuilt where the copy is used --------------------
 
@@ -207,6 +127,7 @@ class Linker:
         self._config = state["config"]
         self._cache, self._by_text = {}, {}
         self._scope = None
+        self._rewriter_built = None
         self._lock = threading.RLock()
 
     def __getattr__(self, name: str) -> Any:
@@ -215,9 +136,9 @@ class Linker:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         with self._lock:
             if name not in self.__dict__:
-                built = self.recipe.build(self.config)
+                parts = self.recipe.parts(self.config)
                 for part in Linker._BUILT_ON_USE:
-                    setattr(self, part, getattr(built, part))
+                    setattr(self, part, getattr(parts, part))
         return self.__dict__[name]
 
     def link(self, mention: str | Mention) -> LinkResult:
@@ -262,17 +183,16 @@ class Linker:
                 continue
             document = mention.document if isinstance(mention, Mention) else None
             expand = self.config.expand_abbreviations
-            texts[i] = self._expanded(original, document) if expand else original
+            texts[i] = self._rewriter.expanded(original, document) if expand else original
         spelled: dict[int, tuple[str, str]] = {}  # position -> (the text spelled otherwise, how), when it differs
         for i, text in texts.items():
-            other, how = self._respelled(text)
+            other, how = self._rewriter.respelled(text)
             if other != text:
                 spelled[i] = (other, how)
         named: dict[int, tuple[str, str]] = {}  # position -> (a name the mention stands for, how), when one is
-        if self.config.respell:
-            for i, text in texts.items():
-                if (found := self._named_form(spelled[i][0] if i in spelled else text)) is not None:
-                    named[i] = found
+        for i, text in texts.items():
+            if (found := self._rewriter.named_form(spelled[i][0] if i in spelled else text)) is not None:
+                named[i] = found
         # One batch: the other spellings share the encoder calls.
         searched = [*texts.values(), *(other for other, _ in spelled.values()), *(name for name, _ in named.values())]
         results = iter(self._link_texts(searched, split=self.config.split_composites))
@@ -306,44 +226,14 @@ class Linker:
         kept = self._in_scope([chosen])[0]
         return kept if kept is not None and kept.concepts == chosen.concepts else result
 
-    def _respelled(self, text: str) -> tuple[str, str]:
-        """``text`` with its clinical shorthand spelled out and British spellings made American, as configured, and
-        how it was changed."""
-        spelled = shorthand_lexicon(self.config.shorthand_file).expand(text) if self.config.shorthand else text
-        how = "clinical shorthand spelled out" if spelled != text else "respelled"
-        return (standard_spelling(spelled) if self.config.respell else spelled), how
-
-    def _named_form(self, written: str) -> tuple[str, str] | None:
-        """The terminology name a salt ("metformin hydrochloride"), a labelled compound ("[3H]-L-arginine"), an anion
-        ("metrizoate") or a possessive eponym ("Parkinson's") stands for, and how it was found; ``None`` when there
-        is none. Only names: no encoder call is spent on a guess."""
-        if (bare := without_salt(written)) != written and self._is_name(bare):
-            return bare, "salt searched as its parent drug"
-        if (bare := without_isotope_label(written)) != written.strip() and self._is_name(bare):
-            return bare, "isotope label dropped:"
-        if (acid := acid_name(written)) != written.strip() and self._is_name(acid):
-            return acid, "anion searched as its acid"
-        for name in eponym_names(written):
-            if self._is_name(name):
-                return name, "eponym searched as"
-        if (condition := without_cause(written)) != written.strip() and self._matches_exactly(condition):
-            return condition, "cause dropped:"
-        return None
-
-    def _expanded(self, original: str, document: str | None) -> str:
-        """``original`` with the short forms ``document`` defines spelled out, unless a short form inside a longer
-        name would turn it into a string that is no name: "HIV Infections" is a MeSH name, "Human Immunodeficiency
-        Virus Infections" is not, and searched it finds the virus. A mention that is only a short form ("OMD") is
-        always spelled out: the document's definition beats whatever else those letters name."""
-        expanded = expand_abbreviations(original, document, self._is_name)
-        inside_name = expanded != original and len(original.split()) > 1
-        if inside_name and not self._is_name(expanded) and self._is_name(original):
-            return original
-        return expanded
-
-    def _is_name(self, text: str) -> bool:
-        """Whether ``text`` normalizes to a terminology name (guides short forms, salts, eponyms and composites)."""
-        return self.terminology.has_normalized(self.terminology.normalizer(text))
+    @property
+    def _rewriter(self) -> MentionRewriter:
+        # Built on first use: the shorthand file is read then, and an unpickled linker has its terminology only then.
+        if self._rewriter_built is None:
+            shorthand = shorthand_lexicon(self.config.shorthand_file) if self.config.shorthand else None
+            self._rewriter_built = MentionRewriter(self.terminology, shorthand, self.config.respell,
+                                                   self._matches_exactly)  # fmt: skip
+        return self._rewriter_built
 
     def _matches_exactly(self, text: str) -> bool:
         """Whether an exact sieve links ``text``: a terminology name, an added synonym or an annotated training
@@ -390,8 +280,9 @@ class Linker:
                     if outcome is None:
                         remaining.append((key, text))
                     else:
-                        found[key] = self._finish(outcome, key)
-                decided.update(self._claim_counted(self._test_terms(found)))
+                        found[key] = finish(outcome, key, self.terminology, self.config)
+                tested = test_terms(found, self.term_test, self.config)
+                decided.update(claim_counted(tested, self.counter, self.terminology, self.config))
                 batch = remaining
             tried = ", ".join(sieve.name for sieve in self.sieves)
             scope = f" in branches {','.join(self.config.branches)}" if self.config.branches else ""
@@ -405,7 +296,7 @@ class Linker:
         """Results for the pending mentions that split into parts which all link; parts are linked in one batch."""
         text_of = dict(pending)
         splits = {key: parts for key, text in pending if not self.terminology.has_normalized(key)
-                  and (parts := split_composite(text, self._is_name))}  # fmt: skip
+                  and (parts := split_composite(text, self._rewriter.is_name))}  # fmt: skip
         if not splits:
             return {}
         part_texts = list(dict.fromkeys(part for parts in splits.values() for part in parts))
@@ -447,70 +338,6 @@ class Linker:
             restricted.append(None if kept is not None and not kept.concepts else kept)
         return restricted
 
-    def _finish(self, result: LinkResult, key: str) -> LinkResult:
-        if self.config.number_margin is not None and result.stage in _RETRIEVAL:
-            result = agree_on_numbers(result, key, self.terminology, self.config.number_margin)
-        threshold = self.config.nil_threshold or 0.0
-        if self.config.declares_nil and result.stage is not Stage.EXACT and (result.score or 0.0) < threshold:
-            return _as_nil(result, f"best candidate {result.matched_name!r} scored {result.score:.3f}, below the "
-                                   f"nil threshold {threshold:.3f}")  # fmt: skip
-        margin = self.config.several_within
-        if margin is not None and result.candidates and result.score is not None:
-            close = [c.concept_id for c in result.candidates if c.score >= result.score - margin]
-            return self._claim(result, close, f"{{}} concepts within {margin} of the best")
-        return result
-
-    def _test_terms(self, results: dict[str, LinkResult]) -> dict[str, LinkResult]:
-        """Retrieval decisions the term test finds unlike any term become nil (only while nil is declared)."""
-        if self.term_test is None or not self.config.declares_nil:
-            return results
-        retrieved = [key for key, result in results.items() if result.stage in _RETRIEVAL and result.score is not None]
-        if not retrieved:
-            return results
-        texts = [results[key].mention for key in retrieved]
-        decisions = self.term_test.decisions(texts, [results[key].score or 0.0 for key in retrieved])
-        tested = dict(results)
-        cut = self.term_test.cut
-        for key, decision in zip(retrieved, decisions, strict=True):
-            if decision < cut:
-                result = results[key]
-                tested[key] = _as_nil(result, f"best candidate {result.matched_name!r} scored {result.score:.3f}, but "
-                                              f"the mention does not read as a term (term model {decision:.2f}, "
-                                              f"below {cut:.2f})")  # fmt: skip
-        return tested
-
-    def _claim_counted(self, results: dict[str, LinkResult]) -> dict[str, LinkResult]:
-        """Retrieval decisions whose mention the counter says names n > 1 concepts claim their n best candidates."""
-        if self.counter is None or not self.config.count_head:
-            return results
-        retrieved = [key for key, result in results.items() if result.stage in _RETRIEVAL and result.candidates]
-        if not retrieved:
-            return results
-        counts = self.counter.predict_counts([results[key].mention for key in retrieved])
-        claimed = dict(results)
-        for key, count in zip(retrieved, counts, strict=True):
-            candidates = results[key].candidates
-            best = [c.concept_id for c in candidates[:count]]
-            why = f"the count head predicts {count} concepts"
-            if count >= self.counter.most:  # "that many or more": the θ rule claims every further confident one
-                more = [c.concept_id for c in candidates[count:]
-                        if c.rerank_score is not None and c.rerank_score > self.config.several_above]  # fmt: skip
-                if more:
-                    best += more
-                    why += f" or more ({len(more)} more with a fused score above {self.config.several_above})"
-            claimed[key] = self._claim(results[key], best, why, limit=len(best))
-        return claimed
-
-    def _claim(self, result: LinkResult, candidates: Sequence[str], why: str, limit: int | None = None) -> LinkResult:
-        """``result`` also claiming ``candidates`` (after its own concepts, at most ``limit`` in all), or unchanged
-        when that adds none. ``why`` joins the reason; ``{}`` in it becomes the number of concepts claimed."""
-        claimed = tuple(dict.fromkeys([*result.concepts, *candidates]))[:limit]
-        if len(claimed) <= len(result.concepts):
-            return result
-        names = tuple(self.terminology.concept_preferred_name(c) for c in claimed)
-        return replace(result, concepts=claimed, preferred_names=names, several=True,
-                       reason=f"{result.reason}; {why.format(len(claimed))}")  # fmt: skip
-
     def clear_cache(self) -> None:
         """Forget every decided mention (results are cached by normalized text and by mention text)."""
         self._cache.clear()
@@ -524,14 +351,28 @@ class Linker:
         cache[key] = result
 
 
-def _as_nil(result: LinkResult, reason: str) -> LinkResult:
-    """``result`` turned nil, its candidates kept so the reason can be checked."""
-    return replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False, reason=reason)
-
-
 def _text_of(mention: str | Mention) -> str:
     if isinstance(mention, Mention):
         return mention.text
     if not isinstance(mention, str):
         raise TypeError(f"a mention must be text or a Mention, got {type(mention).__name__}: {mention!r}")
     return mention
+
+
+def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder, sieves: str = DEFAULT_SIEVES,
+                 config: LinkerConfig | None = None, term_model: TermModel | None = None,
+                 reranker_dir: Path | None = None) -> Linker:  # fmt: skip
+    """A linker over ``index`` (:func:`~medlink.linking.pipeline.dense_parts` says what it is made of)."""
+    return Linker.from_parts(dense_parts(terminology, index, encoder, sieves, config, term_model, reranker_dir))
+
+
+def open_index_linker(index_dir: Path | str, terminology_dir: Path | str | None = None,
+                      sieves: str = DEFAULT_SIEVES, config: LinkerConfig | None = None,
+                      ef_search: int | None = None, reranker_dir: Path | None = None) -> Linker:  # fmt: skip
+    """A linker over a saved index (:func:`~medlink.linking.pipeline.index_parts`)."""
+    return Linker.from_parts(index_parts(index_dir, terminology_dir, sieves, config, ef_search, reranker_dir))
+
+
+def ranker_linker(terminology: Terminology, ranker_dir: Path | str, config: LinkerConfig | None = None) -> Linker:
+    """A linker whose one sieve is a set ranker (:func:`~medlink.linking.pipeline.ranker_parts`)."""
+    return Linker.from_parts(ranker_parts(terminology, ranker_dir, config))

@@ -1,4 +1,5 @@
-"""Assembling a linker from a terminology, a vector index and an encoder.
+"""Assembling a linker's parts (:class:`~medlink.linking.settings.LinkerParts`) from a terminology, a vector index
+and an encoder; ``Linker.from_parts`` links with them.
 
 Sieves are written as a comma-separated list, most precise first; ``NAME@T`` makes a dense sieve decide only when
 its best cosine is at least ``T``, otherwise it passes the mention on:
@@ -23,11 +24,11 @@ from pathlib import Path
 from medlink.encoders.base import Encoder
 from medlink.errors import MedlinkError
 from medlink.index import MENTIONS, ONTOLOGY, IndexEntry, VectorIndex
-from medlink.linking.dense import CachingEncoder, DenseSieve, DenseStrategy, HeadCounter
-from medlink.linking.exact import ExactSieve
-from medlink.linking.linker import Linker, LinkerConfig, Sieve
-from medlink.linking.sparse import HybridSieve, SparseRetriever, SparseSieve
-from medlink.linking.term_model import TermJudge, TermModel
+from medlink.linking.mentions.term_model import TermJudge, TermModel
+from medlink.linking.settings import LinkerConfig, LinkerParts, Sieve
+from medlink.linking.sieves.dense import CachingEncoder, DenseSieve, DenseStrategy, HeadCounter
+from medlink.linking.sieves.exact import ExactSieve
+from medlink.linking.sieves.sparse import HybridSieve, SparseRetriever, SparseSieve
 from medlink.terminology import Terminology
 
 DEFAULT_SIEVES = "exact,D-T@0.95,OD-T"
@@ -114,14 +115,19 @@ def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None,
     return sieves
 
 
-def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder, sieves: str = DEFAULT_SIEVES,
-                 config: LinkerConfig | None = None, term_model: TermModel | None = None,
-                 reranker_dir: Path | None = None) -> Linker:  # fmt: skip
-    """A linker over ``index``, refusing an index built with another encoder or terminology. It declares nil below
-    the index's calibrated threshold unless ``config`` sets one (0: never), and where the index's term model (or
-    ``term_model``, one not stored yet) says a mention is unlike a term. An encoder trained with a concept-count
-    head (``medlink train --count-head``) also decides how many concepts a mention claims; a reranker from
-    ``medlink train-reranker`` for this terminology and encoder (``reranker_dir``) reorders close decisions."""
+def exact_parts(terminology: Terminology, config: LinkerConfig | None = None) -> LinkerParts:
+    """Exact normalized match over ``terminology`` alone: no encoder, no index."""
+    return LinkerParts(terminology, (ExactSieve(terminology),), config or LinkerConfig())
+
+
+def dense_parts(terminology: Terminology, index: VectorIndex, encoder: Encoder, sieves: str = DEFAULT_SIEVES,
+                config: LinkerConfig | None = None, term_model: TermModel | None = None,
+                reranker_dir: Path | None = None) -> LinkerParts:  # fmt: skip
+    """A linker's parts over ``index``, refusing an index built with another encoder or terminology. It declares nil
+    below the index's calibrated threshold unless ``config`` sets one (0: never), and where the index's term model (or
+    ``term_model``, one not stored yet) says a mention is unlike a term. An encoder trained with a concept-count head
+    (``medlink train --count-head``) also decides how many concepts a mention claims; a reranker from ``medlink
+    train-reranker`` for this terminology and encoder (``reranker_dir``) reorders close decisions."""
     index.check_compatible(encoder.identity, terminology.fingerprint())
     config = config or LinkerConfig()
     calibrated = index.manifest.get("nil_threshold")
@@ -132,25 +138,26 @@ def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder,
     counter = HeadCounter(shared, head) if head is not None else None
     reranker = None
     if reranker_dir is not None:
-        from medlink.linking.rerank import Reranker
+        from medlink.linking.rerank.reranker import Reranker
 
         reranker = Reranker.load(reranker_dir, terminology.fingerprint(), encoder.identity.fingerprint())
-    return Linker(terminology, parse_sieves(sieves, terminology, index, shared), config, counter,
-                  _term_test(index, shared, term_model), reranker)  # fmt: skip
+    return LinkerParts(terminology, tuple(parse_sieves(sieves, terminology, index, shared)), config, counter,
+                       _term_test(index, shared, term_model), reranker)  # fmt: skip
 
 
-def ranker_linker(terminology: Terminology, ranker_dir: Path | str, config: LinkerConfig | None = None) -> Linker:
-    """A linker whose one sieve is a learned set ranker (``medlink train-ranker``): each mention claims the set of
-    concepts the ranker puts above its threshold. The ranker decides sets itself, so composites are not split."""
-    from medlink.linking.set_ranker import SetRanker, SetRankerSieve
+def ranker_parts(terminology: Terminology, ranker_dir: Path | str,
+                 config: LinkerConfig | None = None) -> LinkerParts:  # fmt: skip
+    """A linker's parts whose one sieve is a learned set ranker (``medlink train-ranker``): each mention claims the set
+    of concepts the ranker puts above its threshold. The ranker decides sets itself, so composites are not split."""
+    from medlink.linking.sets.set_ranker import SetRanker, SetRankerSieve
 
     ranker = SetRanker.load(ranker_dir, terminology)
     config = replace(config or LinkerConfig(), split_composites=False)
-    return Linker(terminology, [SetRankerSieve(ranker)], config)
+    return LinkerParts(terminology, (SetRankerSieve(ranker),), config)
 
 
 def _term_test(index: VectorIndex, encoder: CachingEncoder, given: TermModel | None) -> TermJudge | None:
-    """``given``, else the index's calibrated term model (``linking/term_model.py``) when it has one for this
+    """``given``, else the index's calibrated term model (``linking/mentions/term_model.py``) when it has one for this
     encoder."""
     if given is not None:
         return TermJudge(given, encoder)
@@ -160,20 +167,19 @@ def _term_test(index: VectorIndex, encoder: CachingEncoder, given: TermModel | N
     return TermJudge(TermModel.from_dict(stored), encoder)
 
 
-def open_index_linker(index_dir: Path | str, terminology_dir: Path | str | None = None,
-                      sieves: str = DEFAULT_SIEVES, config: LinkerConfig | None = None,
-                      ef_search: int | None = None, reranker_dir: Path | None = None) -> Linker:  # fmt: skip
-    """A linker over a saved index, reopening the terminology and encoder its manifest names; ``ef_search``
-    overrides the HNSW search beam the index was saved with; ``reranker_dir``: see :func:`dense_linker`."""
+def index_parts(index_dir: Path | str, terminology_dir: Path | str | None = None,
+                sieves: str = DEFAULT_SIEVES, config: LinkerConfig | None = None,
+                ef_search: int | None = None, reranker_dir: Path | None = None) -> LinkerParts:  # fmt: skip
+    """A linker's parts over a saved index, reopening the terminology and encoder its manifest names; ``ef_search``
+    overrides the HNSW search beam the index was saved with; ``reranker_dir``: see :func:`dense_parts`."""
     index = VectorIndex.load(index_dir, ef_search=ef_search)
-    return dense_linker(terminology_of(index, terminology_dir), index, encoder_of(index), sieves, config,
-                        reranker_dir=reranker_dir)  # fmt: skip
+    return dense_parts(terminology_of(index, terminology_dir), index, encoder_of(index), sieves, config,
+                       reranker_dir=reranker_dir)  # fmt: skip
 
 
 def terminology_of(index: VectorIndex, override: Path | str | None = None) -> Terminology:
     """The terminology an index was built from (the embedded default when its manifest names none)."""
-    from medlink.resources import load_default_terminology
-    from medlink.terminology import load_terminology
+    from medlink.terminology import load_default_terminology, load_terminology
 
     folder = override or index.manifest.get("origin", {}).get("terminology")
     return load_terminology(folder) if folder else load_default_terminology()
@@ -191,58 +197,6 @@ def encoder_of(index: VectorIndex) -> Encoder:
         pooling=identity.pooling,
         max_length=identity.max_length,
     )
-
-
-def default_index_path(terminology: Terminology, encoder: Encoder) -> Path:
-    from medlink.folders import cache_root
-
-    return cache_root() / "indexes" / f"{terminology.fingerprint()}-{encoder.identity.fingerprint()}"
-
-
-def default_index(progress: bool = True) -> Path:
-    """The embedded default's index (MeSH descriptors, medlink's own encoder via ONNX), built and cached on first
-    use.
-
-    The first call encodes every name (about a minute and a half on 2 cores); later calls find it. A cached index
-    of another index format version is rebuilt.
-    """
-    from medlink.encoders import load_encoder
-    from medlink.encoders.registry import DEFAULT_MODEL
-    from medlink.folders import cached_entry
-    from medlink.index import build_index, ontology_entries
-    from medlink.index.vector_index import is_current_index
-    from medlink.resources import load_default_terminology
-
-    terminology = load_default_terminology()
-    encoder = load_encoder(DEFAULT_MODEL)
-
-    def build(folder: Path) -> None:
-        build_index(ontology_entries(terminology), encoder, folder, terminology.fingerprint(), progress=progress,
-                    origin={"encoder": DEFAULT_MODEL, "backend": "onnx"})  # fmt: skip
-
-    folder = cached_entry(default_index_path(terminology, encoder), is_current_index, build)
-    _apply_shipped_calibration(folder, terminology, encoder)
-    return folder
-
-
-def _apply_shipped_calibration(folder: Path, terminology: Terminology, encoder: Encoder) -> None:
-    """Give the default index the nil threshold shipped for it (resources/default-nil.json), when the shipped one
-    was calibrated with this encoder and terminology and the index does not carry it yet."""
-    from medlink.folders import building_lock
-    from medlink.index.build import update_manifest
-    from medlink.index.vector_index import read_index_manifest
-    from medlink.resources import default_nil_calibration
-
-    shipped = default_nil_calibration()
-    if shipped is None or shipped.get("encoder_fingerprint") != encoder.identity.fingerprint():
-        return
-    if shipped.get("terminology") != terminology.fingerprint():
-        return
-    if read_index_manifest(folder).get("calibration") == shipped:
-        return
-    with building_lock(folder):
-        update_manifest(folder, nil_threshold=shipped["threshold"], term_model=shipped.get("term_model"),
-                        calibration=shipped)  # fmt: skip
 
 
 def with_training_mentions(index_dir: Path, pairs: Sequence[tuple[str, Sequence[str]]],

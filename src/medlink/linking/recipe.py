@@ -1,8 +1,8 @@
 """How to build a linker, as a small picklable description.
 
-A linker holds an ONNX session and FAISS indexes, which cannot be pickled; its :class:`LinkerRecipe` can. A
-linker built from a recipe (``Linker.load``) pickles as that recipe and its settings, and the copy rebuilds itself
-in the receiving process on first use: that is what lets a linker go into a process pool, a spaCy ``n_process``
+A linker holds an ONNX session and FAISS indexes, which cannot be pickled; its :class:`LinkerRecipe` can. A linker made
+from a recipe (``Linker.load``, ``Linker.from_recipe``) pickles as that recipe and its settings, and the copy rebuilds
+itself in the receiving process on first use: that is what lets a linker go into a process pool, a spaCy ``n_process``
 pipeline or a Spark worker.
 """
 
@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from medlink.errors import MedlinkError
+from medlink.linking.defaults import default_drug_index, default_drug_terminology_path, default_index
+from medlink.linking.pipeline import DEFAULT_SIEVES, exact_parts, index_parts, ranker_parts
+from medlink.linking.settings import LinkerConfig, LinkerParts
+from medlink.resources import default_reranker_path
+from medlink.terminology import load_default_terminology, load_terminology
 
 DESCRIPTORS, DRUGS = "descriptors", "drugs"
 EMBEDDED = (DESCRIPTORS, DRUGS)
-
-if TYPE_CHECKING:
-    from medlink.linking.linker import Linker, LinkerConfig
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class LinkerRecipe:
         the embedded default uses the reranker shipped for it (``LinkerConfig.rerank`` switches either off).
     embedded: which embedded default links when no index or terminology is given: ``descriptors`` (the MeSH
         descriptors) or ``drugs`` (descriptors + supplementary records, the latter by exact match; built into the
-        cache on first use, :mod:`medlink.linking.drug_default`).
+        cache on first use, :mod:`medlink.linking.defaults`).
     """
 
     index_dir: Path | None = None
@@ -80,54 +81,33 @@ class LinkerRecipe:
 
     def default_index(self, progress: bool = False) -> Path:
         """The embedded default's index this recipe links with, built and cached on first use."""
-        if self.embedded == DRUGS:
-            from medlink.linking.drug_default import default_drug_index
-
-            return default_drug_index(progress)
-        from medlink.linking.pipeline import default_index
-
-        return default_index(progress)
+        return default_drug_index(progress) if self.embedded == DRUGS else default_index(progress)
 
     def warm(self, progress: bool = False) -> None:
-        """Build what :meth:`build` would build on first use (the default index, the drug terminology), so that
+        """Build what :meth:`parts` would build on first use (the default index, the drug terminology), so that
         worker processes find it cached instead of all building it at once."""
         if self.uses_default_index:
             self.default_index(progress)
         elif self.embedded == DRUGS:
-            from medlink.linking.drug_default import default_drug_terminology_path
-
             default_drug_terminology_path(progress)
 
-    def build(self, config: LinkerConfig | None = None, progress: bool = False) -> Linker:
-        """The linker this recipe describes; ``config`` replaces the settings an index was calibrated with."""
-        from medlink.linking.linker import Linker
-
+    def parts(self, config: LinkerConfig | None = None, progress: bool = False) -> LinkerParts:
+        """What the linker this recipe describes links with (``Linker.from_recipe`` makes the linker); ``config``
+        replaces the settings an index was calibrated with."""
         if self.exact_only or self.ranker_dir is not None:
-            from medlink.linking.pipeline import ranker_linker
-            from medlink.resources import load_default_terminology
-            from medlink.terminology import load_terminology
-
-            folder = self.terminology_dir
-            if folder:
-                terminology = load_terminology(folder)
+            if self.terminology_dir:
+                terminology = load_terminology(self.terminology_dir)
             elif self.embedded == DRUGS:
-                from medlink.linking.drug_default import default_drug_terminology_path
-
                 terminology = load_terminology(default_drug_terminology_path(progress))
             else:
                 terminology = load_default_terminology()
-            linker = (Linker(terminology, config=config) if self.ranker_dir is None
-                      else ranker_linker(terminology, self.ranker_dir, config))  # fmt: skip
-        else:
-            from medlink.linking.pipeline import DEFAULT_SIEVES, open_index_linker
-            from medlink.resources import default_reranker_path
-
-            folder = self.index_dir or self.default_index(progress)
-            shipped = default_reranker_path() if self.index_dir is None and self.embedded == DESCRIPTORS else None
-            reranker = self.reranker_dir or shipped
-            if config is not None and not config.rerank:
-                reranker = None  # not even loaded
-            linker = open_index_linker(folder, self.terminology_dir, self.sieves or DEFAULT_SIEVES, config=config,
-                                       ef_search=self.ef_search, reranker_dir=reranker)  # fmt: skip
-        linker.recipe = self
-        return linker
+            if self.ranker_dir is None:
+                return exact_parts(terminology, config)
+            return ranker_parts(terminology, self.ranker_dir, config)
+        folder = self.index_dir or self.default_index(progress)
+        shipped = default_reranker_path() if self.index_dir is None and self.embedded == DESCRIPTORS else None
+        reranker = self.reranker_dir or shipped
+        if config is not None and not config.rerank:
+            reranker = None  # not even loaded
+        return index_parts(folder, self.terminology_dir, self.sieves or DEFAULT_SIEVES, config=config,
+                           ef_search=self.ef_search, reranker_dir=reranker)  # fmt: skip

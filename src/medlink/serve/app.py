@@ -20,7 +20,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
-from medlink import __version__
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, Mention
 from medlink.serve.batching import LinkBatcher
@@ -37,6 +36,7 @@ from medlink.serve.schemas import (
 )
 from medlink.serve.settings import ServiceSettings
 from medlink.trials.matching.matcher import TrialMatcher
+from medlink.version import __version__
 
 log = logging.getLogger("medlink.serve")
 _ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (401, 404, 413, 422)}
@@ -102,8 +102,8 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
     async def normalize_trials(body: TrialsRequest) -> JSONResponse:
         """Conditions and interventions of ClinicalTrials.gov API v2 studies, linked (as ``medlink trials
         normalize`` writes them)."""
+        from medlink.trials.normalization.normalizer_spec import normalizer_around
         from medlink.trials.readers import parse_api_study
-        from medlink.trials.setup import normalizer_around
 
         nonlocal normalizer
         _check_batch(len(body.records), settings.max_batch, "records")

@@ -12,8 +12,8 @@ import pandas as pd
 
 from medlink.errors import MedlinkError
 from medlink.spark.workers import worker_normalizer
+from medlink.trials.normalization.normalizer_spec import NormalizerSpec
 from medlink.trials.records import TrialRecord
-from medlink.trials.setup import NormalizerSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

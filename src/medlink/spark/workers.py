@@ -14,13 +14,13 @@ import pandas as pd
 
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.recipe import LinkerRecipe
-from medlink.trials.normalize import TrialNormalizer
-from medlink.trials.setup import NormalizerSpec
+from medlink.trials.normalization.normalizer import TrialNormalizer
+from medlink.trials.normalization.normalizer_spec import NormalizerSpec
 
 
 @functools.cache
 def worker_linker(recipe: LinkerRecipe, config: LinkerConfig | None) -> Linker:
-    return recipe.build(config)
+    return Linker.from_recipe(recipe, config)
 
 
 @functools.cache

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from medlink import __version__
 from medlink.errors import MedlinkError
 from medlink.folders import read_manifest_json, sha256_of, staged_folder
 from medlink.terminology.terminology import (
@@ -30,6 +29,7 @@ from medlink.terminology.terminology import (
     Terminology,
 )
 from medlink.text import Normalizer
+from medlink.version import __version__
 
 FORMAT_NAME = "medlink-terminology"
 SCHEMA_VERSION = 1

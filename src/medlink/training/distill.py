@@ -22,15 +22,15 @@ from medlink.encoders.base import Encoder
 from medlink.training.examples import Examples
 from medlink.training.losses.distillation import EmbeddingDistillationLoss
 from medlink.training.model import TermEncoderModel
-from medlink.training.samplers.positive_batches import PositiveBatchSampler
-from medlink.training.steps import OptimizerSteps
-from medlink.training.trainer import (
+from medlink.training.runtime import (
     linear_warmup_and_decay,
     resolve_device,
     resume_checkpoint,
     save_checkpoint,
     seed_everything,
 )
+from medlink.training.samplers.positive_batches import PositiveBatchSampler
+from medlink.training.steps import OptimizerSteps
 
 
 @dataclass(frozen=True)

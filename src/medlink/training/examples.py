@@ -89,3 +89,11 @@ def rows_by_label(labels: Sequence[int]) -> dict[int, list[int]]:
     for row, label in enumerate(labels):
         rows.setdefault(label, []).append(row)
     return rows
+
+
+def first_texts(examples: Examples) -> list[str]:
+    """Each label's first text (its preferred name when it came from a terminology), in label order."""
+    first: dict[int, str] = {}
+    for text, label in zip(examples.texts, examples.labels, strict=True):
+        first.setdefault(label, text)
+    return [first[label] for label in range(len(first))]

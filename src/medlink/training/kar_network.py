@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from medlink.linking.rerank_inputs import KEYWORD_ROWS
+from medlink.linking.rerank.inputs import KEYWORD_ROWS
 
 ONNX_OPSET = 17
 

@@ -17,8 +17,9 @@ LOSSES: dict[str, Any] = {
 }
 # Each names a function (TrainConfig, Examples, TermEncoderModel) -> PositiveBatchSampler.
 SAMPLERS: dict[str, Any] = {
-    name: f"medlink.training.batching:{name.replace('-', '_')}"
-    for name in ("random", "siblings", "parents", "mined", "tfidf", "code-prefix")
+    name: f"medlink.training.samplers.by_name:{function}"
+    for name, function in (("random", "random_concepts"), ("siblings", "siblings"), ("parents", "parents"),
+                           ("mined", "mined"), ("tfidf", "tfidf"), ("code-prefix", "code_prefix"))
 }
 
 

@@ -1,4 +1,4 @@
-"""Training the rerank stage (linking/rerank.py) on annotated mentions, the way Liang et al. train their keywords
+"""Training the rerank stage (linking/rerank/) on annotated mentions, the way Liang et al. train their keywords
 attentive ranker (§3.2): the retriever's top k candidates of every training mention, label 1 for the gold
 concept and 0 for the others, binary cross-entropy.
 
@@ -33,14 +33,22 @@ from medlink.encoders.base import Encoder
 from medlink.evaluation.significance import mcnemar
 from medlink.folders import staged_folder
 from medlink.index import MENTIONS, ONTOLOGY, VectorIndex
-from medlink.linking.dense import candidates_from_hits
-from medlink.linking.keywords import KeywordLexicon, derive_lexicon, lexicon_source
-from medlink.linking.rerank import CARD_FILE, KEYWORDS_FILE, Reranker, RerankerCard, fuse, is_close, pair_batches
-from medlink.linking.rerank_inputs import PairEncoder
+from medlink.linking.rerank.inputs import PairEncoder
+from medlink.linking.rerank.keywords import KeywordLexicon, derive_lexicon, lexicon_source
+from medlink.linking.rerank.reranker import (
+    CARD_FILE,
+    KEYWORDS_FILE,
+    Reranker,
+    RerankerCard,
+    fuse,
+    is_close,
+    pair_batches,
+)
 from medlink.linking.results import Candidate
+from medlink.linking.sieves.dense import candidates_from_hits
 from medlink.terminology import Terminology
 from medlink.training.kar_network import KarNetwork, export_network, load_network
-from medlink.training.trainer import resolve_device, resume_checkpoint, save_checkpoint, seed_everything
+from medlink.training.runtime import resolve_device, resume_checkpoint, save_checkpoint, seed_everything
 
 FUSION_WEIGHTS = tuple(round(0.05 * i, 2) for i in range(21))
 _OWN_ENTRIES = 5  # extra hits searched, as the mention's own entries are left out

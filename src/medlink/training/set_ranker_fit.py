@@ -1,4 +1,4 @@
-"""Fitting a :class:`~medlink.linking.set_ranker.SetRanker` from annotated mentions (CPU, about a minute for
+"""Fitting a :class:`~medlink.linking.sets.set_ranker.SetRanker` from annotated mentions (CPU, about a minute for
 CHIP-CDN's 6,000 training mentions).
 
 Cross-fitted, so that the features the models learn from look like those they will see: the mentions are split
@@ -17,9 +17,9 @@ import numpy as np
 
 from medlink.evaluation.corpus import Gold
 from medlink.evaluation.scoring import Prediction, SetScores, set_scores
-from medlink.linking.mention_memory import MentionMemory, Remembered
-from medlink.linking.pair_features import CandidatePairs, DenseNames, PairFeaturizer, PairSettings
-from medlink.linking.set_ranker import HingeLogistic, RankerModel, SetRanker, claim, hinge_basis, set_features
+from medlink.linking.sets.mention_memory import MentionMemory, Remembered
+from medlink.linking.sets.pair_features import CandidatePairs, DenseNames, PairFeaturizer, PairSettings
+from medlink.linking.sets.set_ranker import HingeLogistic, RankerModel, SetRanker, claim, hinge_basis, set_features
 from medlink.terminology import Terminology
 
 

@@ -8,9 +8,8 @@ checkpoint (a different configuration starts over). The finished model replaces 
 from __future__ import annotations
 
 import json
-import random
 import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -21,32 +20,19 @@ from medlink.training.losses import RelationMultiSimilarityLoss
 from medlink.training.losses.multi_task import ConceptCountHead, count_loss
 from medlink.training.model import TermEncoderModel
 from medlink.training.registry import LOSSES, SAMPLERS, resolve
+from medlink.training.runtime import (
+    TrainResult,
+    autocast,
+    linear_warmup_and_decay,
+    resolve_device,
+    resume_checkpoint,
+    save_checkpoint,
+    seed_everything,
+)
 from medlink.training.samplers.relation_batches import RelationBatchSampler
 from medlink.training.steps import OptimizerSteps
 
 __all__ = ["TrainConfig", "TrainResult", "train"]
-
-
-@dataclass(frozen=True)
-class TrainResult:
-    steps: int
-    seconds: float
-    last_loss: float
-    resumed_from: int
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def linear_warmup_and_decay(optimizer: torch.optim.Optimizer, total_steps: int,
-                            warmup_share: float) -> torch.optim.lr_scheduler.LambdaLR:  # fmt: skip
-    """The learning rate rises linearly over the first ``warmup_share`` of the steps, then falls linearly to 0."""
-    warmup = max(1, int(total_steps * warmup_share))
-    return torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup)))
-    )
 
 
 def train(base: str | Path, examples: Examples, output: Path | str, config: TrainConfig | None = None,
@@ -97,7 +83,7 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
             for index, batch in enumerate(batches, start=1):
                 texts = [examples.texts[row] for row in batch]
                 labels = torch.tensor([examples.labels[row] for row in batch], device=device)
-                with _autocast(device):
+                with autocast(device):
                     vectors = model(texts).float()
                     loss = loss_function(vectors, labels)
                     if head is not None:
@@ -120,50 +106,6 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
     return TrainResult(steps.step, steps.seconds, steps.last_loss, resumed_from)
 
 
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {name!r} asked for, but torch sees no GPU")
-    return torch.device(name)
-
-
-def _autocast(device: torch.device):
-    """bf16 matrix products on a GPU (weights and optimizer stay fp32); plain fp32 on a CPU."""
-    return torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
-
-
-def model_neighbours(model: TermEncoderModel, examples: Examples, k: int, batch_size: int = 256) -> list[list[int]]:
-    """For every label, the labels whose first text the model now puts nearest to the label's first text.
-
-    Exact search by blocks of matrix products on the model's device: on a GPU a few seconds for 400k concepts."""
-    from medlink.training.batching import first_texts
-
-    texts = first_texts(examples)
-    labels = list(range(len(texts)))
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch with little padding
-    device = next(model.parameters()).device
-    vectors = torch.zeros((len(texts), model.dimension), dtype=torch.float32, device=device)
-    was_training = model.training
-    model.eval()
-    with torch.no_grad(), _autocast(device):
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            vectors[rows] = torch.nn.functional.normalize(model([texts[i] for i in rows]).float(), dim=1)
-    model.train(was_training)
-    nearest: list[list[int]] = []
-    take = min(k + 1, len(labels))
-    rows_per_block = max(1, 2**26 // max(1, len(labels)))  # a block of scores stays near 256 MB
-    with torch.no_grad():
-        for start in range(0, len(labels), rows_per_block):
-            block = vectors[start : start + rows_per_block] @ vectors.T
-            found = block.topk(take, dim=1).indices.tolist()
-            for offset, row in enumerate(found):
-                own = labels[start + offset]
-                nearest.append([labels[j] for j in row if labels[j] != own][:k])
-    return nearest
-
-
 def _relation_term(model: TermEncoderModel, loss: RelationMultiSimilarityLoss, relations: RelationBatchSampler,
                    examples: Examples, draw: int) -> torch.Tensor:  # fmt: skip
     """CODER's L_rel over one batch of triples, heads and tails encoded in one pass."""
@@ -180,38 +122,3 @@ def _count_term(head: ConceptCountHead, vectors: torch.Tensor, batch: list[int],
     if not mentions.any():
         return vectors.new_zeros(())
     return count_loss(head, torch.nn.functional.normalize(vectors[mentions], dim=1), counts[mentions])
-
-
-def resume_checkpoint(path: Path, state: dict, device: torch.device, model: torch.nn.Module,
-                      optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler,
-                      **extras: torch.nn.Module | None) -> int:  # fmt: skip
-    """Restore a checkpoint :func:`save_checkpoint` wrote for the same ``state`` and return its step; a checkpoint
-    of another configuration is deleted with its work folder (the run starts over), which is then (re)created.
-    ``extras`` are further modules saved under their names (None: not part of this run)."""
-    step = 0
-    if path.exists():
-        saved = torch.load(path, weights_only=False, map_location=device)
-        if saved["state"] == state:
-            model.load_state_dict(saved["model"])
-            for name, module in extras.items():
-                if module is not None:
-                    module.load_state_dict(saved[name])
-            optimizer.load_state_dict(saved["optimizer"])
-            scheduler.load_state_dict(saved["scheduler"])
-            step = saved["step"]
-        else:
-            shutil.rmtree(path.parent)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return step
-
-
-def save_checkpoint(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-                     scheduler: torch.optim.lr_scheduler.LRScheduler, step: int, state: dict,
-                     relation_loss: torch.nn.Module | None = None,
-                     head: torch.nn.Module | None = None) -> None:  # fmt: skip
-    partial = path.with_suffix(".partial")
-    relations = relation_loss.state_dict() if relation_loss is not None else None
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                "step": step, "state": state, "relation_loss": relations,
-                "count_head": head.state_dict() if head is not None else None}, partial)  # fmt: skip
-    partial.replace(path)

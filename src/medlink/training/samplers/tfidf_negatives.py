@@ -15,7 +15,7 @@ import numpy as np
 def tfidf_neighbours(texts: Sequence[str], k: int, block: int = 2048) -> list[list[int]]:
     """For every position ``i`` of ``texts`` (one text per concept label), the ``k`` other positions with the most
     similar character n-grams, most similar first (ties by position, so the result is deterministic)."""
-    from medlink.linking.sparse import char_ngram_tfidf
+    from medlink.linking.sieves.sparse import char_ngram_tfidf
 
     matrix = char_ngram_tfidf().fit_transform(texts).tocsr()
     transposed = matrix.T.tocsr()

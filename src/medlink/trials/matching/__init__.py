@@ -14,6 +14,6 @@ encoders (eq. 1–4); ``encoders``: loading them; ``index`` / ``build``: the tri
 """
 
 from medlink.trials.matching.matcher import MatchResult, TrialMatch, TrialMatcher
-from medlink.trials.matching.setup import MatcherSpec
+from medlink.trials.matching.matcher_spec import MatcherSpec
 
 __all__ = ["MatchResult", "MatcherSpec", "TrialMatch", "TrialMatcher"]

@@ -17,7 +17,7 @@ import numpy as np
 
 from medlink.encoders.base import Encoder
 from medlink.encoders.registry import load_encoder
-from medlink.trials.matching.training import MANIFEST, PATIENT, TRIAL
+from medlink.trials.matching.encoder_training import MANIFEST, PATIENT, TRIAL
 
 MAX_TOKENS = 256  # notes and descriptions are long; MiniLM was trained on 256-token inputs
 SHIPPED = "trial-matcher"

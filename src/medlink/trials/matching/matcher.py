@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from medlink.linking.scanner import ConceptScanner
+from medlink.linking.mentions.scanner import ConceptScanner
 from medlink.trials.matching.encoders import TrialEncoders
-from medlink.trials.matching.index import VIEWS, IndexedTrial, TrialIndex
 from medlink.trials.matching.notes import MAX_NOTE_CHARS, PatientNote, check_demographics, read_note
-from medlink.trials.matching.rerank import CrossEncoder
 from medlink.trials.matching.scoring import FusionWeights, Signals, fuse, standardize
+from medlink.trials.matching.trial_index import VIEWS, IndexedTrial, TrialIndex
+from medlink.trials.matching.trial_reranker import CrossEncoder
 
 
 @dataclass(frozen=True)

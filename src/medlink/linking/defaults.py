@@ -1,4 +1,6 @@
-"""The embedded default for drugs and chemicals: the MeSH descriptors with NLM's supplementary concept records
+"""The shipped defaults, each built into medlink's cache on first use: the embedded default's index (the MeSH
+descriptors encoded by medlink's own model, with the nil calibration shipped for it), and the embedded default
+for drugs and chemicals: the MeSH descriptors with NLM's supplementary concept records
 (323k chemicals, drugs and rare diseases, each mapped to the descriptors it falls under), which the intervention
 fields of trial records need ("fludarabine phosphate", "sevirumab" and most investigational drugs are supplementary
 records, not descriptors).
@@ -14,6 +16,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from medlink.encoders.base import Encoder
 from medlink.errors import MedlinkError
 from medlink.terminology import ReadReport, SourceSpec, Terminology, compile_terminology, load_terminology
 
@@ -24,7 +27,8 @@ def default_drug_terminology_path(progress: bool = False) -> Path:
     """The compiled descriptors + supplementary records, built into the cache on first use (with ``progress``, a
     line on standard error says so: it takes about 30 s)."""
     from medlink.folders import cache_root, cached_entry, sha256_of
-    from medlink.resources import load_default_terminology, supplementary_records_path
+    from medlink.resources import supplementary_records_path
+    from medlink.terminology import load_default_terminology
     from medlink.terminology.builder import TerminologyBuilder
     from medlink.terminology.readers import read_source
     from medlink.terminology.store import read_manifest, save_terminology
@@ -83,7 +87,6 @@ def default_drug_index(progress: bool = True) -> Path:
     from medlink.folders import cache_root, cached_entry
     from medlink.index.build import rebind_index
     from medlink.index.vector_index import is_current_index, read_index_manifest
-    from medlink.linking.pipeline import default_index
 
     terminology_dir = default_drug_terminology_path(progress)
     base = default_index(progress)
@@ -96,3 +99,55 @@ def default_drug_index(progress: bool = True) -> Path:
 
     folder = cache_root() / "indexes" / f"{terminology_dir.name}-{manifest['encoder_fingerprint']}"
     return cached_entry(folder, is_current_index, build)
+
+
+def default_index_path(terminology: Terminology, encoder: Encoder) -> Path:
+    from medlink.folders import cache_root
+
+    return cache_root() / "indexes" / f"{terminology.fingerprint()}-{encoder.identity.fingerprint()}"
+
+
+def default_index(progress: bool = True) -> Path:
+    """The embedded default's index (MeSH descriptors, medlink's own encoder via ONNX), built and cached on first
+    use.
+
+    The first call encodes every name (about a minute and a half on 2 cores); later calls find it. A cached index
+    of another index format version is rebuilt.
+    """
+    from medlink.encoders import load_encoder
+    from medlink.encoders.registry import DEFAULT_MODEL
+    from medlink.folders import cached_entry
+    from medlink.index import build_index, ontology_entries
+    from medlink.index.vector_index import is_current_index
+    from medlink.terminology import load_default_terminology
+
+    terminology = load_default_terminology()
+    encoder = load_encoder(DEFAULT_MODEL)
+
+    def build(folder: Path) -> None:
+        build_index(ontology_entries(terminology), encoder, folder, terminology.fingerprint(), progress=progress,
+                    origin={"encoder": DEFAULT_MODEL, "backend": "onnx"})  # fmt: skip
+
+    folder = cached_entry(default_index_path(terminology, encoder), is_current_index, build)
+    _apply_shipped_calibration(folder, terminology, encoder)
+    return folder
+
+
+def _apply_shipped_calibration(folder: Path, terminology: Terminology, encoder: Encoder) -> None:
+    """Give the default index the nil threshold shipped for it (resources/default-nil.json), when the shipped one
+    was calibrated with this encoder and terminology and the index does not carry it yet."""
+    from medlink.folders import building_lock
+    from medlink.index.build import update_manifest
+    from medlink.index.vector_index import read_index_manifest
+    from medlink.resources import default_nil_calibration
+
+    shipped = default_nil_calibration()
+    if shipped is None or shipped.get("encoder_fingerprint") != encoder.identity.fingerprint():
+        return
+    if shipped.get("terminology") != terminology.fingerprint():
+        return
+    if read_index_manifest(folder).get("calibration") == shipped:
+        return
+    with building_lock(folder):
+        update_manifest(folder, nil_threshold=shipped["threshold"], term_model=shipped.get("term_model"),
+                        calibration=shipped)  # fmt: skip

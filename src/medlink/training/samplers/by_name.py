@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from medlink.training.config import TrainConfig
-from medlink.training.examples import Examples
+from medlink.training.examples import Examples, first_texts
 from medlink.training.model import TermEncoderModel
 from medlink.training.samplers.mined_batches import MinedBatchSampler
+from medlink.training.samplers.model_negatives import model_neighbours
 from medlink.training.samplers.positive_batches import PositiveBatchSampler
 from medlink.training.samplers.sibling_batches import SiblingBatchSampler
 
 
-def random(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
+def random_concepts(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
     """Concepts drawn at random for each batch."""
     return PositiveBatchSampler(examples.labels, config.batch_size, config.per_concept, config.seed)
 
@@ -36,8 +37,6 @@ def parents(config: TrainConfig, examples: Examples, model: TermEncoderModel) ->
 def mined(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
     """Each concept with those the model itself confuses it with, re-mined every epoch (a resumed epoch mines with
     the restored model, not the one its first half was mined with)."""
-    from medlink.training.trainer import model_neighbours
-
     return grouped(config, examples, lambda: model_neighbours(model, examples, config.negatives + 1))
 
 
@@ -63,11 +62,3 @@ def grouped(config: TrainConfig, examples: Examples,
     """Batches of a concept and its negatives: ``neighbours()[label]`` lists them, called once per epoch."""
     return MinedBatchSampler(examples.labels, neighbours, config.batch_size, config.per_concept, config.seed,
                              config.negatives + 1)  # fmt: skip
-
-
-def first_texts(examples: Examples) -> list[str]:
-    """Each label's first text (its preferred name when it came from a terminology), in label order."""
-    first: dict[int, str] = {}
-    for text, label in zip(examples.texts, examples.labels, strict=True):
-        first.setdefault(label, text)
-    return [first[label] for label in range(len(first))]

@@ -1,6 +1,6 @@
-"""Which linkers a :class:`~medlink.trials.normalize.TrialNormalizer` uses, as a small picklable description, so
-that each worker process of ``medlink trials normalize --workers N`` builds its own and the command line, the
-evaluation and the workers read options the same way."""
+"""Which linkers a :class:`~medlink.trials.normalization.normalizer.TrialNormalizer` uses, as a small picklable
+description, so that each worker process of ``medlink trials normalize --workers N`` builds its own and the command
+line, the evaluation and the workers read options the same way."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.recipe import DESCRIPTORS, DRUGS, LinkerRecipe
-from medlink.trials.normalize import NilThresholds, TrialNormalizer
+from medlink.trials.normalization.normalizer import NilThresholds, TrialNormalizer
 
 # The normalizer applies its own nil thresholds per field, so its linkers decide without one (0: not even an
 # index's calibrated threshold, which None would keep).
@@ -36,11 +36,11 @@ class NormalizerSpec:
 
     def build(self, progress: bool = True) -> TrialNormalizer:
         config = replace(_NO_NIL, shorthand=self.shorthand, respell=self.respell)
-        conditions = self.conditions.build(config, progress)
+        conditions = Linker.from_recipe(self.conditions, config, progress)
         if self.interventions is None or self.interventions == self.conditions:
             interventions = conditions
         else:
-            interventions = self.interventions.build(config, progress)
+            interventions = Linker.from_recipe(self.interventions, config, progress)
         return TrialNormalizer(conditions, interventions, self.thresholds, self.batch_records, refine=self.refine,
                                qualifiers=self.qualifiers)  # fmt: skip
 
@@ -68,4 +68,4 @@ def normalizer_around(linker: Linker, thresholds: NilThresholds | None = None, p
         return TrialNormalizer(conditions, conditions, thresholds or NilThresholds())
     own = linker.config
     drug_config = replace(_NO_NIL, shorthand=own.shorthand, shorthand_file=own.shorthand_file, respell=own.respell)
-    return TrialNormalizer(conditions, drugs.build(drug_config, progress), thresholds or NilThresholds())
+    return TrialNormalizer(conditions, Linker.from_recipe(drugs, drug_config, progress), thresholds or NilThresholds())

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medlink.terminology import ReadReport
-from medlink.trials.normalize import NormalizedTrial, TrialNormalizer, record_batches
-from medlink.trials.output import ResumableWriter
+from medlink.trials.normalization.normalizer import NormalizedTrial, TrialNormalizer, record_batches
+from medlink.trials.normalization.normalizer_spec import NormalizerSpec
+from medlink.trials.normalization.output import ResumableWriter
 from medlink.trials.readers import read_trials
 from medlink.trials.records import TrialRecord
-from medlink.trials.setup import NormalizerSpec
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ inclusion criteria of another trial of the batch are a further negative, (I_r, D
 relevance (an addition to the paper, off by default). The model starts from the packaged MiniLM with a fresh one-logit
 head, trains with binary cross-entropy, resumes from its checkpoint when run again, and is exported to ONNX
 (``model.onnx`` + ``tokenizer.json`` + ``reranker.json``) in one rename, ready for
-:class:`~medlink.trials.matching.rerank.OnnxCrossEncoder`.
+:class:`~medlink.trials.matching.trial_reranker.OnnxCrossEncoder`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ import torch
 
 from medlink.encoders.onnx import ONNX_OPSET, finish_export
 from medlink.folders import staged_folder
-from medlink.training.steps import OptimizerSteps
-from medlink.training.trainer import (
+from medlink.training.runtime import (
     TrainResult,
     linear_warmup_and_decay,
     resolve_device,
@@ -32,7 +31,8 @@ from medlink.training.trainer import (
     save_checkpoint,
     seed_everything,
 )
-from medlink.trials.matching.training import TrainingTrial
+from medlink.training.steps import OptimizerSteps
+from medlink.trials.matching.encoder_training import TrainingTrial
 
 MANIFEST = "reranker.json"
 

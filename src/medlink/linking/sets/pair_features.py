@@ -22,8 +22,8 @@ from rapidfuzz.distance import LCSseq
 
 from medlink.encoders.base import Encoder
 from medlink.index import IndexEntry, ontology_entries
-from medlink.linking.mention_memory import MentionMemory, Remembered, top_k
-from medlink.linking.sparse import SparseRetriever
+from medlink.linking.sets.mention_memory import MentionMemory, Remembered, top_k
+from medlink.linking.sieves.sparse import SparseRetriever
 from medlink.terminology import Terminology
 
 FEATURES = (

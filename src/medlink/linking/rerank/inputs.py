@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from medlink.errors import MedlinkError
-from medlink.linking.keywords import KeywordLexicon
+from medlink.linking.rerank.keywords import KeywordLexicon
 
 SITE_TOKEN, TYPE_TOKEN = "[unused0]", "[unused1]"
 KEYWORD_ROWS = 2  # [PS] and [PT], right after [CLS]

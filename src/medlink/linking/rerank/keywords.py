@@ -113,6 +113,6 @@ def lexicon_source(terminology: Terminology) -> Terminology:
     numbers = (number for row in terminology.concepts["tree_numbers"] for number in row or ())
     if any(number.startswith(ANATOMY_PREFIX) for number in numbers):
         return terminology
-    from medlink.resources import load_default_terminology
+    from medlink.terminology import load_default_terminology
 
     return load_default_terminology()

@@ -25,8 +25,8 @@ import numpy as np
 
 from medlink.encoders.base import length_sorted_batches
 from medlink.errors import MedlinkError
-from medlink.linking.keywords import KeywordLexicon
-from medlink.linking.rerank_inputs import PairEncoder
+from medlink.linking.rerank.inputs import PairEncoder
+from medlink.linking.rerank.keywords import KeywordLexicon
 from medlink.linking.results import Candidate, LinkResult, Stage
 
 RERANKER_FORMAT = "medlink-reranker-1"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from medlink.linking.respelling import without_salt
+from medlink.linking.mentions.respelling import without_salt
 
 PLACEBO, STANDARD_OF_CARE = "placebo", "standard-of-care"
 

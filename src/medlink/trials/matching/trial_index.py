@@ -26,13 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from medlink import __version__
 from medlink.errors import MedlinkError
 from medlink.folders import read_manifest_json, sha256_of, staged_folder, verify_checksums
 from medlink.trials.matching.bm25 import Bm25
 from medlink.trials.matching.encoders import TrialEncoders
 from medlink.trials.matching.texts import criteria_text, description
 from medlink.trials.records import TrialRecord
+from medlink.version import __version__
 
 INDEX_FORMAT = "medlink-trial-index"
 INDEX_VERSION = 1

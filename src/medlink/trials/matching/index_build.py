@@ -12,10 +12,10 @@ from collections.abc import Iterable, Mapping
 from itertools import islice
 from pathlib import Path
 
-from medlink.linking.scanner import ConceptScanner
+from medlink.linking.mentions.scanner import ConceptScanner
 from medlink.trials.matching.encoders import TrialEncoders
-from medlink.trials.matching.index import IndexedTrial, TrialIndex
-from medlink.trials.normalize import TrialNormalizer
+from medlink.trials.matching.trial_index import IndexedTrial, TrialIndex
+from medlink.trials.normalization.normalizer import TrialNormalizer
 from medlink.trials.records import TrialRecord
 
 

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from medlink.errors import MedlinkError
-from medlink.linking.scanner import ConceptScanner
-from medlink.trials.matching.build import index_texts
+from medlink.linking.mentions.scanner import ConceptScanner
 from medlink.trials.matching.encoders import load_trial_encoders
-from medlink.trials.matching.index import TrialIndex, TrialIndexError
+from medlink.trials.matching.index_build import index_texts
 from medlink.trials.matching.matcher import TrialMatcher
 from medlink.trials.matching.scoring import FusionWeights
+from medlink.trials.matching.trial_index import TrialIndex, TrialIndexError
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,8 @@ class MatcherSpec:
     expand_query: bool = True
 
     def build(self, trial_texts: Mapping[str, str] | None = None, progress: bool = False) -> TrialMatcher:
-        from medlink.resources import load_default_terminology
-        from medlink.trials.matching.rerank import load_reranker
+        from medlink.terminology import load_default_terminology
+        from medlink.trials.matching.trial_reranker import load_reranker
 
         scanner = ConceptScanner(load_default_terminology()) if self.concepts else None
         if self.index_dir is not None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from medlink.linking.sparse import char_ngram_tfidf
+from medlink.linking.sieves.sparse import char_ngram_tfidf
 
 MIN_SHARE = 0.02
 

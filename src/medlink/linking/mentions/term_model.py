@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from medlink.linking.dense import CachingEncoder
+from medlink.linking.sieves.dense import CachingEncoder
 
 
 @dataclass(frozen=True)

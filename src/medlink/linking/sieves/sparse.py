@@ -16,8 +16,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from medlink.index import IndexEntry, VectorIndex
-from medlink.linking.dense import DenseSieve, candidates_from_hits, decide
 from medlink.linking.results import Candidate, LinkResult, Stage
+from medlink.linking.sieves.dense import DenseSieve, candidates_from_hits, decide
 from medlink.terminology import Terminology
 
 RRF_K = 60

@@ -1,17 +1,17 @@
 """Trial records in, linked conditions and interventions out: one :class:`NormalizedTrial` per record.
 
 Nothing here links text itself: conditions go to a conditions linker (diseases), drug-like interventions (see
-:data:`~medlink.trials.interventions.DRUG_TYPES`) to an interventions linker (drugs and chemicals), other
+:data:`~medlink.trials.normalization.interventions.DRUG_TYPES`) to an interventions linker (drugs and chemicals), other
 interventions (procedures, devices, behaviours, radiation) to the conditions linker's vocabulary or nil. Records
 are handled in batches so each linker sees every string of the batch at once: repeats across records are linked
 once, and dense sieves encode in full batches.
 
 A condition is linked with the record's title and summary as its document, so a short form the summary defines
 ("congenital adrenal hyperplasia (CAH)") is expanded. Then it is refined: the narrower concepts of the linked one that
-the title or summary name exactly are added ("Leukemia" in a trial of "hairy cell leukemia"), as NLM's indexers do.
-An intervention is split and cleaned first (:mod:`medlink.trials.interventions`); each drug part tries its spellings
-in order and keeps the first exact match, else the best-scoring retrieval. A retrieval scoring under its field's nil
-threshold is nil, with the reason.
+the title or summary name exactly are added ("Leukemia" in a trial of "hairy cell leukemia"), as NLM's indexers do. An
+intervention is split and cleaned first (:mod:`medlink.trials.normalization.interventions`); each drug part tries its
+spellings in order and keeps the first exact match, else the best-scoring retrieval. A retrieval scoring under its
+field's nil threshold is nil, with the reason.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from itertools import islice
 from typing import Any
 
 from medlink.linking import Linker
-from medlink.linking.branches import BranchScope
+from medlink.linking.mentions.branches import BranchScope
+from medlink.linking.mentions.scanner import ConceptScanner
 from medlink.linking.results import LinkResult, Mention, Stage
-from medlink.linking.scanner import ConceptScanner
-from medlink.trials.conditions import condition_spellings
-from medlink.trials.interventions import DRUG_TYPES, PreparedIntervention, prepare_intervention
+from medlink.trials.normalization.conditions import condition_spellings
+from medlink.trials.normalization.interventions import DRUG_TYPES, PreparedIntervention, prepare_intervention
 from medlink.trials.records import Intervention, TrialRecord
 
 CONDITION, DRUG, OTHER = "condition", "drug", "other"
@@ -129,7 +129,7 @@ class TrialNormalizer:
     ``refine`` adds to a linked condition the narrower concepts that the record's title or summary name exactly
     (on the shared records' train split, conditions F1 0.847 → 0.872 against NLM's terms; docs/trials.md).
     ``qualifiers`` also links each condition without its staging and course qualifiers ("Stage IIIB Breast
-    Cancer" → "Breast Cancer", :mod:`medlink.trials.conditions`) and keeps the better spelling.
+    Cancer" → "Breast Cancer", :mod:`medlink.trials.normalization.conditions`) and keeps the better spelling.
     """
 
     conditions: Linker
@@ -140,7 +140,7 @@ class TrialNormalizer:
     branches: FieldBranches = field(default_factory=FieldBranches)
     keywords: bool = False
     refine: bool = True
-    qualifiers: bool = True  # also link each condition without its staging qualifiers (trials/conditions.py)
+    qualifiers: bool = True  # also link each condition without its staging qualifiers (normalization/conditions.py)
 
     def __post_init__(self) -> None:
         self._scopes: dict[str, BranchScope | None] = {}

@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from medlink.evaluation.calibration import strategy_thresholds
-from medlink.trials.evaluation import BrowseScorer
-from medlink.trials.normalize import CONDITION, DRUG, OTHER, NilThresholds, TrialNormalizer, field_of
+from medlink.trials.normalization.browse_terms import BrowseScorer
+from medlink.trials.normalization.normalizer import CONDITION, DRUG, OTHER, NilThresholds, TrialNormalizer, field_of
 from medlink.trials.records import TrialRecord
 
 _RETRIEVAL_STAGES = ("dense", "sparse", "hybrid")

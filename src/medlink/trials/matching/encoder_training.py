@@ -28,8 +28,7 @@ import torch
 from medlink.folders import staged_folder
 from medlink.training.losses import TripletLoss
 from medlink.training.model import TermEncoderModel
-from medlink.training.steps import OptimizerSteps
-from medlink.training.trainer import (
+from medlink.training.runtime import (
     TrainResult,
     linear_warmup_and_decay,
     resolve_device,
@@ -37,6 +36,7 @@ from medlink.training.trainer import (
     save_checkpoint,
     seed_everything,
 )
+from medlink.training.steps import OptimizerSteps
 from medlink.trials.matching.texts import criteria_text, description
 from medlink.trials.records import TrialRecord
 

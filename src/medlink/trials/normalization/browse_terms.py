@@ -25,9 +25,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from medlink.linking.branches import BranchScope
+from medlink.linking.mentions.branches import BranchScope
 from medlink.terminology import NameKind, Terminology
-from medlink.trials.normalize import LinkedText, NormalizedTrial
+from medlink.trials.normalization.normalizer import LinkedText, NormalizedTrial
 from medlink.trials.records import TrialRecord
 
 SPLITS = ("train", "test", "all")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from medlink.errors import MedlinkError
-from medlink.trials.normalize import NormalizedTrial
+from medlink.trials.normalization.normalizer import NormalizedTrial
 
 FORMATS = (".jsonl", ".parquet")
 

@@ -7,8 +7,8 @@ terminology's own normalizer and its token n-grams are looked up, longest span f
 Only concepts inside ``branches`` count (MeSH Diseases C and Mental Disorders F03 by default; ``None``: any), which
 keeps out everyday words that happen to be names of chemicals or organisms. A span preceded in its clause by a negation
 ("no", "denies", "without", "negative for") is dropped: "no history of diabetes" does not say diabetes. Clinical
-shorthand ("HTN", "T2DM"; :mod:`medlink.linking.shorthand`) is spelled out first: notes are full of it; British
-spellings ("oedema") are made American (:mod:`medlink.linking.respelling`).
+shorthand ("HTN", "T2DM"; :mod:`medlink.linking.mentions.shorthand`) is spelled out first: notes are full of it; British
+spellings ("oedema") are made American (:mod:`medlink.linking.mentions.respelling`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from medlink.linking.branches import BranchScope
-from medlink.linking.respelling import standard_spelling
-from medlink.linking.shorthand import ShorthandLexicon, default_shorthand
+from medlink.linking.mentions.branches import BranchScope
+from medlink.linking.mentions.respelling import standard_spelling
+from medlink.linking.mentions.shorthand import ShorthandLexicon, default_shorthand
 from medlink.terminology import Terminology
 
 _CLAUSES = re.compile(r"[.;:,()\[\]\n!?]+")
@@ -35,7 +35,7 @@ class ConceptScanner:
     min_chars: spans shorter than this are ignored (two-letter tokens are mostly abbreviations of something else).
     negation_window: how many words before a span a negation still applies to.
     shorthand: the clinical shorthand spelled out before scanning (``None``: none).
-    respell: British spellings made American before scanning ("oedema", "anaemia"; linking/respelling.py).
+    respell: British spellings made American before scanning ("oedema", "anaemia"; linking/mentions/respelling.py).
     """
 
     terminology: Terminology

@@ -1,6 +1,6 @@
 """Clinical shorthand: short forms that clinical text uses without defining them ("T2DM", "HTN", "breast ca").
 
-A document's own definitions ("... Wilson disease (WD) ...") are found by :mod:`medlink.linking.abbreviations`;
+A document's own definitions ("... Wilson disease (WD) ...") are found by :mod:`medlink.linking.mentions.abbreviations`;
 these are the ones no document defines. Most spell nothing a terminology knows, so dense retrieval guesses from
 their letters: "T2DM" came out as the fungicide Thiram, "MI" as Michigan, "HTN" as serotonin. The lexicon says what
 each stands for; the linker searches the spelled-out text beside the mention as written and keeps whichever links

@@ -26,8 +26,9 @@ import numpy as np
 from medlink.errors import MedlinkError
 from medlink.folders import staged_folder
 from medlink.index import IndexEntry
-from medlink.linking.mention_memory import MentionMemory, Remembered
-from medlink.linking.pair_features import (
+from medlink.linking.results import Candidate, LinkResult, Stage
+from medlink.linking.sets.mention_memory import MentionMemory, Remembered
+from medlink.linking.sets.pair_features import (
     DENSE_FEATURES,
     FEATURES,
     CandidatePairs,
@@ -36,7 +37,6 @@ from medlink.linking.pair_features import (
     PairSettings,
     characters,
 )
-from medlink.linking.results import Candidate, LinkResult, Stage
 from medlink.terminology import Terminology
 
 RANKER_FORMAT = 2

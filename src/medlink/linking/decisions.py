@@ -1,0 +1,90 @@
+"""What becomes of a sieve's decision before it is returned: numbers made to agree, nil below the threshold or where
+the mention reads as no term, and the further concepts a mention claims (within a margin of the best, or as many as
+the concept counter predicts). Each function takes a decision and gives it back changed or as it was."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from medlink.linking.mentions.numbers import agree_on_numbers
+from medlink.linking.results import LinkResult, Stage
+from medlink.linking.settings import RETRIEVAL, ConceptCounter, LinkerConfig, TermTest
+from medlink.terminology import Terminology
+
+
+def finish(result: LinkResult, key: str, terminology: Terminology, config: LinkerConfig) -> LinkResult:
+    """Numbers agreed, nil below the threshold, and with ``several_within`` the close candidates claimed."""
+    if config.number_margin is not None and result.stage in RETRIEVAL:
+        result = agree_on_numbers(result, key, terminology, config.number_margin)
+    threshold = config.nil_threshold or 0.0
+    if config.declares_nil and result.stage is not Stage.EXACT and (result.score or 0.0) < threshold:
+        return as_nil(result, f"best candidate {result.matched_name!r} scored {result.score:.3f}, below the "
+                              f"nil threshold {threshold:.3f}")  # fmt: skip
+    margin = config.several_within
+    if margin is not None and result.candidates and result.score is not None:
+        close = [c.concept_id for c in result.candidates if c.score >= result.score - margin]
+        return claim(result, close, f"{{}} concepts within {margin} of the best", terminology)
+    return result
+
+
+def test_terms(results: dict[str, LinkResult], term_test: TermTest | None,
+               config: LinkerConfig) -> dict[str, LinkResult]:  # fmt: skip
+    """Retrieval decisions the term test finds unlike any term become nil (only while nil is declared)."""
+    if term_test is None or not config.declares_nil:
+        return results
+    retrieved = [key for key, result in results.items() if result.stage in RETRIEVAL and result.score is not None]
+    if not retrieved:
+        return results
+    texts = [results[key].mention for key in retrieved]
+    decisions = term_test.decisions(texts, [results[key].score or 0.0 for key in retrieved])
+    tested = dict(results)
+    cut = term_test.cut
+    for key, decision in zip(retrieved, decisions, strict=True):
+        if decision < cut:
+            result = results[key]
+            tested[key] = as_nil(result, f"best candidate {result.matched_name!r} scored {result.score:.3f}, but "
+                                         f"the mention does not read as a term (term model {decision:.2f}, "
+                                         f"below {cut:.2f})")  # fmt: skip
+    return tested
+
+
+def claim_counted(results: dict[str, LinkResult], counter: ConceptCounter | None, terminology: Terminology,
+                  config: LinkerConfig) -> dict[str, LinkResult]:  # fmt: skip
+    """Retrieval decisions whose mention the counter says names n > 1 concepts claim their n best candidates."""
+    if counter is None or not config.count_head:
+        return results
+    retrieved = [key for key, result in results.items() if result.stage in RETRIEVAL and result.candidates]
+    if not retrieved:
+        return results
+    counts = counter.predict_counts([results[key].mention for key in retrieved])
+    claimed = dict(results)
+    for key, count in zip(retrieved, counts, strict=True):
+        candidates = results[key].candidates
+        best = [c.concept_id for c in candidates[:count]]
+        why = f"the count head predicts {count} concepts"
+        if count >= counter.most:  # "that many or more": the θ rule claims every further confident one
+            more = [c.concept_id for c in candidates[count:]
+                    if c.rerank_score is not None and c.rerank_score > config.several_above]  # fmt: skip
+            if more:
+                best += more
+                why += f" or more ({len(more)} more with a fused score above {config.several_above})"
+        claimed[key] = claim(results[key], best, why, terminology, limit=len(best))
+    return claimed
+
+
+def claim(result: LinkResult, candidates: Sequence[str], why: str, terminology: Terminology,
+          limit: int | None = None) -> LinkResult:  # fmt: skip
+    """``result`` also claiming ``candidates`` (after its own concepts, at most ``limit`` in all), or unchanged
+    when that adds none. ``why`` joins the reason; ``{}`` in it becomes the number of concepts claimed."""
+    claimed = tuple(dict.fromkeys([*result.concepts, *candidates]))[:limit]
+    if len(claimed) <= len(result.concepts):
+        return result
+    names = tuple(terminology.concept_preferred_name(c) for c in claimed)
+    return replace(result, concepts=claimed, preferred_names=names, several=True,
+                   reason=f"{result.reason}; {why.format(len(claimed))}")  # fmt: skip
+
+
+def as_nil(result: LinkResult, reason: str) -> LinkResult:
+    """``result`` turned nil, its candidates kept so the reason can be checked."""
+    return replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False, reason=reason)
