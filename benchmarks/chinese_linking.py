@@ -6,7 +6,7 @@ and one mention linked before the clock starts; result caches are cleared, so ev
 inside the timed run. Prints JSON.
 
     python benchmarks/chinese_linking.py --ranker RANKER_DIR --terminology ICD_BJ_DIR
-    # RANKER_DIR from: medlink train-ranker --terminology ICD_BJ_DIR --mentions chip-cdn:…/CHIP-CDN_train.json -o …
+    # RANKER_DIR from: medlink train-set-ranker --terminology ICD_BJ_DIR --mentions chip-cdn:…/CHIP-CDN_train.json -o …
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Train rerankers on a lent GPU machine that has torch but neither FAISS nor medlink installed.
 
-`medlink train-reranker` does everything in one process; this script splits it at the points where the machines
+`medlink train-candidate-reranker` does everything in one process; this script splits it at the points where the machines
 differ (see medlink.training.reranker_fit):
 
 1. ``mine`` (here, with the index): the retriever pools of the training mentions, pickled. One file per recipe:
@@ -8,7 +8,7 @@ differ (see medlink.training.reranker_fit):
 2. ``train`` (on the GPU, ``PYTHONPATH=src``): trains each recipe, reports its held-out accuracies and writes the
    trained tensors (token embeddings frozen, so they need not travel) as fp16 safetensors of at most 15 MB each.
 3. ``finish`` (here): puts the network together from the base model and the tensors, fits the fusion and exports
-   the reranker folder, exactly as `medlink train-reranker` would.
+   the reranker folder, exactly as `medlink train-candidate-reranker` would.
 
     python scripts/gpu_reranker.py mine --index IDX --mentions pubtator:TRAIN [--extra pubtator:OTHER] \\
         [--synonyms 20000] -o .dev/ncbi

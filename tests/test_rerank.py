@@ -256,7 +256,7 @@ def test_train_reranker_and_eval_from_the_command_line(terminology: Terminology,
     assert built.exit_code == 0, built.output
     train = tmp_path / "train.tsv"
     train.write_text("".join(f"{text}\tMESH:{cid}\n" for text, cid in TRAINING), encoding="utf-8")
-    fitted = runner.invoke(main, ["train-reranker", "--index", str(tmp_path / "index"), "--mentions",
+    fitted = runner.invoke(main, ["train-candidate-reranker", "--index", str(tmp_path / "index"), "--mentions",
                                   f"tsv:{train}", "--base", "minilm", "--epochs", "1", "--top-k", "4",
                                   "-o", str(tmp_path / "rr")])  # fmt: skip
     assert fitted.exit_code == 0, fitted.output

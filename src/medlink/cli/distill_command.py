@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
+from medlink.cli.dataclass_options import with_settings
 from medlink.cli.paths import PathOption
+from medlink.training.distill_config import DistillConfig
 
 
 def _layers(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[int, ...]:
@@ -25,7 +28,7 @@ def _layers(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[i
 )
 @click.option(
     "--layers",
-    default="0,3,5",
+    default=",".join(map(str, DistillConfig.layers)),
     show_default=True,
     callback=_layers,
     help="Teacher layers the student keeps (0-based, increasing); fewer layers encode faster.",
@@ -37,33 +40,16 @@ def _layers(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[i
     help="Compiled terminology whose names are the training texts (default: the embedded MeSH descriptors).",
 )
 @click.option("--mentions", "mentions_specs", multiple=True, help="Annotated mentions FORMAT:PATH to add (repeatable).")
-@click.option(
-    "--relation-weight",
-    type=float,
-    default=1.0,
-    show_default=True,
-    help="Weight of the in-batch similarity term (0: match vectors only).",
-)
-@click.option("--batch-size", type=int, default=256, show_default=True)
-@click.option("--per-concept", type=int, default=2, show_default=True, help="Synonyms of each concept in a batch.")
-@click.option("--lr", type=float, default=1e-4, show_default=True)
-@click.option("--max-len", "max_length", type=int, default=24, show_default=True)
-@click.option("--max-steps", type=int, default=None, help="Stop after this many steps (default: one pass).")
-@click.option("--time-limit", type=float, default=None, help="Stop after this many seconds.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--device", default="auto", show_default=True, help="auto (a GPU when torch sees one), cpu or cuda.")
+@with_settings(DistillConfig, "config")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
 def distill(teacher: str, layers: tuple[int, ...], terminology_dir: Path | None, mentions_specs: tuple[str, ...],
-            relation_weight: float, batch_size: int, per_concept: int, lr: float, max_length: int,
-            max_steps: int | None, time_limit: float | None, seed: int, device: str,
-            output_dir: Path) -> None:  # fmt: skip
+            config: DistillConfig, output_dir: Path) -> None:  # fmt: skip
     """Distil an encoder into a shallower, faster one; run the same command again to resume.
 
     The result is a model folder like `medlink train`'s: `medlink index build --encoder OUTPUT` uses it.
     """
     from medlink.encoders.registry import load_encoder, resolve_model
     from medlink.terminology import load_default_terminology, load_terminology
-    from medlink.training.distill import DistillConfig
     from medlink.training.distill import distill as run_distillation
     from medlink.training.examples import training_examples
     from medlink.training.runtime import resolve_device
@@ -75,16 +61,15 @@ def distill(teacher: str, layers: tuple[int, ...], terminology_dir: Path | None,
 
         for spec in mentions_specs:
             mentions += [(text, ids[0]) for text, ids in load_corpus(spec).labelled_pairs()]
-    examples = training_examples(terminology, mentions, seed=seed)
-    config = DistillConfig(layers=layers, relation_weight=relation_weight, batch_size=batch_size,
-                           per_concept=per_concept, lr=lr, max_length=max_length, seed=seed, max_steps=max_steps,
-                           time_limit=time_limit, device=device)  # fmt: skip
+    config = replace(config, layers=layers)
+    examples = training_examples(terminology, mentions, seed=config.seed)
     click.echo(f"{len(examples):,} texts of {len(examples.concepts):,} concepts", err=True)
     try:
-        run_on = resolve_device(device)
+        run_on = resolve_device(config.device)
         # On a GPU the teacher runs there too, through torch (the ONNX backend is CPU-only).
-        teacher_encoder = (load_encoder(teacher, backend="torch", max_length=max_length, device=str(run_on))
-                           if run_on.type != "cpu" else load_encoder(teacher, max_length=max_length))  # fmt: skip
+        length = config.max_length
+        teacher_encoder = (load_encoder(teacher, backend="torch", max_length=length, device=str(run_on))
+                           if run_on.type != "cpu" else load_encoder(teacher, max_length=length))  # fmt: skip
         result = run_distillation(teacher_encoder, resolve_model(teacher), examples, output_dir, config)
     except ValueError as error:
         raise click.UsageError(str(error)) from None

@@ -6,17 +6,19 @@ so every command that links reads them the same way.
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from medlink.cli.paths import PathOption
+from medlink.cli.dataclass_options import with_settings
 from medlink.errors import MedlinkError
-from medlink.linking import Linker
+from medlink.linking import Linker, LinkerConfig
 from medlink.linking.mentions.branches import parse_branches
+from medlink.linking.pipeline import DEFAULT_SIEVES
+from medlink.options import setting
 
 if TYPE_CHECKING:
     from medlink.evaluation.corpus import Corpus
@@ -24,92 +26,60 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class LinkerChoice:
-    """What the shared options say about the linker to build."""
+    """What the shared options say about the linker to build; each field is its option."""
 
-    terminology_dir: Path | None = None
-    index_dir: Path | None = None
-    sieves: str | None = None
-    exact_only: bool = False
-    nil_threshold: float | None = None
-    several_within: float | None = None
-    abbreviations: bool = True
-    composites: bool = True
-    count_head: bool = True
-    ef_search: int | None = None
-    number_margin: float | None = None
-    number_agreement: bool = True
-    ranker_dir: Path | None = None
-    reranker_dir: Path | None = None
-    rerank: bool = True
-    branches: str | None = None
-    shorthand: bool = True
-    shorthand_file: Path | None = None
-    respell: bool = True
+    terminology_dir: Path | None = setting(
+        None, "Compiled terminology (default: the embedded MeSH descriptors, or the index's own).",
+        flag="--terminology")
+    index_dir: Path | None = setting(
+        None, "Vector index from `medlink index build` (default: the embedded one, built on first use).",
+        flag="--index")
+    sieves: str | None = setting(None, f"Sieve order, e.g. '{DEFAULT_SIEVES}' (the default) or 'exact,O-T'.")
+    exact_only: bool = setting(False, "Exact normalized match only: no encoder, no index.")
+    nil_threshold: float | None = setting(
+        None, "Dense decisions scoring below this are nil (default: the index's calibrated one, if any).")
+    several_within: float | None = setting(
+        None, "Claim every concept scoring within this margin of the best (multi-concept mentions).")
+    abbreviations: bool = setting(True, "Expand short forms defined in a mention's document before linking.")
+    shorthand: bool = setting(
+        True, "Also search a mention with its clinical shorthand spelled out ('T2DM', 'HTN', 'breast ca'; medlink's "
+        "lexicon) and keep that when it links better.")
+    shorthand_file: Path | None = setting(
+        None, "Your own shorthand, 'short<TAB>long' per line (resources/clinical-shorthand/shorthand.tsv shows the "
+        "format); joins and overrides medlink's.", path={"exists": True, "dir_okay": False})
+    respell: bool = setting(
+        True, "Also search a mention spelled the American way ('oedema' → 'edema', 'sulphate' → 'sulfate'); and, "
+        "when that is a name, a salt as its parent drug ('metformin hydrochloride'), a labelled compound without "
+        "its label ('[3H]-L-arginine'), a possessive eponym as its disease ('Parkinson's').")
+    composites: bool = setting(True, "Link composite mentions ('breast and ovarian cancer') part by part.")
+    count_head: bool = setting(
+        True, "Let an encoder trained with a concept-count head decide how many concepts a mention claims (no "
+        "effect on encoders without one).")
+    number_agreement: bool = setting(
+        True, "A retrieved name stating another number than the mention ('SCA11' for 'SCA1') gives way to a close "
+        "candidate stating the same numbers.")
+    number_margin: float | None = setting(
+        None, f"How close (in cosine) that candidate must score to the best (default {LinkerConfig.number_margin}).",
+        minimum=0)
+    ranker_dir: Path | None = setting(
+        None, "Link with a set ranker from `medlink train-set-ranker` (mentions naming several concepts, e.g. "
+        "CHIP-CDN); give its --terminology.", flag="--ranker", path={"exists": True, "file_okay": False})
+    reranker_dir: Path | None = setting(
+        None, "Rerank close retrieval decisions with a cross-encoder from `medlink train-candidate-reranker` trained "
+        "for this index.", flag="--reranker", path={"exists": True, "file_okay": False})
+    rerank: bool = setting(True, "Use the linker's reranker (the given --reranker, or the one shipped with the "
+                                 "default).")  # fmt: skip
+    branches: str | None = setting(
+        None, "Link only to concepts under these tree-number prefixes (MeSH: C diseases, F03 mental disorders, D "
+        "chemicals and drugs); needs a terminology with tree numbers.", metavar="C,F03")
+    ef_search: int | None = setting(
+        None, "HNSW search beam: higher finds the true nearest names more often, lower is faster (default: what "
+        "the index was built with; no effect on exact indexes).", minimum=1)
 
 
-def linker_options(function):
-    options = [
-        click.option("--terminology", "terminology_dir", type=PathOption(path_type=Path),
-                     help="Compiled terminology (default: the embedded MeSH descriptors, or the index's own)."),
-        click.option("--index", "index_dir", type=PathOption(path_type=Path),
-                     help="Vector index from `medlink index build` (default: the embedded one, built on first use)."),
-        click.option("--sieves", default=None,
-                     help="Sieve order, e.g. 'exact,D-T@0.95,OD-T' (the default) or 'exact,O-T'."),
-        click.option("--exact-only", is_flag=True, help="Exact normalized match only: no encoder, no index."),
-        click.option("--nil-threshold", type=float, default=None,
-                     help="Dense decisions scoring below this are nil (default: the index's calibrated one, if any)."),
-        click.option("--several-within", type=float, default=None,
-                     help="Claim every concept scoring within this margin of the best (multi-concept mentions)."),
-        click.option("--abbreviations/--no-abbreviations", default=True, show_default=True,
-                     help="Expand short forms defined in a mention's document before linking."),
-        click.option("--shorthand/--no-shorthand", default=True, show_default=True,
-                     help="Also search a mention with its clinical shorthand spelled out ('T2DM', 'HTN', 'breast "
-                          "ca'; medlink's lexicon) and keep that when it links better."),
-        click.option("--shorthand-file", type=PathOption(path_type=Path, exists=True, dir_okay=False), default=None,
-                     help="Your own shorthand, 'short<TAB>long' per line (resources/clinical-shorthand/shorthand.tsv "
-                          "shows the format); joins and overrides medlink's."),
-        click.option("--respell/--no-respell", default=True, show_default=True,
-                     help="Also search a mention spelled the American way ('oedema' → 'edema', 'sulphate' → "
-                          "'sulfate'); and, when that is a name, a salt as its parent drug ('metformin "
-                          "hydrochloride'), a labelled compound without its label ('[3H]-L-arginine'), a possessive "
-                          "eponym as its disease ('Parkinson's')."),
-        click.option("--composites/--no-composites", default=True, show_default=True,
-                     help="Link composite mentions ('breast and ovarian cancer') part by part."),
-        click.option("--count-head/--no-count-head", default=True, show_default=True,
-                     help="Let an encoder trained with a concept-count head decide how many concepts a mention "
-                          "claims (no effect on encoders without one)."),
-        click.option("--number-agreement/--no-number-agreement", default=True, show_default=True,
-                     help="A retrieved name stating another number than the mention ('SCA11' for 'SCA1') gives way "
-                          "to a close candidate stating the same numbers."),
-        click.option("--number-margin", type=click.FloatRange(min=0), default=None,
-                     help="How close (in cosine) that candidate must score to the best (default 0.15)."),
-        click.option("--ranker", "ranker_dir", type=PathOption(path_type=Path, exists=True, file_okay=False),
-                     help="Link with a set ranker from `medlink train-ranker` (mentions naming several concepts, "
-                          "e.g. CHIP-CDN); give its --terminology."),
-        click.option("--reranker", "reranker_dir", type=PathOption(path_type=Path, exists=True, file_okay=False),
-                     help="Rerank close retrieval decisions with a cross-encoder from `medlink train-reranker` "
-                          "trained for this index."),
-        click.option("--rerank/--no-rerank", default=True, show_default=True,
-                     help="Use the linker's reranker (the given --reranker, or the one shipped with the default)."),
-        click.option("--branches", default=None, metavar="C,F03",
-                     help="Link only to concepts under these tree-number prefixes (MeSH: C diseases, F03 mental "
-                          "disorders, D chemicals and drugs); needs a terminology with tree numbers."),
-        click.option("--ef-search", type=click.IntRange(min=1), default=None,
-                     help="HNSW search beam: higher finds the true nearest names more often, lower is faster "
-                          "(default: what the index was built with; no effect on exact indexes)."),
-    ]  # fmt: skip
-    names = ("terminology_dir", "index_dir", "sieves", "exact_only", "nil_threshold", "several_within",
-             "abbreviations", "composites", "count_head", "ef_search", "number_agreement", "number_margin",
-             "ranker_dir", "reranker_dir", "rerank", "branches", "shorthand", "shorthand_file", "respell")  # fmt: skip
-
-    @functools.wraps(function)
-    def with_choice(**kwargs):
-        choice = LinkerChoice(**{name: kwargs.pop(name) for name in names})
-        return function(linker_choice=choice, **kwargs)
-
-    for option in reversed(options):
-        with_choice = option(with_choice)
-    return with_choice
+def linker_options(function: Callable) -> Callable:
+    """The shared linker options, handed to ``function`` as one :class:`LinkerChoice`, ``linker_choice``."""
+    return with_settings(LinkerChoice, "linker_choice")(function)
 
 
 def make_linker(choice: LinkerChoice, progress: bool = True, training: Corpus | None = None,
@@ -152,7 +122,7 @@ def _number_margin(choice: LinkerChoice, configured: float | None) -> float | No
 def _base_linker(choice: LinkerChoice, progress: bool, training: Corpus | None) -> Linker:
     from medlink.linking.defaults import default_index
     from medlink.linking.linker import open_index_linker
-    from medlink.linking.pipeline import DEFAULT_SIEVES, with_training_mentions
+    from medlink.linking.pipeline import with_training_mentions
     from medlink.linking.recipe import LinkerRecipe
 
     try:  # the recipe checks that the options go together

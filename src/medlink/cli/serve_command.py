@@ -6,8 +6,10 @@ from pathlib import Path
 
 import click
 
+from medlink.cli.dataclass_options import dataclass_options
 from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
 from medlink.cli.paths import PathOption
+from medlink.serve.settings import ServiceSettings
 
 
 @click.command()
@@ -16,11 +18,9 @@ from medlink.cli.paths import PathOption
               help="Address to bind; the default serves this machine only (use 0.0.0.0 behind a proxy, with "
                    "MEDLINK_API_KEY set).")  # fmt: skip
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-@click.option("--max-batch", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Most mentions (or trial records) in one request.")  # fmt: skip
-@click.option("--max-body-bytes", type=click.IntRange(min=1), default=2 * 1024 * 1024, show_default=True,
-              help="Largest request body.")  # fmt: skip
-@click.option("--batch-wait-ms", type=click.FloatRange(min=0), default=2.0, show_default=True,
+@dataclass_options(ServiceSettings)
+@click.option("--batch-wait-ms", type=click.FloatRange(min=0), default=ServiceSettings.batch_wait_seconds * 1000,
+              show_default=True,
               help="How long to gather concurrent requests into one encoder batch.")  # fmt: skip
 @click.option("--trials-index", type=PathOption(path_type=Path, file_okay=False), default=None,
               help="A trial index (`medlink trials index`) to serve POST /v1/trials/match from.")  # fmt: skip
@@ -44,7 +44,6 @@ def serve(linker_choice: LinkerChoice, host: str, port: int, max_batch: int, max
         import uvicorn
 
         from medlink.serve.app import create_app
-        from medlink.serve.settings import ServiceSettings
         from medlink.trials.normalization.normalizer_spec import drug_recipe_for
     except ImportError as error:
         raise click.ClickException(f"the service needs its extras ({error.name} is missing): "

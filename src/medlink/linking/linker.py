@@ -109,7 +109,7 @@ class Linker:
         medlink, exact match then dense retrieval; its index is built and cached on first use, about a minute and
         a half). ``exact_only`` links by exact normalized match alone (``terminology`` or the embedded MeSH); see
         :class:`LinkerRecipe` for the other arguments; ``ranker`` links with a set ranker from ``medlink
-        train-ranker`` over ``terminology``. ``config`` replaces the settings the index was calibrated with."""
+        train-set-ranker`` over ``terminology``. ``config`` replaces the settings the index was calibrated with."""
         recipe = LinkerRecipe(Path(index_dir) if index_dir else None, Path(terminology) if terminology else None,
                               exact_only, sieves, ef_search, Path(ranker) if ranker else None)  # fmt: skip
         return cls.from_recipe(recipe, config, progress)

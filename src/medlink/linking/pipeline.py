@@ -127,7 +127,7 @@ def dense_parts(terminology: Terminology, index: VectorIndex, encoder: Encoder, 
     below the index's calibrated threshold unless ``config`` sets one (0: never), and where the index's term model (or
     ``term_model``, one not stored yet) says a mention is unlike a term. An encoder trained with a concept-count head
     (``medlink train --count-head``) also decides how many concepts a mention claims; a reranker from ``medlink
-    train-reranker`` for this terminology and encoder (``reranker_dir``) reorders close decisions."""
+    train-candidate-reranker`` for this terminology and encoder (``reranker_dir``) reorders close decisions."""
     index.check_compatible(encoder.identity, terminology.fingerprint())
     config = config or LinkerConfig()
     calibrated = index.manifest.get("nil_threshold")
@@ -147,8 +147,8 @@ def dense_parts(terminology: Terminology, index: VectorIndex, encoder: Encoder, 
 
 def ranker_parts(terminology: Terminology, ranker_dir: Path | str,
                  config: LinkerConfig | None = None) -> LinkerParts:  # fmt: skip
-    """A linker's parts whose one sieve is a learned set ranker (``medlink train-ranker``): each mention claims the set
-    of concepts the ranker puts above its threshold. The ranker decides sets itself, so composites are not split."""
+    """A linker's parts whose one sieve is a learned set ranker (``medlink train-set-ranker``): each mention claims the
+    set of concepts the ranker puts above its threshold. The ranker decides sets itself, so composites are not split."""
     from medlink.linking.sets.set_ranker import SetRanker, SetRankerSieve
 
     ranker = SetRanker.load(ranker_dir, terminology)

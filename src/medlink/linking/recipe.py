@@ -31,10 +31,10 @@ class LinkerRecipe:
 
     sieves: the sieve order (``medlink.linking.pipeline``; default ``exact,D-T@0.95,OD-T``); needs ``index_dir``.
     ef_search: the HNSW search beam (default: what the index was built with).
-    ranker_dir: link with a set ranker (``medlink train-ranker``) over ``terminology_dir`` (or the embedded MeSH)
+    ranker_dir: link with a set ranker (``medlink train-set-ranker``) over ``terminology_dir`` (or the embedded MeSH)
         instead of sieves: each mention claims the set of concepts it names.
-    reranker_dir: rerank close retrieval decisions with a reranker from ``medlink train-reranker`` for the index;
-        the embedded default uses the reranker shipped for it (``LinkerConfig.rerank`` switches either off).
+    reranker_dir: rerank close retrieval decisions with a reranker from ``medlink train-candidate-reranker`` for the
+        index; the embedded default uses the reranker shipped for it (``LinkerConfig.rerank`` switches either off).
     embedded: which embedded default links when no index or terminology is given: ``descriptors`` (the MeSH
         descriptors) or ``drugs`` (descriptors + supplementary records, the latter by exact match; built into the
         cache on first use, :mod:`medlink.linking.defaults`).

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from medlink.options import setting
+
 API_KEY_VARIABLE = "MEDLINK_API_KEY"
 
 
@@ -23,8 +25,8 @@ class ServiceSettings:
     """
 
     api_key: str | None = None
-    max_body_bytes: int = 2 * 1024 * 1024
-    max_batch: int = 1000
+    max_body_bytes: int = setting(2 * 1024 * 1024, "Largest request body.", minimum=1)
+    max_batch: int = setting(1000, "Most mentions (or trial records) in one request.", minimum=1)
     batch_mentions: int = 4096
     batch_wait_seconds: float = 0.002
 

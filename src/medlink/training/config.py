@@ -3,15 +3,10 @@ reads each field's default, type and help), so a setting is described once. Free
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
+from medlink.options import setting
 from medlink.training.registry import LOSSES, SAMPLERS
-
-
-def setting(default: Any, help: str, flag: str | None = None, choices: tuple[str, ...] | None = None) -> Any:
-    """A field with what its command-line option needs: help text, and a flag when it is not ``--field-name``."""
-    return field(default=default, metadata={"help": help, "flag": flag, "choices": choices})
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from medlink.encoders.base import Encoder
+from medlink.training.distill_config import DistillConfig
 from medlink.training.examples import Examples
 from medlink.training.losses.distillation import EmbeddingDistillationLoss
 from medlink.training.model import TermEncoderModel
@@ -31,24 +32,6 @@ from medlink.training.runtime import (
 )
 from medlink.training.samplers.positive_batches import PositiveBatchSampler
 from medlink.training.steps import OptimizerSteps
-
-
-@dataclass(frozen=True)
-class DistillConfig:
-    layers: tuple[int, ...] = (0, 3, 5)  # teacher layers the student keeps, bottom to top
-    freeze_embeddings: bool = True  # the teacher's token embeddings serve the student as they are, and are most
-    # of its parameters: freezing them saves a third of a CPU step
-    relation_weight: float = 1.0  # λ of the in-batch similarity term; 0 matches vectors only
-    batch_size: int = 256
-    per_concept: int = 2  # synonyms of a concept batched together: the near neighbours the ranking needs
-    lr: float = 1e-4
-    warmup: float = 0.05
-    max_length: int = 24
-    seed: int = 0
-    max_steps: int | None = None  # default: one pass over the concepts
-    checkpoint_every: int = 200
-    time_limit: float | None = None  # seconds
-    device: str = "auto"
 
 
 @dataclass(frozen=True)

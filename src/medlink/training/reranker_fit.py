@@ -48,38 +48,12 @@ from medlink.linking.results import Candidate
 from medlink.linking.sieves.dense import candidates_from_hits
 from medlink.terminology import Terminology
 from medlink.training.kar_network import KarNetwork, export_network, load_network
+from medlink.training.reranker_config import RerankerFitConfig
 from medlink.training.runtime import resolve_device, resume_checkpoint, save_checkpoint, seed_everything
 
 FUSION_WEIGHTS = tuple(round(0.05 * i, 2) for i in range(21))
 _OWN_ENTRIES = 5  # extra hits searched, as the mention's own entries are left out
 MARGINS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 2.0)  # 2.0: every decision (cosines differ by at most 2)
-
-
-@dataclass(frozen=True)
-class RerankerFitConfig:
-    """top_k: candidates per mention (the paper's 10); epochs; batch_size and the learning rates of the encoder
-    and of the new head; keywords: the keywords attentive ranker, else a plain cross-encoder; held_out: share of
-    the distinct mentions kept out of training to fit the fusion; synonyms: terminology names added to the
-    training mentions as further examples (:func:`synonym_pairs`, never held out); quantize: ``int8`` or ``none``
-    for the export; device: ``auto`` (a GPU when torch sees one), ``cpu`` or ``cuda``; freeze_embeddings: the
-    token embeddings stay as in the base model; significance: the McNemar p-value below which the held-out gain
-    of the fused ranking over the retriever counts (else the ranker is never consulted). Defaults chosen on
-    NCBI-disease train."""
-
-    top_k: int = 10
-    epochs: int = 3
-    batch_size: int = 32
-    learning_rate: float = 3e-5
-    head_learning_rate: float = 1e-3
-    keywords: bool = True
-    held_out: float = 0.2
-    synonyms: int = 0
-    max_length: int = 48
-    quantize: str = "int8"
-    seed: int = 13
-    device: str = "auto"
-    freeze_embeddings: bool = False
-    significance: float = 0.05
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,12 @@ probability is fused with the retriever's cosine (Liang et al. 2021, §3.2–3.3
 
 Fusion (eq. 12–13): ``s = w · cosine + (1 − w) · sigmoid(logit)``. The paper fuses ``1 − d / Σd`` over Euclidean
 distances; medlink's vectors are unit length, so the cosine carries the same order and ``w`` (fitted on held-out
-training mentions by ``medlink train-reranker``) absorbs the scale. Only retrieval decisions whose two best
+training mentions by ``medlink train-candidate-reranker``) absorbs the scale. Only retrieval decisions whose two best
 candidates are within ``margin`` of each other are reranked: the rest are decided clearly by the retriever, and
 skipping them is most of the speed. The decided concept's ``score`` stays the retriever's cosine, so the nil
 threshold calibrated on it keeps its meaning; each candidate carries its fused score in ``rerank_score``.
 
-A reranker folder (``medlink train-reranker``) holds ``reranker.json`` (the card below), ``keywords.json``,
+A reranker folder (``medlink train-candidate-reranker``) holds ``reranker.json`` (the card below), ``keywords.json``,
 ``model.onnx`` and ``tokenizer.json``; it is refused over another terminology or retriever encoder than it was
 trained for, since its fusion weight and margin were fitted on that retriever's candidates.
 """
@@ -67,14 +67,15 @@ class RerankerCard:
         path = folder / CARD_FILE
         if not path.is_file():
             raise MedlinkError(f"{folder} is not a reranker: {CARD_FILE} is missing (make one with medlink "
-                               f"train-reranker)")  # fmt: skip
+                               f"train-candidate-reranker)")  # fmt: skip
         try:
             payload = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
             raise MedlinkError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
         if payload.get("format") != RERANKER_FORMAT:
             raise MedlinkError(f"{path}: reranker format {payload.get('format')!r}; this medlink reads "
-                               f"{RERANKER_FORMAT!r} (train it again with medlink train-reranker)")  # fmt: skip
+                               f"{RERANKER_FORMAT!r} (train it again with medlink "
+                               "train-candidate-reranker)")  # fmt: skip
         try:
             return cls(bool(payload["keywords"]), float(payload["fusion_weight"]), float(payload["margin"]),
                        int(payload["top_k"]), int(payload["max_length"]), str(payload["terminology"]),
@@ -127,8 +128,8 @@ class Reranker:
                                    ("retriever encoder", retriever_fingerprint, card.retriever)):  # fmt: skip
             if ours != theirs:
                 raise MedlinkError(f"{folder} was trained for another {what} (fingerprint {theirs}, this linker's is "
-                                   f"{ours}); train one for this index with medlink train-reranker, or link with "
-                                   f"--no-rerank")  # fmt: skip
+                                   f"{ours}); train one for this index with medlink train-candidate-reranker, or "
+                                   f"link with --no-rerank")  # fmt: skip
         for needed in ("model.onnx", "tokenizer.json") + ((KEYWORDS_FILE,) if card.keywords else ()):
             if not (folder / needed).is_file():
                 raise MedlinkError(f"{folder} is not a complete reranker: {needed} is missing")

@@ -187,7 +187,7 @@ class SetRanker:
         path = folder / RANKER_FILE
         if not path.is_file():
             raise MedlinkError(f"{folder}: not a ranker folder (no {RANKER_FILE}); "
-                               "make one with `medlink train-ranker`")  # fmt: skip
+                               "make one with `medlink train-set-ranker`")  # fmt: skip
         try:
             payload = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
@@ -196,7 +196,7 @@ class SetRanker:
         if (payload.get("format") != RANKER_FORMAT or payload.get("features") != expected
                 or payload.get("set_features") != list(SET_FEATURES)):  # fmt: skip
             raise MedlinkError(f"{path}: ranker format {payload.get('format')} from another medlink version; "
-                               "fit it again with `medlink train-ranker`")  # fmt: skip
+                               "fit it again with `medlink train-set-ranker`")  # fmt: skip
         if payload.get("terminology") != terminology.fingerprint():
             raise MedlinkError(f"{path}: fitted over another terminology (fingerprint "
                                f"{payload.get('terminology')}, this one {terminology.fingerprint()}); "

@@ -1,5 +1,6 @@
-"""Patient-to-trial matching (TrialMatcher, paper 003): trial encoders trained on eligibility criteria, a trial
-index, scores fused from dense, BM25, concept and age / sex evidence, a cross-encoder reranker, and TREC metrics.
+"""Patient-to-trial matching (TrialMatcher: Jin et al., TREC CT 2021, shared/papers/003): trial encoders trained on
+eligibility criteria, a trial index, scores fused from dense, BM25, concept and age / sex evidence, a cross-encoder
+reranker, and TREC metrics.
 
 ``texts``: the three views of a trial (description, inclusion, exclusion); ``training``: the patient and trial
 encoders (eq. 1–4); ``encoders``: loading them; ``index`` / ``build``: the trial index; ``bm25``, ``concepts``,

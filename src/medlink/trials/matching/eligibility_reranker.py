@@ -1,6 +1,7 @@
-"""The damoebrtog reranker (paper 003, §2.2.1): a cross-encoder fine-tuned to tell whether a set of criteria is a
-trial's inclusion (1) or exclusion (0) set, given the trial's description. Criteria stand in for a patient, so at
-inference the note takes their place: ``[CLS] note [SEP] description [SEP]`` → how eligible the note looks.
+"""The eligibility reranker of Jin et al.'s run "damoebrtog" (shared/papers/003, §2.2.1): a cross-encoder fine-tuned to
+tell whether a set of criteria is a trial's inclusion (1) or exclusion (0) set, given the trial's description. Criteria
+stand in for a patient, so at inference the note takes their place: ``[CLS] note [SEP] description [SEP]`` → how
+eligible the note looks.
 
 Pairs per record: (I, D) → 1 and, when it has exclusion criteria, (E, D) → 0. With ``other_trial_negatives`` the
 inclusion criteria of another trial of the batch are a further negative, (I_r, D) → 0, which also teaches topical
@@ -16,7 +17,7 @@ import json
 import random
 import shutil
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -33,24 +34,9 @@ from medlink.training.runtime import (
 )
 from medlink.training.steps import OptimizerSteps
 from medlink.trials.matching.encoder_training import TrainingTrial
+from medlink.trials.matching.training_settings import EligibilityConfig
 
 MANIFEST = "reranker.json"
-
-
-@dataclass(frozen=True)
-class EligibilityConfig:
-    epochs: int = 1
-    batch_size: int = 16  # pairs
-    lr: float = 3e-5
-    warmup: float = 0.1
-    max_length: int = 256
-    other_trial_negatives: bool = False
-    seed: int = 0
-    max_steps: int | None = None
-    checkpoint_every: int = 50
-    time_limit: float | None = None
-    device: str = "auto"
-    quantize: str = "none"  # "int8": dynamic quantization of the exported MatMuls
 
 
 def eligibility_pairs(trials: list[TrainingTrial], config: EligibilityConfig) -> list[tuple[str, str, float]]:

@@ -1,5 +1,6 @@
-"""TrialMatcher pre-training (paper 003, §2.1, eq. 1–4): a patient encoder and a trial encoder learnt from trial
-records alone, with inclusion criteria I as proxies of eligible patients and exclusion criteria E of ineligible ones.
+"""TrialMatcher pre-training (Jin et al., shared/papers/003, §2.1, eq. 1–4): a patient encoder and a trial encoder
+learnt from trial records alone, with inclusion criteria I as proxies of eligible patients and exclusion criteria E of
+ineligible ones.
 
     L_p2t = triplet(Enc_p(I), Enc_t(D), Enc_t(D_r))     a patient is nearer its trial than a random other trial
     L_t2p = triplet(Enc_t(D), Enc_p(I), Enc_p(E))       a trial is nearer its eligible than its ineligible patients
@@ -38,29 +39,8 @@ from medlink.training.runtime import (
 )
 from medlink.training.steps import OptimizerSteps
 from medlink.trials.matching.texts import criteria_text, description
+from medlink.trials.matching.training_settings import MANIFEST, PATIENT, TRIAL, TrialTrainConfig
 from medlink.trials.records import TrialRecord
-
-MANIFEST = "trial_model.json"
-PATIENT, TRIAL = "patient", "trial"
-
-
-@dataclass(frozen=True)
-class TrialTrainConfig:
-    """Defaults: one CPU epoch over a few thousand records from the packaged MiniLM."""
-
-    epochs: int = 1
-    batch_size: int = 16
-    lr: float = 2e-5
-    warmup: float = 0.1
-    margin: float = 0.3  # of the cosine-distance triplet (distances lie in [0, 2])
-    trial_to_patient_weight: float = 1.0  # λ of L_t2p
-    max_length: int = 128  # tokens per text while training; criteria beyond it are cut
-    freeze_layers: int = 0  # > 0: the embeddings and this many lower layers stay as in the base model
-    seed: int = 0
-    max_steps: int | None = None
-    checkpoint_every: int = 50
-    time_limit: float | None = None  # seconds: stop after the step that reaches it
-    device: str = "auto"
 
 
 @dataclass(frozen=True)

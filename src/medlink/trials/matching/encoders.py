@@ -1,5 +1,5 @@
-"""The two encoders of TrialMatcher (paper 003, eq. 6–8): one for patients (notes, and criteria, which stand in for
-patients) and one for trial descriptions.
+"""The two encoders of TrialMatcher (Jin et al., shared/papers/003, eq. 6–8): one for patients (notes, and criteria,
+which stand in for patients) and one for trial descriptions.
 
 A name is either a trial model folder written by ``medlink trials train`` (``patient/``, ``trial/`` and
 ``trial_model.json``), ``trial-matcher`` (the one shipped with medlink, when present), or any term encoder name
@@ -17,7 +17,7 @@ import numpy as np
 
 from medlink.encoders.base import Encoder
 from medlink.encoders.registry import load_encoder
-from medlink.trials.matching.encoder_training import MANIFEST, PATIENT, TRIAL
+from medlink.trials.matching.training_settings import MANIFEST, PATIENT, TRIAL
 
 MAX_TOKENS = 256  # notes and descriptions are long; MiniLM was trained on 256-token inputs
 SHIPPED = "trial-matcher"

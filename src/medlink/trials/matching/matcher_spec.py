@@ -8,6 +8,7 @@ from pathlib import Path
 
 from medlink.errors import MedlinkError
 from medlink.linking.mentions.scanner import ConceptScanner
+from medlink.options import setting
 from medlink.trials.matching.encoders import load_trial_encoders
 from medlink.trials.matching.index_build import index_texts
 from medlink.trials.matching.matcher import TrialMatcher
@@ -25,12 +26,16 @@ class MatcherSpec:
     """
 
     index_dir: Path | None = None
-    encoders: str | None = None
-    reranker: str | None = None
+    encoders: str | None = setting(None, "Trial encoders: a folder from `medlink trials train`, or a term encoder "
+                                         "name for both sides (default: the index's own, else the shipped ones).")
+    reranker: str | None = setting(None, "Cross-encoder over the top trials: 'msmarco' (pip install "
+                                         "'medlink[rerank]') or an ONNX cross-encoder folder (default: none).",
+                                   flag="--rerank")  # fmt: skip
     weights: FusionWeights = field(default_factory=FusionWeights)
-    concepts: bool = True
-    rerank_top: int = 20
-    expand_query: bool = True
+    concepts: bool = setting(True, "Compare the diseases of the note and the trials.")
+    rerank_top: int = setting(20, "How many top trials the reranker reads.", minimum=1)
+    expand_query: bool = setting(True, "Add the names of the note's diseases to its BM25 query.",
+                                 flag="--expand/--no-expand")  # fmt: skip
 
     def build(self, trial_texts: Mapping[str, str] | None = None, progress: bool = False) -> TrialMatcher:
         from medlink.terminology import load_default_terminology

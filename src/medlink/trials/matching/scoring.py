@@ -1,8 +1,8 @@
 """Fusing the evidence a note has about each candidate trial into one score.
 
-TrialMatcher's score (paper 003, eq. 5) aggregates three cosines, s = Aggregate(s_PD, s_PI, −s_PE); here the
-aggregate is a weighted sum, and BM25, concept overlap and the demographic checks join it. Each retrieval signal
-is standardized over the candidates of the note (z-scores), so that weights mean the same whatever the scale of
+TrialMatcher's score (Jin et al., shared/papers/003, eq. 5) aggregates three cosines, s = Aggregate(s_PD, s_PI, −s_PE);
+here the aggregate is a weighted sum, and BM25, concept overlap and the demographic checks join it. Each retrieval
+signal is standardized over the candidates of the note (z-scores), so that weights mean the same whatever the scale of
 BM25 or of an encoder's cosines; a signal that is constant over the candidates (no trial has exclusion criteria)
 contributes nothing.
 """

@@ -1,5 +1,5 @@
-"""The three views of a trial TrialMatcher encodes (paper 003, §2.1): its description D (title, conditions,
-interventions, summary), its inclusion criteria I and its exclusion criteria E.
+"""The three views of a trial TrialMatcher encodes (Jin et al., TREC CT 2021, shared/papers/003, §2.1): its description
+D (title, conditions, interventions, summary), its inclusion criteria I and its exclusion criteria E.
 
 Criteria stand in for patients: I describes an eligible patient, E an ineligible one. Conditions come before the
 summary so that a 256-token encoder sees what the trial is about before the summary runs out of room.

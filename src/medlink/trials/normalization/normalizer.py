@@ -25,6 +25,7 @@ from medlink.linking import Linker
 from medlink.linking.mentions.branches import BranchScope
 from medlink.linking.mentions.scanner import ConceptScanner
 from medlink.linking.results import LinkResult, Mention, Stage
+from medlink.options import setting
 from medlink.trials.normalization.conditions import condition_spellings
 from medlink.trials.normalization.interventions import DRUG_TYPES, PreparedIntervention, prepare_intervention
 from medlink.trials.records import Intervention, TrialRecord
@@ -44,9 +45,9 @@ class NilThresholds:
     seldom named like a MeSH concept), so that only near-exact matches link.
     """
 
-    condition: float | None = 0.52
-    drug: float | None = 0.66
-    other: float | None = 0.97
+    condition: float | None = setting(0.52, "Nil threshold for conditions.", flag="--condition-nil")
+    drug: float | None = setting(0.66, "Nil threshold for drug-like interventions.", flag="--drug-nil")
+    other: float | None = setting(0.97, "Nil threshold for other interventions.", flag="--other-nil")
 
     def of(self, field_name: str) -> float | None:
         return {CONDITION: self.condition, DRUG: self.drug, OTHER: self.other}[field_name]

