@@ -17,7 +17,7 @@ import statistics
 import time
 from pathlib import Path
 
-from medlink.trials.matching.collections import read_trec
+from medlink.trials.matching.judged_collections import read_trec
 from medlink.trials.matching.matcher_spec import MatcherSpec
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared/data/trials/trec-ct/trec_2021"

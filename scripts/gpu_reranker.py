@@ -1,7 +1,7 @@
 """Train rerankers on a lent GPU machine that has torch but neither FAISS nor medlink installed.
 
-`medlink train-candidate-reranker` does everything in one process; this script splits it at the points where the machines
-differ (see medlink.training.reranker_fit):
+`medlink train-candidate-reranker` does everything in one process; this script splits it at the points where the
+machines differ (see medlink.training.reranker_fit):
 
 1. ``mine`` (here, with the index): the retriever pools of the training mentions, pickled. One file per recipe:
    the corpus's own mentions, plus another corpus's mentions, plus terminology names as mentions.

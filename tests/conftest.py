@@ -11,7 +11,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without --slow, tests marked slow are deselected (not skipped): a local run stays under three minutes."""
+    """Without --slow, tests marked slow are deselected (not skipped): a local run takes about a quarter of
+    the full suite's time (README)."""
     if config.getoption("--slow"):
         return
     slow = [item for item in items if item.get_closest_marker("slow")]

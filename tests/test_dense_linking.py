@@ -108,7 +108,7 @@ def test_dense_sieve_without_an_index_is_explained(terminology) -> None:
 
 def test_sparse_and_hybrid_sieves(terminology, index, encoder) -> None:
     from medlink.linking.results import Candidate
-    from medlink.linking.sieves.sparse import fuse
+    from medlink.linking.sieves.sparse import fuse_candidates
 
     sparse = dense_linker(terminology, index, encoder, sieves="sparse").link("hypertensoin")
     assert (sparse.stage, sparse.concepts) == (Stage.SPARSE, ("MESH:D006973",))
@@ -118,9 +118,9 @@ def test_sparse_and_hybrid_sieves(terminology, index, encoder) -> None:
     assert rrf.concepts == ("MESH:D007052",) and rrf.strategy == "hybrid-OD-T-rrf"
     dense = [Candidate("A", "a", 0.9), Candidate("B", "b", 0.8)]
     sparse_only = [Candidate("B", "b", 0.9), Candidate("C", "c", 0.5)]
-    assert [(c.concept_id, round(c.score, 3)) for c in fuse(dense, sparse_only, 0.5)] == [
+    assert [(c.concept_id, round(c.score, 3)) for c in fuse_candidates(dense, sparse_only, 0.5)] == [
         ("B", 0.85), ("A", 0.45), ("C", 0.25)]  # fmt: skip
-    assert [c.concept_id for c in fuse(dense, sparse_only, None)] == ["B", "A", "C"]  # B ranks 2nd and 1st
+    assert [c.concept_id for c in fuse_candidates(dense, sparse_only, None)] == ["B", "A", "C"]  # B ranks 2nd and 1st
 
 
 def test_training_mentions_join_a_copy_of_the_index(terminology, encoder, tmp_path) -> None:

@@ -168,7 +168,7 @@ def test_in_batch_triplets_pick_a_positive_and_a_negative_per_anchor() -> None:
 
 
 def test_relation_triples_and_parent_batches() -> None:
-    from medlink.training.samplers.by_name import parents as parent_batches
+    from medlink.training.samplers.by_name import parent_sampler as parent_batches
     from medlink.training.samplers.relation_batches import RelationBatchSampler
 
     terminology = Terminology.from_concepts([

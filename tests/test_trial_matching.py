@@ -19,14 +19,14 @@ from medlink.linking import Linker
 from medlink.linking.mentions.scanner import ConceptScanner
 from medlink.terminology import load_default_terminology
 from medlink.trials import TrialRecord
-from medlink.trials.matching.collections import Collection, read_birco, read_trec
 from medlink.trials.matching.encoders import TrialEncoders, load_trial_encoders
 from medlink.trials.matching.index_build import index_records, index_texts
+from medlink.trials.matching.judged_collections import Collection, read_birco, read_trec
 from medlink.trials.matching.matcher import TrialMatcher
 from medlink.trials.matching.metrics import evaluate, read_run, write_run
 from medlink.trials.matching.notes import check_demographics, read_note
 from medlink.trials.matching.runs import FULL, POOL, rank_collection
-from medlink.trials.matching.scoring import FusionWeights, Signals, fuse, standardize
+from medlink.trials.matching.scoring import FusionWeights, Signals, fuse_signals, standardize
 from medlink.trials.matching.trial_index import TrialIndex, TrialIndexError
 from medlink.trials.normalization.normalizer import TrialNormalizer
 from medlink.trials.records import Intervention
@@ -141,9 +141,10 @@ def test_fusion_weights_parse_and_standardize() -> None:
     assert standardize(np.array([0.3, 0.3, 0.3])).tolist() == [0.0, 0.0, 0.0]
     zeros, ones = np.zeros(2), np.ones(2)
     signals = Signals(np.array([0.9, 0.5]), zeros, zeros, zeros, zeros, zeros, np.array([1.0, 0.0]))
-    assert fuse(signals, FusionWeights()).argmax() == 1  # the better dense match is ruled out by age or sex
-    assert fuse(signals, FusionWeights(demographics=0)).argmax() == 0
-    assert fuse(Signals(zeros, zeros, zeros, zeros, zeros, ones, zeros), FusionWeights()).tolist() == [-0.5, -0.5]
+    assert fuse_signals(signals, FusionWeights()).argmax() == 1  # the better dense match is ruled out by age or sex
+    assert fuse_signals(signals, FusionWeights(demographics=0)).argmax() == 0
+    only_exclusions = Signals(zeros, zeros, zeros, zeros, zeros, ones, zeros)
+    assert fuse_signals(only_exclusions, FusionWeights()).tolist() == [-0.5, -0.5]
 
 
 # --- the trial index ----------------------------------------------------------------------------------------------

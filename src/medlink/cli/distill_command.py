@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from medlink.cli.dataclass_options import with_settings
-from medlink.cli.paths import PathOption
+from medlink.cli.paths import PathOption, terminology_option
 from medlink.training.distill_config import DistillConfig
 
 
@@ -33,12 +33,7 @@ def _layers(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[i
     callback=_layers,
     help="Teacher layers the student keeps (0-based, increasing); fewer layers encode faster.",
 )
-@click.option(
-    "--terminology",
-    "terminology_dir",
-    type=PathOption(path_type=Path, exists=True, file_okay=False),
-    help="Compiled terminology whose names are the training texts (default: the embedded MeSH descriptors).",
-)
+@terminology_option("Compiled terminology whose names are the training texts (default: the embedded MeSH descriptors).")
 @click.option("--mentions", "mentions_specs", multiple=True, help="Annotated mentions FORMAT:PATH to add (repeatable).")
 @with_settings(DistillConfig, "config")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)

@@ -18,12 +18,9 @@ from medlink.evaluation.setups import SUBSETS
 @linker_options
 @click.option("--entity-type", default=None, help="Only mentions of this type (e.g. Disease, Chemical).")
 @click.option("--namespace", default=None, help="Namespace for bare gold ids (default: the format's own).")
-@click.option(
-    "--train",
-    "train_spec",
-    default=None,
-    help="Training corpus FORMAT:PATH: its mentions join the search (exact and D/OD sieves) and define --subset.",
-)
+@click.option("--train", "train_spec", default=None,
+              help="Training corpus FORMAT:PATH: its mentions join the search (exact and D/OD sieves) and define "
+                   "--subset.")  # fmt: skip
 @click.option(
     "--subset",
     type=click.Choice(SUBSETS),

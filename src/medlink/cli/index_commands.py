@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from medlink.cli.paths import PathOption
+from medlink.cli.paths import PathOption, terminology_option
 
 
 @click.group()
@@ -34,12 +34,7 @@ def _encoder_options(function):
 
 
 @index.command()
-@click.option(
-    "--terminology",
-    "terminology_dir",
-    type=PathOption(path_type=Path, exists=True, file_okay=False),
-    help="Compiled terminology (default: the embedded MeSH descriptors).",
-)
+@terminology_option("Compiled terminology (default: the embedded MeSH descriptors).")
 @_encoder_options
 @click.option("--train", "train_spec", default=None, help="Annotated mentions FORMAT:PATH to index as source D.")
 @click.option("--entity-type", default=None, help="With --train: only mentions of this type.")

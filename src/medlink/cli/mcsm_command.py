@@ -7,16 +7,11 @@ from pathlib import Path
 
 import click
 
-from medlink.cli.paths import PathOption
+from medlink.cli.paths import terminology_option
 
 
 @click.command()
-@click.option(
-    "--terminology",
-    "terminology_dir",
-    type=PathOption(path_type=Path, exists=True, file_okay=False),
-    help="Compiled terminology with semantic types (default: the embedded MeSH descriptors).",
-)
+@terminology_option("Compiled terminology with semantic types (default: the embedded MeSH descriptors).")
 @click.option(
     "--encoder", "encoder_name", default="medlink", show_default=True, help="medlink, medlink-fast, minilm, a folder."
 )

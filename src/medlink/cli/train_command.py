@@ -7,17 +7,12 @@ from pathlib import Path
 import click
 
 from medlink.cli.dataclass_options import dataclass_options, settings_from
-from medlink.cli.paths import PathOption
+from medlink.cli.paths import PathOption, terminology_option
 from medlink.training.config import TrainConfig
 
 
 @click.command()
-@click.option(
-    "--terminology",
-    "terminology_dir",
-    type=PathOption(path_type=Path, exists=True, file_okay=False),
-    help="Compiled terminology whose synonyms are the positives (default: the embedded MeSH descriptors).",
-)
+@terminology_option("Compiled terminology whose synonyms are the positives (default: the embedded MeSH descriptors).")
 @click.option(
     "--mentions",
     "mentions_specs",

@@ -180,7 +180,7 @@ def _collection_options(function):
 
 
 def _rank(birco: Path | None, trec: Path | None, full: bool, spec: MatcherSpec):
-    from medlink.trials.matching.collections import read_birco, read_trec
+    from medlink.trials.matching.judged_collections import read_birco, read_trec
     from medlink.trials.matching.runs import FULL, POOL, rank_collection
 
     if birco is not None and trec is None:

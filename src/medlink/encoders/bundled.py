@@ -37,6 +37,6 @@ class BundledEncoder(KnownIdentity):
 
 
 @cache
-def weights_sha256(path: str) -> str:
+def bundled_weights_sha256(path: str) -> str:
     """The checksum of a bundled weights file, computed once per process."""
     return sha256_of(Path(path))

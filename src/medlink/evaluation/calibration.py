@@ -31,7 +31,7 @@ from typing import cast
 from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.runner import Evaluation, evaluate, linker_mentions
 from medlink.evaluation.scoring import Prediction, is_correct
-from medlink.linking import Linker, LinkerConfig, LinkResult
+from medlink.linking import Linker, LinkResult
 from medlink.linking.mentions.non_terms import why_not_a_term
 
 DILBERT_STRATEGIES = ("min-fp", "max-tp", "weighted")
@@ -157,7 +157,3 @@ def calibrate_decisions(decisions: Decisions, strategy: str = "budget",
     chosen = thresholds.get(strategy)
     return Calibration(strategy, chosen, thresholds, accuracy, len(tp_scores), len(all_nil),
                        decisions.negatives, negatives_nil or None)  # fmt: skip
-
-
-def calibrated_config(config: LinkerConfig, calibration: Calibration) -> LinkerConfig:
-    return replace(config, nil_threshold=calibration.threshold)

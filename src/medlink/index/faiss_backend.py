@@ -8,7 +8,8 @@ HNSW (``IndexHNSWSQ``, fp16), chosen automatically above :data:`HNSW_ABOVE` rows
 - ``M = 32`` links per node: recall close to exact on 384-d sentence embeddings; graph memory ≈ n·M·8 bytes
   (≈ 180 MB for 700k names). Lower M saves memory and build time and loses recall.
 - ``efConstruction = 200``: build-time beam; higher builds a better graph, linearly slower to build.
-- ``efSearch = 128``: query-time beam; the speed/recall knob. Measured values are in docs/performance.md.
+- ``efSearch = 64`` (:attr:`HnswParameters.ef_search`): query-time beam; the speed/recall knob. Measured values are
+  in docs/performance.md.
 """
 
 from __future__ import annotations

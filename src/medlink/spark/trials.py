@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from medlink.errors import MedlinkError
-from medlink.spark.workers import worker_normalizer
-from medlink.trials.normalization.normalizer_spec import NormalizerSpec
+from medlink.trials.normalization.normalizer_spec import NormalizerSpec, normalizer_in_process
 from medlink.trials.records import TrialRecord
 
 if TYPE_CHECKING:
@@ -38,7 +37,7 @@ def _normalize_batches(batches: Iterator[pd.DataFrame], spec: NormalizerSpec, co
                        ) -> Iterator[pd.DataFrame]:  # fmt: skip
     from medlink.trials.readers import parse_api_study
 
-    normalizer = worker_normalizer(spec)  # one per Python worker, as workers.py explains
+    normalizer = normalizer_in_process(spec)  # one per Python worker, as workers.py explains
     for frame in batches:
         records: list[TrialRecord | None] = []
         errors: list[str | None] = []

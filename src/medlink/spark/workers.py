@@ -1,8 +1,9 @@
 """What runs inside Spark's Python workers: one linker per worker process, and pandas batches linked with it.
 
 Spark reuses its Python workers across tasks (``spark.python.worker.reuse``, on by default), so a linker kept here
-is loaded once per worker, not once per task, batch or row. The two memoized loaders here are the one place
-medlink keeps process-wide state, because a worker process has no other object that outlives a task.
+is loaded once per worker, not once per task, batch or row. Process-wide state has one pattern in medlink, a
+memoized loader (this one; the trial normalizer's is ``normalizer_spec.normalizer_in_process``), because a worker
+process has no other object that outlives a task.
 """
 
 from __future__ import annotations
@@ -14,18 +15,11 @@ import pandas as pd
 
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.recipe import LinkerRecipe
-from medlink.trials.normalization.normalizer import TrialNormalizer
-from medlink.trials.normalization.normalizer_spec import NormalizerSpec
 
 
 @functools.cache
 def worker_linker(recipe: LinkerRecipe, config: LinkerConfig | None) -> Linker:
     return Linker.from_recipe(recipe, config)
-
-
-@functools.cache
-def worker_normalizer(spec: NormalizerSpec) -> TrialNormalizer:
-    return spec.build(progress=False)
 
 
 def link_frame(frame: pd.DataFrame, column: str, linker: Linker, prefix: str) -> pd.DataFrame:

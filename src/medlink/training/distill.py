@@ -19,19 +19,12 @@ import torch
 from torch import nn
 
 from medlink.encoders.base import Encoder
+from medlink.training import runtime
 from medlink.training.distill_config import DistillConfig
 from medlink.training.examples import Examples
 from medlink.training.losses.distillation import EmbeddingDistillationLoss
 from medlink.training.model import TermEncoderModel
-from medlink.training.runtime import (
-    linear_warmup_and_decay,
-    resolve_device,
-    resume_checkpoint,
-    save_checkpoint,
-    seed_everything,
-)
 from medlink.training.samplers.positive_batches import PositiveBatchSampler
-from medlink.training.steps import OptimizerSteps
 
 
 @dataclass(frozen=True)
@@ -57,13 +50,8 @@ def distill(teacher: Encoder, teacher_model: str | Path, examples: Examples, out
             config: DistillConfig | None = None, progress: bool = True) -> DistillResult:  # fmt: skip
     """Train a student cut from ``teacher_model`` (the teacher's weights folder) to reproduce ``teacher``'s vectors
     on ``examples``' texts. Re-running the same call resumes from its checkpoint, like :func:`~.trainer.train`."""
-    from tqdm import tqdm
-
     config = config or DistillConfig()
-    output = Path(output)
-    workdir = output.with_name(f".{output.name}.distilling")
-    seed_everything(config.seed)
-    device = resolve_device(config.device)
+    output, workdir, device = runtime.start_run(output, config, "distilling")
     student = keep_layers(TermEncoderModel(teacher_model, max_length=config.max_length), config.layers).to(device)
     for parameter in student.transformer.embeddings.parameters() if config.freeze_embeddings else ():
         parameter.requires_grad = False
@@ -71,16 +59,12 @@ def distill(teacher: Encoder, teacher_model: str | Path, examples: Examples, out
     total_steps = config.max_steps or len(sampler)
     loss_function = EmbeddingDistillationLoss(config.relation_weight)
     optimizer = torch.optim.AdamW([p for p in student.parameters() if p.requires_grad], lr=config.lr)
-    scheduler = linear_warmup_and_decay(optimizer, total_steps, config.warmup)
+    scheduler = runtime.linear_warmup_and_decay(optimizer, total_steps, config.warmup)
     state = {"config": {**asdict(config), "device": None}, "teacher": teacher.identity.fingerprint(),
              "examples": len(examples)}  # fmt: skip
     checkpoint = workdir / "checkpoint.pt"
-    resumed_from = resume_checkpoint(checkpoint, state, device, student, optimizer, scheduler)
-    student.train()
-    with tqdm(total=total_steps, initial=resumed_from, desc="distilling", unit=" steps", disable=not progress) as bar:
-        steps = OptimizerSteps(optimizer, scheduler, total_steps, resumed_from, lambda step: save_checkpoint(
-            checkpoint, student, optimizer, scheduler, step, state), config.checkpoint_every, config.time_limit,
-            bar)  # fmt: skip
+    with runtime.checkpointed_steps(checkpoint, state, device, student, optimizer, scheduler, total_steps, config,
+                                    "distilling", progress) as steps:  # fmt: skip
         while not steps.done:
             sampler.epoch = steps.step // len(sampler)
             batches = iter(sampler)
@@ -98,4 +82,4 @@ def distill(teacher: Encoder, teacher_model: str | Path, examples: Examples, out
     manifest = {**state, "steps": steps.step, "distilled": True}
     (output / "medlink_training.json").write_text(json.dumps(manifest, indent=2))
     shutil.rmtree(workdir, ignore_errors=True)
-    return DistillResult(steps.step, steps.seconds, steps.last_loss, resumed_from, len(config.layers))
+    return DistillResult(steps.step, steps.seconds, steps.last_loss, steps.resumed_from, len(config.layers))

@@ -18,8 +18,9 @@ LOSSES: dict[str, Any] = {
 # Each names a function (TrainConfig, Examples, TermEncoderModel) -> PositiveBatchSampler.
 SAMPLERS: dict[str, Any] = {
     name: f"medlink.training.samplers.by_name:{function}"
-    for name, function in (("random", "random_concepts"), ("siblings", "siblings"), ("parents", "parents"),
-                           ("mined", "mined"), ("tfidf", "tfidf"), ("code-prefix", "code_prefix"))
+    for name, function in (("random", "random_sampler"), ("siblings", "sibling_sampler"),
+                           ("parents", "parent_sampler"), ("mined", "mined_sampler"), ("tfidf", "tfidf_sampler"),
+                           ("code-prefix", "code_prefix_sampler"))
 }
 
 

@@ -40,7 +40,7 @@ from medlink.linking.rerank.reranker import (
     KEYWORDS_FILE,
     Reranker,
     RerankerCard,
-    fuse,
+    fuse_with_reranker,
     is_close,
     pair_batches,
 )
@@ -337,7 +337,7 @@ def _correct(examples: Sequence[RankingExample], logits: np.ndarray, weight: flo
         start += len(pool)
         best = pool[0]
         if is_close(pool, margin):
-            fused = fuse(np.array([c.score for c in pool], dtype=np.float32), scores, weight)
+            fused = fuse_with_reranker(np.array([c.score for c in pool], dtype=np.float32), scores, weight)
             best = pool[int(np.argmax(fused))]
         right.append(best.concept_id in example.gold)
     return right

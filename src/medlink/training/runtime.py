@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import random
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
+
+from medlink.training.steps import OptimizerSteps
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,15 @@ def linear_warmup_and_decay(optimizer: torch.optim.Optimizer, total_steps: int,
     return torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup)))
     )
+
+
+def start_run(output: Path | str, settings: Any, work: str = "training") -> tuple[Path, Path, torch.device]:
+    """What every run does first: seeds fixed (``settings.seed``), and the output folder, the work folder beside it
+    (``.NAME.training``: checkpoints, so that running the same command again resumes) and the device
+    (``settings.device``)."""
+    seed_everything(settings.seed)
+    output = Path(output)
+    return output, output.with_name(f".{output.name}.{work}"), resolve_device(settings.device)
 
 
 def resolve_device(name: str) -> torch.device:
@@ -71,12 +85,30 @@ def resume_checkpoint(path: Path, state: dict, device: torch.device, model: torc
 
 
 def save_checkpoint(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-                     scheduler: torch.optim.lr_scheduler.LRScheduler, step: int, state: dict,
-                     relation_loss: torch.nn.Module | None = None,
-                     head: torch.nn.Module | None = None) -> None:  # fmt: skip
+                    scheduler: torch.optim.lr_scheduler.LRScheduler, step: int, state: dict,
+                    **extras: torch.nn.Module | None) -> None:  # fmt: skip
+    """Write a checkpoint :func:`resume_checkpoint` restores, through a partial file renamed into place."""
     partial = path.with_suffix(".partial")
-    relations = relation_loss.state_dict() if relation_loss is not None else None
+    modules = {name: module.state_dict() if module is not None else None for name, module in extras.items()}
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                "step": step, "state": state, "relation_loss": relations,
-                "count_head": head.state_dict() if head is not None else None}, partial)  # fmt: skip
+                "step": step, "state": state, **modules}, partial)  # fmt: skip
     partial.replace(path)
+
+
+@contextmanager
+def checkpointed_steps(checkpoint: Path, state: dict, device: torch.device, model: torch.nn.Module,
+                       optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler, total: int,
+                       settings: Any, desc: str, progress: bool,
+                       **extras: torch.nn.Module | None) -> Iterator[OptimizerSteps]:  # fmt: skip
+    """The optimizer steps of a resumable run: ``model`` (and ``extras``) restored from ``checkpoint`` when it was
+    written for the same ``state``, put in training mode, and saved there as :class:`OptimizerSteps` says
+    (``settings.checkpoint_every``, ``settings.time_limit``); ``steps.resumed_from`` is where the run picked up."""
+    resumed_from = resume_checkpoint(checkpoint, state, device, model, optimizer, scheduler, **extras)
+    model.train()
+
+    def save(step: int) -> None:
+        save_checkpoint(checkpoint, model, optimizer, scheduler, step, state, **extras)
+
+    with OptimizerSteps.counted(optimizer, scheduler, total, resumed_from, save, settings.checkpoint_every,
+                                settings.time_limit, desc, progress) as steps:  # fmt: skip
+        yield steps

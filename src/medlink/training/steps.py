@@ -6,7 +6,8 @@ and the eligibility reranker differ in how a batch becomes a loss, not in this.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +32,22 @@ class OptimizerSteps:
     bar: Any  # a tqdm bar
     started: float = field(default_factory=time.perf_counter)
     last_loss: float = float("nan")
+    resumed_from: int = field(init=False)
     _out_of_time: bool = field(default=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.resumed_from = self.step
+
+    @classmethod
+    @contextmanager
+    def counted(cls, optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler, total: int,
+                step: int, save: Callable[[int], None], checkpoint_every: int, time_limit: float | None, desc: str,
+                progress: bool) -> Iterator[OptimizerSteps]:  # fmt: skip
+        """The steps of one run, with a progress bar named ``desc`` (shown when ``progress``) open while it lasts."""
+        from tqdm import tqdm
+
+        with tqdm(total=total, initial=step, desc=desc, unit=" steps", disable=not progress) as bar:
+            yield cls(optimizer, scheduler, total, step, save, checkpoint_every, time_limit, bar)
 
     @property
     def done(self) -> bool:

@@ -14,38 +14,25 @@ from pathlib import Path
 
 import torch
 
+from medlink.training import runtime
 from medlink.training.config import TrainConfig
 from medlink.training.examples import Examples
 from medlink.training.losses import RelationMultiSimilarityLoss
 from medlink.training.losses.multi_task import ConceptCountHead, count_loss
 from medlink.training.model import TermEncoderModel
 from medlink.training.registry import LOSSES, SAMPLERS, resolve
-from medlink.training.runtime import (
-    TrainResult,
-    autocast,
-    linear_warmup_and_decay,
-    resolve_device,
-    resume_checkpoint,
-    save_checkpoint,
-    seed_everything,
-)
+from medlink.training.runtime import TrainResult
 from medlink.training.samplers.relation_batches import RelationBatchSampler
-from medlink.training.steps import OptimizerSteps
 
 __all__ = ["TrainConfig", "TrainResult", "train"]
 
 
 def train(base: str | Path, examples: Examples, output: Path | str, config: TrainConfig | None = None,
           progress: bool = True) -> TrainResult:  # fmt: skip
-    from tqdm import tqdm
-
     config = config or TrainConfig()
     loss_class = resolve(LOSSES, config.loss, "loss")
     make_sampler = resolve(SAMPLERS, config.sampler, "sampler")
-    output = Path(output)
-    workdir = output.with_name(f".{output.name}.training")
-    seed_everything(config.seed)
-    device = resolve_device(config.device)
+    output, workdir, device = runtime.start_run(output, config)
     model = TermEncoderModel(base, max_length=config.max_length).to(device)
     model.freeze(config.freeze_layers)
     loss_function = loss_class()
@@ -62,17 +49,13 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
     trained = [p for p in model.parameters() if p.requires_grad]
     extra = [*(relation_loss.parameters() if relation_loss else ()), *(head.parameters() if head else ())]
     optimizer = torch.optim.AdamW(trained + extra, lr=config.lr)
-    scheduler = linear_warmup_and_decay(optimizer, total_steps, config.warmup)
+    scheduler = runtime.linear_warmup_and_decay(optimizer, total_steps, config.warmup)
     # The device is left out of the state: a run interrupted on a GPU may resume on a CPU.
     state = {"config": {**asdict(config), "device": None}, "base": str(base), "examples": len(examples)}
     checkpoint = workdir / "checkpoint.pt"
-    resumed_from = resume_checkpoint(checkpoint, state, device, model, optimizer, scheduler,
-                                     relation_loss=relation_loss, count_head=head)  # fmt: skip
-    model.train()
-    with tqdm(total=total_steps, initial=resumed_from, desc="training", unit=" steps", disable=not progress) as bar:
-        steps = OptimizerSteps(optimizer, scheduler, total_steps, resumed_from, lambda step: save_checkpoint(
-            checkpoint, model, optimizer, scheduler, step, state, relation_loss, head), config.checkpoint_every,
-            config.time_limit, bar)  # fmt: skip
+    with runtime.checkpointed_steps(checkpoint, state, device, model, optimizer, scheduler, total_steps, config,
+                                    "training", progress, relation_loss=relation_loss,
+                                    count_head=head) as steps:  # fmt: skip
         while not steps.done:
             step = steps.step
             sampler.epoch = (step * config.accumulation) // len(sampler)
@@ -83,7 +66,7 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
             for index, batch in enumerate(batches, start=1):
                 texts = [examples.texts[row] for row in batch]
                 labels = torch.tensor([examples.labels[row] for row in batch], device=device)
-                with autocast(device):
+                with runtime.autocast(device):
                     vectors = model(texts).float()
                     loss = loss_function(vectors, labels)
                     if head is not None:
@@ -103,7 +86,7 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
     model.to("cpu").save(output, head.predictor() if head is not None else None)
     (output / "medlink_training.json").write_text(json.dumps({**state, "steps": steps.step}, indent=2))
     shutil.rmtree(workdir, ignore_errors=True)
-    return TrainResult(steps.step, steps.seconds, steps.last_loss, resumed_from)
+    return TrainResult(steps.step, steps.seconds, steps.last_loss, steps.resumed_from)
 
 
 def _relation_term(model: TermEncoderModel, loss: RelationMultiSimilarityLoss, relations: RelationBatchSampler,

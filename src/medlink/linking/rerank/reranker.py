@@ -85,7 +85,7 @@ class RerankerCard:
             raise MedlinkError(f"{path}: incomplete reranker card ({error!r})") from None
 
 
-def fuse(cosines: np.ndarray, logits: np.ndarray, weight: float) -> np.ndarray:
+def fuse_with_reranker(cosines: np.ndarray, logits: np.ndarray, weight: float) -> np.ndarray:
     """Eq. 12 with cosines for the retriever's side: ``w · cosine + (1 − w) · sigmoid(logit)``."""
     return weight * cosines + (1.0 - weight) / (1.0 + np.exp(-logits))
 
@@ -170,7 +170,7 @@ class Reranker:
 
     def _reordered(self, result: LinkResult, logits: np.ndarray, preferred_name: Callable[[str], str]) -> LinkResult:
         read = result.candidates[: len(logits)]
-        fused = fuse(np.array([c.score for c in read], dtype=np.float32), logits, self.card.fusion_weight)
+        fused = fuse_with_reranker(np.array([c.score for c in read], dtype=np.float32), logits, self.card.fusion_weight)
         order = np.argsort(-fused, kind="stable")
         scored = [replace(read[j], rerank_score=round(float(fused[j]), 6)) for j in order]
         candidates = (*scored, *result.candidates[len(logits) :])

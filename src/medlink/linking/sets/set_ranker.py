@@ -205,7 +205,7 @@ class SetRanker:
         memory_settings = payload["memory"]
         mention_vectors = _vectors(folder / MENTION_VECTORS) if dense is not None else None
         try:
-            memory = MentionMemory(read_mentions(folder / MENTIONS_FILE), terminology.normalizer,
+            memory = MentionMemory(read_remembered(folder / MENTIONS_FILE), terminology.normalizer,
                                    tuple(memory_settings["ngrams"]), memory_settings["longest_gram"],
                                    memory_settings["min_gram_count"], mention_vectors)  # fmt: skip
             featurizer = PairFeaturizer(terminology, memory, PairSettings(**payload["settings"]), dense=dense)
@@ -237,7 +237,7 @@ def _vectors(path: Path) -> np.ndarray:
         raise MedlinkError(f"{path}: cannot read vectors ({error}); fit the ranker again") from None
 
 
-def read_mentions(path: Path) -> list[Remembered]:
+def read_remembered(path: Path) -> list[Remembered]:
     mentions = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):

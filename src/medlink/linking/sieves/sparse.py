@@ -82,7 +82,8 @@ class SparseSieve:
                 for (text, _key), candidates in zip(items, found, strict=True)]  # fmt: skip
 
 
-def fuse(dense: Sequence[Candidate], sparse: Sequence[Candidate], dense_weight: float | None) -> list[Candidate]:
+def fuse_candidates(dense: Sequence[Candidate], sparse: Sequence[Candidate],
+                    dense_weight: float | None) -> list[Candidate]:  # fmt: skip
     """One ranked list: weighted sum of scores (a missing score counts 0), or RRF when ``dense_weight`` is None."""
     scores: dict[str, float] = {}
     names: dict[str, str] = {}
@@ -107,7 +108,7 @@ class HybridSieve:
 
     def link_batch(self, items: Sequence[tuple[str, str]]) -> list[LinkResult | None]:
         texts = [text for text, _ in items]
-        fused = [fuse(d, s, self.dense_weight)
+        fused = [fuse_candidates(d, s, self.dense_weight)
                  for d, s in zip(self.dense.candidates(texts), self.sparse.candidates(texts), strict=True)]  # fmt: skip
         return [decide(text, candidates, self.stage, self.name, self.accept_above, self.dense.terminology)
                 for text, candidates in zip(texts, fused, strict=True)]  # fmt: skip

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from medlink.terminology.diagnostics import ReadReport
 from medlink.terminology.readers.concepts import build_concept, namespaced, split_field, split_names
@@ -72,17 +73,9 @@ def read_mesh_descriptors_tsv(path: Path, report: ReadReport, source: str | None
         path, report, "id, name, entry terms, tree numbers"
     ):
         tree_numbers = tuple(split_field(tree_field))
-        concept = build_concept(
-            report,
-            path,
-            number,
-            namespaced(identifier, "MESH"),
-            name,
-            [(term, NameKind.ENTRY_TERM) for term in split_names(entry_terms)],
-            tree_numbers=tree_numbers,
-            semantic_types=categories_of(tree_numbers),
-            source=source or "MeSH descriptors",
-        )
+        concept = _mesh_concept(report, path, number, identifier, name, entry_terms, NameKind.ENTRY_TERM,
+                                tree_numbers=tree_numbers, semantic_types=categories_of(tree_numbers),
+                                source=source or "MeSH descriptors")  # fmt: skip
         if concept is not None:
             concepts.append(concept)
     parents = parents_from_tree_numbers({concept.id: concept.tree_numbers for concept in concepts})
@@ -92,15 +85,15 @@ def read_mesh_descriptors_tsv(path: Path, report: ReadReport, source: str | None
 
 def read_mesh_supplementary_tsv(path: Path, report: ReadReport, source: str | None = None) -> Iterator[Concept]:
     for number, (identifier, name, synonyms, mapped) in _rows(path, report, "id, name, synonyms, mapped descriptors"):
-        concept = build_concept(
-            report,
-            path,
-            number,
-            namespaced(identifier, "MESH"),
-            name,
-            [(synonym, NameKind.EXACT) for synonym in split_names(synonyms)],
-            parents=tuple(namespaced(d.lstrip("*"), "MESH") for d in split_field(mapped.replace(",", "|"))),
-            source=source or "MeSH supplementary concepts",
-        )
+        parents = tuple(namespaced(d.lstrip("*"), "MESH") for d in split_field(mapped.replace(",", "|")))
+        concept = _mesh_concept(report, path, number, identifier, name, synonyms, NameKind.EXACT, parents=parents,
+                                source=source or "MeSH supplementary concepts")  # fmt: skip
         if concept is not None:
             yield concept
+
+
+def _mesh_concept(report: ReadReport, path: Path, number: int, identifier: str, name: str, names: str,
+                  kind: NameKind, **fields: Any) -> Concept | None:  # fmt: skip
+    """A MeSH record's concept: its id namespaced, its other names (one ``|``-separated field) all of ``kind``."""
+    return build_concept(report, path, number, namespaced(identifier, "MESH"), name,
+                         [(other, kind) for other in split_names(names)], **fields)  # fmt: skip

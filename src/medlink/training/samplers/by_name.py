@@ -17,30 +17,30 @@ from medlink.training.samplers.positive_batches import PositiveBatchSampler
 from medlink.training.samplers.sibling_batches import SiblingBatchSampler
 
 
-def random_concepts(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
+def random_sampler(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
     """Concepts drawn at random for each batch."""
     return PositiveBatchSampler(examples.labels, config.batch_size, config.per_concept, config.seed)
 
 
-def siblings(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
+def sibling_sampler(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
     """Concepts grouped by parent: siblings are the hard negatives."""
     return SiblingBatchSampler(examples.labels, examples.parents, config.batch_size, config.per_concept, config.seed)
 
 
-def parents(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
+def parent_sampler(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
     """DILBERT's parent negatives: each concept batched with its parent concepts (those that have texts)."""
     label_of = {concept: label for label, concept in enumerate(examples.concepts)}
     found = [[label_of[p] for p in examples.parents[label] if p in label_of] for label in range(len(label_of))]
     return grouped(config, examples, lambda: found)
 
 
-def mined(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
+def mined_sampler(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
     """Each concept with those the model itself confuses it with, re-mined every epoch (a resumed epoch mines with
     the restored model, not the one its first half was mined with)."""
     return grouped(config, examples, lambda: model_neighbours(model, examples, config.negatives + 1))
 
 
-def tfidf(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
+def tfidf_sampler(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
     """Each concept with those whose names share the most character n-grams (computed once: they do not follow
     the model)."""
     from medlink.training.samplers.tfidf_negatives import tfidf_neighbours
@@ -49,7 +49,7 @@ def tfidf(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> P
     return grouped(config, examples, lambda: neighbours)
 
 
-def code_prefix(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
+def code_prefix_sampler(config: TrainConfig, examples: Examples, model: TermEncoderModel) -> PositiveBatchSampler:
     """Each concept with concepts of the same code category (Liang et al. §3.1.2)."""
     from medlink.training.samplers.code_prefix_negatives import code_prefix_neighbours
 

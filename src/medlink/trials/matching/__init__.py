@@ -2,11 +2,12 @@
 eligibility criteria, a trial index, scores fused from dense, BM25, concept and age / sex evidence, a cross-encoder
 reranker, and TREC metrics.
 
-``texts``: the three views of a trial (description, inclusion, exclusion); ``training``: the patient and trial
-encoders (eq. 1–4); ``encoders``: loading them; ``index`` / ``build``: the trial index; ``bm25``, ``concepts``,
-``notes``, ``scoring``: the evidence and its fusion (eq. 5); ``rerank``, ``eligibility``: cross-encoders;
-``matcher``: note in, ranked trials with why out; ``setup``: a matcher from a small description; ``collections``,
-``runs``, ``metrics``: BIRCO and TREC CT collections, runs, NDCG@10 and friends.
+``texts``: the three views of a trial (description, inclusion, exclusion); ``encoder_training`` (with
+``training_settings``): the patient and trial encoders (eq. 1–4); ``encoders``: loading them; ``trial_index`` /
+``index_build``: the trial index; ``bm25``, ``notes``, ``scoring``: the evidence and its fusion (eq. 5);
+``trial_reranker``, ``eligibility_reranker``: cross-encoders; ``matcher``: note in, ranked trials with why out;
+``matcher_spec``: a matcher from a small description; ``judged_collections``, ``runs``, ``metrics``: BIRCO and TREC
+CT collections, runs, NDCG@10 and friends.
 
     from medlink.trials.matching import MatcherSpec
     matcher = MatcherSpec("trial-index/").build()

@@ -24,15 +24,8 @@ import torch
 
 from medlink.encoders.onnx import ONNX_OPSET, finish_export
 from medlink.folders import staged_folder
-from medlink.training.runtime import (
-    TrainResult,
-    linear_warmup_and_decay,
-    resolve_device,
-    resume_checkpoint,
-    save_checkpoint,
-    seed_everything,
-)
-from medlink.training.steps import OptimizerSteps
+from medlink.training import runtime
+from medlink.training.runtime import TrainResult
 from medlink.trials.matching.encoder_training import TrainingTrial
 from medlink.trials.matching.training_settings import EligibilityConfig
 
@@ -57,17 +50,13 @@ def eligibility_pairs(trials: list[TrainingTrial], config: EligibilityConfig) ->
 def train_eligibility_reranker(base: str | Path, trials: list[TrainingTrial], output: Path | str,
                                config: EligibilityConfig | None = None, progress: bool = True
                                ) -> TrainResult:  # fmt: skip
-    from tqdm import tqdm
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     config = config or EligibilityConfig()
     pairs = eligibility_pairs(trials, config)
     if len(pairs) < 2:
         raise ValueError(f"training needs at least 2 criteria sets, found {len(pairs)}")
-    output = Path(output)
-    workdir = output.with_name(f".{output.name}.training")
-    seed_everything(config.seed)
-    device = resolve_device(config.device)
+    output, workdir, device = runtime.start_run(output, config)
     tokenizer = AutoTokenizer.from_pretrained(str(base))
     with warnings.catch_warnings():  # "some weights are newly initialized": the head, as intended
         warnings.simplefilter("ignore")
@@ -75,16 +64,12 @@ def train_eligibility_reranker(base: str | Path, trials: list[TrainingTrial], ou
     per_epoch = max(1, len(pairs) // config.batch_size)
     total = config.max_steps or per_epoch * config.epochs
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
-    scheduler = linear_warmup_and_decay(optimizer, total, config.warmup)
+    scheduler = runtime.linear_warmup_and_decay(optimizer, total, config.warmup)
     state = {"config": {**asdict(config), "device": None}, "base": str(base), "pairs": len(pairs)}
     checkpoint = workdir / "checkpoint.pt"
-    resumed_from = resume_checkpoint(checkpoint, state, device, model, optimizer, scheduler)
     loss_function = torch.nn.BCEWithLogitsLoss()
-    model.train()
-    with tqdm(total=total, initial=resumed_from, desc="training reranker", unit=" steps", disable=not progress) as bar:
-        steps = OptimizerSteps(optimizer, scheduler, total, resumed_from, lambda step: save_checkpoint(
-            checkpoint, model, optimizer, scheduler, step, state), config.checkpoint_every, config.time_limit,
-            bar)  # fmt: skip
+    with runtime.checkpointed_steps(checkpoint, state, device, model, optimizer, scheduler, total, config,
+                                    "training reranker", progress) as steps:  # fmt: skip
         while not steps.done:
             start = (steps.step % per_epoch) * config.batch_size
             batch = pairs[start : start + config.batch_size]
@@ -98,7 +83,7 @@ def train_eligibility_reranker(base: str | Path, trials: list[TrainingTrial], ou
     export_reranker(model.to("cpu"), tokenizer, output, {**state, "steps": steps.step, "last_loss": steps.last_loss},
                     config.quantize)  # fmt: skip
     shutil.rmtree(workdir, ignore_errors=True)
-    return TrainResult(steps.step, steps.seconds, steps.last_loss, resumed_from)
+    return TrainResult(steps.step, steps.seconds, steps.last_loss, steps.resumed_from)
 
 
 def export_reranker(model: torch.nn.Module, tokenizer, output: Path, manifest: dict, quantize: str = "none") -> Path:

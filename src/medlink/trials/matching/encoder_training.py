@@ -27,17 +27,10 @@ from typing import cast
 import torch
 
 from medlink.folders import staged_folder
+from medlink.training import runtime
 from medlink.training.losses import TripletLoss
 from medlink.training.model import TermEncoderModel
-from medlink.training.runtime import (
-    TrainResult,
-    linear_warmup_and_decay,
-    resolve_device,
-    resume_checkpoint,
-    save_checkpoint,
-    seed_everything,
-)
-from medlink.training.steps import OptimizerSteps
+from medlink.training.runtime import TrainResult
 from medlink.trials.matching.texts import criteria_text, description
 from medlink.trials.matching.training_settings import MANIFEST, PATIENT, TRIAL, TrialTrainConfig
 from medlink.trials.records import TrialRecord
@@ -86,15 +79,10 @@ class TrialMatcherLoss(torch.nn.Module):
 
 def train_trial_encoders(base: str | Path, trials: list[TrainingTrial], output: Path | str,
                          config: TrialTrainConfig | None = None, progress: bool = True) -> TrainResult:  # fmt: skip
-    from tqdm import tqdm
-
     config = config or TrialTrainConfig()
     if len(trials) < 2:
         raise ValueError(f"training needs at least 2 records with inclusion criteria, found {len(trials)}")
-    output = Path(output)
-    workdir = output.with_name(f".{output.name}.training")
-    seed_everything(config.seed)
-    device = resolve_device(config.device)
+    output, workdir, device = runtime.start_run(output, config)
     encoders = torch.nn.ModuleDict({
         PATIENT: TermEncoderModel(base, max_length=config.max_length),
         TRIAL: TermEncoderModel(base, max_length=config.max_length),
@@ -105,16 +93,12 @@ def train_trial_encoders(base: str | Path, trials: list[TrainingTrial], output: 
     batches_per_epoch = max(1, len(trials) // config.batch_size)
     total_steps = config.max_steps or batches_per_epoch * config.epochs
     optimizer = torch.optim.AdamW([p for p in encoders.parameters() if p.requires_grad], lr=config.lr)
-    scheduler = linear_warmup_and_decay(optimizer, total_steps, config.warmup)
+    scheduler = runtime.linear_warmup_and_decay(optimizer, total_steps, config.warmup)
     state = {"config": {**asdict(config), "device": None}, "base": str(base), "trials": len(trials),
              "first": trials[0].nct_id, "last": trials[-1].nct_id}  # fmt: skip
     checkpoint = workdir / "checkpoint.pt"
-    resumed_from = resume_checkpoint(checkpoint, state, device, encoders, optimizer, scheduler)
-    encoders.train()
-    with tqdm(total=total_steps, initial=resumed_from, desc="training", unit=" steps", disable=not progress) as bar:
-        steps = OptimizerSteps(optimizer, scheduler, total_steps, resumed_from, lambda step: save_checkpoint(
-            checkpoint, encoders, optimizer, scheduler, step, state), config.checkpoint_every, config.time_limit,
-            bar)  # fmt: skip
+    with runtime.checkpointed_steps(checkpoint, state, device, encoders, optimizer, scheduler, total_steps, config,
+                                    "training", progress) as steps:  # fmt: skip
         while not steps.done:
             batch = _batch(trials, config, steps.step, batches_per_epoch)
             inclusion = encoders[PATIENT]([t.inclusion for t in batch] + [t.exclusion or "-" for t in batch])
@@ -126,7 +110,7 @@ def train_trial_encoders(base: str | Path, trials: list[TrainingTrial], output: 
     encoders.eval()
     save_trial_model(encoders, output, {**state, "steps": steps.step, "last_loss": steps.last_loss})
     shutil.rmtree(workdir, ignore_errors=True)
-    return TrainResult(steps.step, steps.seconds, steps.last_loss, resumed_from)
+    return TrainResult(steps.step, steps.seconds, steps.last_loss, steps.resumed_from)
 
 
 def _batch(trials: list[TrainingTrial], config: TrialTrainConfig, step: int, per_epoch: int) -> list[TrainingTrial]:

@@ -21,7 +21,7 @@ import numpy as np
 from medlink.linking.mentions.scanner import ConceptScanner
 from medlink.trials.matching.encoders import TrialEncoders
 from medlink.trials.matching.notes import MAX_NOTE_CHARS, PatientNote, check_demographics, read_note
-from medlink.trials.matching.scoring import FusionWeights, Signals, fuse, standardize
+from medlink.trials.matching.scoring import FusionWeights, Signals, fuse_signals, standardize
 from medlink.trials.matching.trial_index import VIEWS, IndexedTrial, TrialIndex
 from medlink.trials.matching.trial_reranker import CrossEncoder
 
@@ -117,7 +117,7 @@ class TrialMatcher:
         bm25 = bm25[rows]
         trials = [self.index.trials[row] for row in rows]
         signals = self._signals(cosines, bm25, trials, note, note_concepts)
-        scores = fuse(signals, self.weights)
+        scores = fuse_signals(signals, self.weights)
         order = sorted(range(len(rows)), key=lambda i: (-scores[i], trials[i].nct_id))
         order, scores = self._rerank(note.text, trials, order, scores)
         matches = tuple(self._explain(rank, trials[i], int(rows[i]), float(scores[i]), signals, i, patient, note,

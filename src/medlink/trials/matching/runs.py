@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from medlink.trials.matching.collections import Collection
+from medlink.trials.matching.judged_collections import Collection
 from medlink.trials.matching.matcher import TrialMatcher
 
 POOL, FULL = "pool", "full"

@@ -70,7 +70,7 @@ def standardize(values: np.ndarray) -> np.ndarray:
     return np.zeros_like(values) if spread < 1e-9 else (values - values.mean()) / spread
 
 
-def fuse(signals: Signals, weights: FusionWeights) -> np.ndarray:
+def fuse_signals(signals: Signals, weights: FusionWeights) -> np.ndarray:
     return (weights.description * standardize(signals.description)
             + weights.inclusion * standardize(signals.inclusion)
             - weights.exclusion * standardize(signals.exclusion)

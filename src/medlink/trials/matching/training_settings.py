@@ -14,18 +14,14 @@ PATIENT, TRIAL = "patient", "trial"
 
 
 @dataclass(frozen=True)
-class TrialTrainConfig:
-    """Defaults: one CPU epoch over a few thousand records from the packaged MiniLM."""
+class TrainingLoopSettings:
+    """What both trial trainers' loops take; each trainer's settings add their own."""
 
     epochs: int = setting(1, "Passes over the training pairs.", minimum=1)
     batch_size: int = setting(16, "Pairs per batch.", minimum=2)
     lr: float = 2e-5
     warmup: float = 0.1
-    margin: float = 0.3  # of the cosine-distance triplet (distances lie in [0, 2])
-    trial_to_patient_weight: float = 1.0  # λ of L_t2p
     max_length: int = 128  # tokens per text while training; criteria beyond it are cut
-    freeze_layers: int = setting(0, "Keep the embeddings and this many lower layers of both encoders as in the "
-                                    "base model.", minimum=0)  # fmt: skip
     seed: int = 0
     max_steps: int | None = setting(None, "Stop after this many optimizer steps.", minimum=1)
     checkpoint_every: int = 50
@@ -34,17 +30,22 @@ class TrialTrainConfig:
 
 
 @dataclass(frozen=True)
-class EligibilityConfig:
-    epochs: int = setting(1, "Passes over the training pairs.", minimum=1)
-    batch_size: int = setting(16, "Pairs per batch.", minimum=2)
+class TrialTrainConfig(TrainingLoopSettings):
+    """The patient and trial encoders. Defaults: one CPU epoch over a few thousand records from the packaged
+    MiniLM."""
+
+    margin: float = 0.3  # of the cosine-distance triplet (distances lie in [0, 2])
+    trial_to_patient_weight: float = 1.0  # λ of L_t2p
+    freeze_layers: int = setting(0, "Keep the embeddings and this many lower layers of both encoders as in the "
+                                    "base model.", minimum=0)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class EligibilityConfig(TrainingLoopSettings):
+    """The eligibility cross-encoder: longer inputs (criteria beside a description), a higher learning rate."""
+
     lr: float = 3e-5
-    warmup: float = 0.1
     max_length: int = 256
     other_trial_negatives: bool = setting(False, "Also teach that another trial's inclusion criteria do not fit "
                                                  "(an addition to the paper).")  # fmt: skip
-    seed: int = 0
-    max_steps: int | None = setting(None, "Stop after this many optimizer steps.", minimum=1)
-    checkpoint_every: int = 50
-    time_limit: float | None = setting(None, "Seconds: stop (and save) after the step that reaches them.")
-    device: str = setting("auto", "cpu, cuda, or auto (a GPU when torch sees one).")
     quantize: str = setting("none", "int8: dynamic quantization of the exported MatMuls.", choices=("none", "int8"))

@@ -4,6 +4,7 @@ line, the evaluation and the workers read options the same way."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 
 from medlink.linking import Linker, LinkerConfig
@@ -75,3 +76,11 @@ def normalizer_around(linker: Linker, thresholds: NilThresholds | None = None, p
     own = linker.config
     drug_config = replace(_NO_NIL, shorthand=own.shorthand, shorthand_file=own.shorthand_file, respell=own.respell)
     return TrialNormalizer(conditions, Linker.from_recipe(drugs, drug_config, progress), thresholds or NilThresholds())
+
+
+@functools.cache
+def normalizer_in_process(spec: NormalizerSpec) -> TrialNormalizer:
+    """The normalizer ``spec`` describes, built once per process: what each worker of ``medlink trials normalize
+    --workers N`` and each Spark Python worker links with. Process-wide state, kept in this one pattern (a memoized
+    loader), because a worker has no other object that outlives its tasks."""
+    return spec.build(progress=False)

@@ -4,6 +4,8 @@ order through a :class:`ResumableWriter`, so a killed run resumes where it stopp
 
 from __future__ import annotations
 
+import functools
+import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -11,7 +13,7 @@ from pathlib import Path
 
 from medlink.terminology import ReadReport
 from medlink.trials.normalization.normalizer import NormalizedTrial, TrialNormalizer, record_batches
-from medlink.trials.normalization.normalizer_spec import NormalizerSpec
+from medlink.trials.normalization.normalizer_spec import NormalizerSpec, normalizer_in_process
 from medlink.trials.normalization.output import ResumableWriter
 from medlink.trials.readers import read_trials
 from medlink.trials.records import TrialRecord
@@ -71,24 +73,16 @@ def _normalized_by_workers(batches: Iterator[list[TrialRecord]], spec: Normalize
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")  # ONNX Runtime and torch threads do not survive a fork
-    with context.Pool(workers, initializer=_start_worker, initargs=(spec,)) as pool:
-        yield from pool.imap(_normalize_in_worker, batches)
+    with context.Pool(workers, initializer=_one_thread_each) as pool:
+        yield from pool.imap(functools.partial(_normalize_in_worker, spec), batches)
 
 
-_worker_normalizer: TrialNormalizer | None = None  # one per worker process, set by its initializer
+def _one_thread_each() -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # the workers share the cores
 
 
-def _start_worker(spec: NormalizerSpec) -> None:
-    global _worker_normalizer
-    import os
-
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    _worker_normalizer = spec.build(progress=False)
-
-
-def _normalize_in_worker(batch: list[TrialRecord]) -> list[NormalizedTrial]:
-    assert _worker_normalizer is not None
-    return _worker_normalizer.normalize_batch(batch)
+def _normalize_in_worker(spec: NormalizerSpec, batch: list[TrialRecord]) -> list[NormalizedTrial]:
+    return normalizer_in_process(spec).normalize_batch(batch)
 
 
 def _bar(progress: bool):
