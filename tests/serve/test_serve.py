@@ -12,7 +12,6 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
@@ -22,10 +21,11 @@ uvicorn = pytest.importorskip("uvicorn", reason="the service tests need the [ser
 from medlink import Linker  # noqa: E402
 from medlink.serve.app import create_app  # noqa: E402
 from medlink.serve.settings import ServiceSettings  # noqa: E402
+from support import TRIALS  # noqa: E402
 
 pytestmark = pytest.mark.slow  # the service links with the embedded default (its index: ~70 s)
 
-STUDY = Path(__file__).parent / "fixtures" / "trials" / "api_v2_study.json"
+STUDY = TRIALS / "api_v2_study.json"
 
 
 def _free_port() -> int:

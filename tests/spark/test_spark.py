@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from medlink import Linker, MedlinkError
 from medlink.spark import link_column, link_to_parquet
+from support import TRIALS
 
 MENTIONS = ["heart attack", "myocardial infarctoin", None, "Crohn's disease", "", "no such disease qqq"]
 
@@ -141,7 +142,7 @@ def test_trial_records_are_normalized_in_workers(spark) -> None:
     from medlink.trials.normalization.normalizer_spec import NormalizerSpec
     from medlink.trials.readers import parse_api_study
 
-    study = (Path(__file__).parent / "fixtures" / "trials" / "api_v2_study.json").read_text()
+    study = (TRIALS / "api_v2_study.json").read_text()
     df = spark.createDataFrame([(1, study), (2, "{not json"), (3, '{"studies": 1}')], "id long, record string")
     spec = NormalizerSpec(LinkerRecipe(exact_only=True), None)  # one exact linker for both fields
     rows = sorted(normalize_trials(df, "record", spec).collect(), key=lambda row: row["id"])
