@@ -11,6 +11,8 @@ synonyms, mapped descriptors), compiled with the descriptors on first use for dr
 ``clinical-shorthand/``: short forms clinical text leaves undefined ("T2DM", "HTN", "breast ca"), written for
 medlink (:mod:`medlink.linking.mentions.shorthand`).
 
+``function-words/``: English function words (scikit-learn's stop words, BSD-3, without the content words among
+them): a mention made only of these is no term (:mod:`medlink.linking.mentions.non_terms`).
 ``default-nil.json``: the nil threshold of the default index (MeSH descriptors, medlink's encoder), calibrated on
 NCBI-disease and BC5CDR training mentions and medlink's non-medical negatives by ``scripts/calibrate_default_nil.py``.
 ``negatives/``: the everyday nouns those negatives are made from. ``default-reranker/``: the rerank stage of the default
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_TERMINOLOGY = "mesh-descriptors"
+FUNCTION_WORDS = "function-words/function_words.txt"
 
 
 def resource_path(folder: str) -> Path:

@@ -10,24 +10,20 @@ from __future__ import annotations
 
 from functools import cache
 
+from medlink.resources import FUNCTION_WORDS, resource_path
 from medlink.terminology import Terminology
 
 # Whitespace control characters are ordinary in extracted text; the other C0 ones (and DEL) come from binary data.
 _TEXT_CONTROLS = frozenset("\t\n\r\x0b\x0c")
-# sklearn's English stop-word list holds some content words; these name things a terminology may hold.
-_CONTENT_WORDS = frozenset({
-    "back", "bill", "bottom", "call", "cry", "describe", "detail", "empty", "fill", "find", "fire", "found", "front",
-    "full", "interest", "mill", "move", "name", "part", "serious", "show", "side", "sincere", "system", "thick",
-    "thin", "top",
-})  # fmt: skip
 
 
 @cache
 def function_words() -> frozenset[str]:
-    """English function words: sklearn's stop words without the content words among them."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS) - _CONTENT_WORDS
+    """English function words, shipped with medlink (resources/function-words/: scikit-learn's English stop words
+    without the content words among them), read once per process."""
+    path = resource_path(FUNCTION_WORDS)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
 
 
 def control_characters(text: str) -> str | None:
