@@ -106,8 +106,9 @@ def test_corrupt_or_partial_index_is_refused(built, tmp_path) -> None:
     with open(copy / "O.faiss", "r+b") as handle:
         handle.seek(200)
         handle.write(b"\x00\x01\x02")
+    opened = VectorIndex.load(copy)  # FAISS files are read, and checked, on their first search
     with pytest.raises(IndexFileError, match=r"O\.faiss does not match the checksum"):
-        VectorIndex.load(copy)
+        opened.search(np.zeros((1, opened.encoder.dimension), dtype=np.float32), 1)
     (copy / "O.faiss").unlink()
     with pytest.raises(IndexFileError, match="missing: the index is incomplete"):
         VectorIndex.load(copy)

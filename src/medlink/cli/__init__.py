@@ -1,29 +1,54 @@
-"""The ``medlink`` command. Subcommands import their heavy dependencies inside their bodies, so ``--help`` is
-instant. Errors medlink understands are printed as one line without a traceback."""
+"""The ``medlink`` command. Each subcommand's module is imported only when that subcommand runs (``--help`` imports
+them all to list them), and subcommands import their heavy dependencies inside their bodies, so a one-shot
+``medlink link`` loads what linking needs and no more. Errors medlink understands are printed as one line without a
+traceback."""
 
 from __future__ import annotations
+
+import importlib
 
 import click
 
 from medlink.cli.aliases import hidden_alias
-from medlink.cli.benchmark_command import benchmark
-from medlink.cli.calibrate_command import calibrate
-from medlink.cli.distill_command import distill
-from medlink.cli.eval_command import eval_command
-from medlink.cli.index_commands import index
-from medlink.cli.link_command import link
-from medlink.cli.mcsm_command import mcsm
-from medlink.cli.serve_command import serve
-from medlink.cli.terminology_commands import terminology
-from medlink.cli.train_candidate_reranker_command import train_candidate_reranker
-from medlink.cli.train_command import train
-from medlink.cli.train_set_ranker_command import train_set_ranker
-from medlink.cli.trials_commands import trials
 from medlink.errors import MedlinkError
 from medlink.version import __version__
 
+# Each command: where it lives. The three learned rankers are named so their commands tell them apart; the old names
+# stay as hidden aliases.
+COMMANDS = {
+    "link": "medlink.cli.link_command:link",
+    "terminology": "medlink.cli.terminology_commands:terminology",
+    "eval": "medlink.cli.eval_command:eval_command",
+    "index": "medlink.cli.index_commands:index",
+    "calibrate": "medlink.cli.calibrate_command:calibrate",
+    "mcsm": "medlink.cli.mcsm_command:mcsm",
+    "train": "medlink.cli.train_command:train",
+    "train-set-ranker": "medlink.cli.train_set_ranker_command:train_set_ranker",  # mentions naming several concepts
+    "train-candidate-reranker": "medlink.cli.train_candidate_reranker_command:train_candidate_reranker",  # KAR
+    "distill": "medlink.cli.distill_command:distill",
+    "benchmark": "medlink.cli.benchmark_command:benchmark",
+    "trials": "medlink.cli.trials_commands:trials",
+    "serve": "medlink.cli.serve_command:serve",
+}
+OLD_NAMES = {"train-ranker": "train-set-ranker", "train-reranker": "train-candidate-reranker"}
+
 
 class _Group(click.Group):
+    """Commands imported on first use; a :class:`MedlinkError` becomes click's one-line error."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in OLD_NAMES:
+            renamed = self.get_command(ctx, OLD_NAMES[name])
+            return hidden_alias(renamed, name) if renamed is not None else None
+        if name not in COMMANDS:
+            return None
+        module, _, attribute = COMMANDS[name].partition(":")
+        command: click.Command = getattr(importlib.import_module(module), attribute)
+        return command
+
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
@@ -35,21 +60,3 @@ class _Group(click.Group):
 @click.version_option(__version__, prog_name="medlink")
 def main() -> None:
     """Link free-text medical terms to terminology concepts (MeSH, MEDIC, HPO, ICD, UMLS, …)."""
-
-
-main.add_command(link)
-main.add_command(terminology)
-main.add_command(eval_command)
-main.add_command(index)
-main.add_command(calibrate)
-main.add_command(mcsm)
-main.add_command(train)
-# The three learned rankers, named so their commands tell them apart; the old names stay as hidden aliases.
-main.add_command(train_set_ranker)  # mentions naming several concepts (CHIP-CDN)
-main.add_command(train_candidate_reranker)  # a linker's close candidates reordered (KAR)
-main.add_command(hidden_alias(train_set_ranker, "train-ranker"))
-main.add_command(hidden_alias(train_candidate_reranker, "train-reranker"))
-main.add_command(distill)
-main.add_command(benchmark)
-main.add_command(trials)
-main.add_command(serve)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, replace
@@ -88,35 +89,48 @@ def finish_export(fp32: Path, staging: Path, quantize: str, tokenizer: Any) -> N
 
 
 class OnnxEncoder(KnownIdentity):
-    """Runs an exported encoder folder with ONNX Runtime on the CPU."""
+    """Runs an exported encoder folder with ONNX Runtime on the CPU.
+
+    Opening one reads its identity and count head only; the ONNX session and the tokenizer (about 60 MB and a
+    few hundred milliseconds) are made on the first ``encode``, so a linker that decides by exact match never pays
+    for them."""
 
     def __init__(self, folder: Path, threads: int | None = None) -> None:
-        import onnxruntime
-        from tokenizers import Tokenizer
-
         self.folder = Path(folder)
+        self.threads = threads
         self._identity = EncoderIdentity(**json.loads((self.folder / "encoder.json").read_text()))
-        options = onnxruntime.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = threads
-        self.session = onnxruntime.InferenceSession(str(self.folder / "model.onnx"), options,
-                                                    providers=["CPUExecutionProvider"])  # fmt: skip
-        self.input_names = [i.name for i in self.session.get_inputs()]
-        self.tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
-        self.tokenizer.enable_truncation(self._identity.max_length)
-        self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id("[PAD]") or 0)
         self.count_head = ConceptCountPredictor.load(self.folder)
+        self._runtime: tuple[Any, list[str], Any] | None = None  # session, its input names, tokenizer
+        self._opening = threading.Lock()
+
+    def _session(self) -> tuple[Any, list[str], Any]:
+        with self._opening:
+            if self._runtime is None:
+                import onnxruntime
+                from tokenizers import Tokenizer
+
+                options = onnxruntime.SessionOptions()
+                if self.threads:
+                    options.intra_op_num_threads = self.threads
+                session = onnxruntime.InferenceSession(str(self.folder / "model.onnx"), options,
+                                                       providers=["CPUExecutionProvider"])  # fmt: skip
+                tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+                tokenizer.enable_truncation(self._identity.max_length)
+                tokenizer.enable_padding(pad_id=tokenizer.token_to_id("[PAD]") or 0)
+                self._runtime = (session, [i.name for i in session.get_inputs()], tokenizer)
+            return self._runtime
 
     def encode(self, texts: Sequence[str], batch_size: int = 128, progress: bool = False) -> np.ndarray:
         from tqdm import tqdm
 
+        session, input_names, tokenizer = self._session()
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for batch in tqdm(length_sorted_batches(texts, batch_size), desc="encoding", unit=" batches",
                           disable=not progress):  # fmt: skip
-            encodings = self.tokenizer.encode_batch([prepare_text(texts[i]) for i in batch])
+            encodings = tokenizer.encode_batch([prepare_text(texts[i]) for i in batch])
             ids = np.array([e.ids for e in encodings], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = self.session.run(None, {name: feeds[name] for name in self.input_names})[0]
+            hidden = session.run(None, {name: feeds[name] for name in input_names})[0]
             out[batch] = pool(hidden, mask, self._identity.pooling)
         return l2_normalize(out)

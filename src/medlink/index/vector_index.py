@@ -12,6 +12,7 @@ encoder or against another terminology than it was built from.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,31 @@ def faiss_file(source: str) -> str:
     return f"{source}.faiss"
 
 
+class FaissFiles(dict[str, Any]):
+    """Each source's FAISS index, read from ``SOURCE.faiss`` on first use: its file checked against the manifest's
+    checksum (when ``checksums`` are given) and its vectors counted against the source's entries."""
+
+    def __init__(self, folder: Path, counts: Mapping[str, int], checksums: Mapping[str, str] | None,
+                 ef_search: int | None) -> None:  # fmt: skip
+        super().__init__()
+        self.folder, self.counts, self.checksums, self.ef_search = folder, counts, checksums, ef_search
+        self._lock = threading.Lock()
+
+    def __missing__(self, source: str) -> Any:
+        with self._lock:
+            if source in self:  # read by another thread meanwhile
+                return self[source]
+            name = faiss_file(source)
+            if self.checksums is not None:
+                verify_checksums(self.folder, {name: self.checksums.get(name, "")}, IndexFileError, "index")
+            index = faiss_backend.read_faiss(self.folder / name, self.ef_search)
+            if index.ntotal != self.counts.get(source, 0):
+                raise IndexFileError(f"{self.folder / name} has {index.ntotal} vectors for "
+                                     f"{self.counts.get(source, 0)} entries; rebuild the index")  # fmt: skip
+            self[source] = index
+            return index
+
+
 @dataclass
 class VectorIndex:
     """Entries and their FAISS indexes, per source."""
@@ -63,16 +89,21 @@ class VectorIndex:
 
     @classmethod
     def load(cls, folder: Path | str, verify: bool = True, ef_search: int | None = None) -> VectorIndex:
+        """Open the index in ``folder``: its manifest and entries now, each source's FAISS index (checked against its
+        checksum and its entry count) on its first search, so a linker that decides by exact match never reads
+        them."""
         folder = Path(folder)
         manifest = read_index_manifest(folder)
+        files = manifest["files"]
+        for name in files:
+            if not (folder / name).exists():
+                raise IndexFileError(f"{folder / name} is missing: the index is incomplete; rebuild it")
         if verify:
-            verify_checksums(folder, manifest["files"], IndexFileError, "index")
+            verify_checksums(folder, {name: sha for name, sha in files.items() if not name.endswith(".faiss")},
+                             IndexFileError, "index")  # fmt: skip
         entries = read_entries(folder / ENTRIES)
-        indexes = {source: faiss_backend.read_faiss(folder / faiss_file(source), ef_search) for source in entries}
-        for source, rows in entries.items():
-            if indexes[source].ntotal != len(rows):
-                raise IndexFileError(f"{folder / faiss_file(source)} has {indexes[source].ntotal} vectors for "
-                                  f"{len(rows)} entries; rebuild the index")  # fmt: skip
+        indexes = FaissFiles(folder, {source: len(rows) for source, rows in entries.items()},
+                             files if verify else None, ef_search)  # fmt: skip
         return cls(entries, indexes, EncoderIdentity(**manifest["encoder"]), manifest["terminology"], manifest)
 
     def check_compatible(self, encoder: EncoderIdentity | None = None, terminology_fingerprint: str | None = None
@@ -201,7 +232,7 @@ class EntryTable(Sequence[IndexEntry]):
     def take(self, rows: Sequence[int]) -> list[IndexEntry]:
         """The entries at ``rows`` (repeats allowed), in that order, read in one columnar pass; a row out of
         range raises ``IndexError`` (pyarrow's ``ArrowIndexError``)."""
-        return list(self._records(self.table.take(list(rows)))) if rows else []
+        return list(self._records(self.table.take(row_array(rows)))) if rows else []
 
     def _records(self, table: Any) -> Iterator[IndexEntry]:
         names = ("key", "text", "concepts", "added", "several")
@@ -211,24 +242,43 @@ class EntryTable(Sequence[IndexEntry]):
 
     def added(self) -> list[IndexEntry]:
         """Entries added after the build (synonyms from ``medlink index add``)."""
-        import pyarrow.compute as pc
+        return self.take([row for row, added in enumerate(self._added.to_pylist()) if added])
 
-        return list(EntryTable(self.table.filter(pc.equal(self._added, True)), self.source))
+
+def row_array(rows: Sequence[int]) -> Any:
+    """``rows`` as an Arrow int64 array, made from its buffer: ``pa.array`` would import pandas to check what it was
+    given (+0.4 s and +50 MB on the first search of a process)."""
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(rows, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
 def read_entries(path: Path) -> dict[str, EntryTable]:
-    import pyarrow.compute as pc
+    """The entries of each source. They are written source by source (:func:`write_entries`), so each is a slice;
+    read with ``ParquetFile``, not ``read_table``, which imports pandas."""
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
+    table = pq.ParquetFile(path).read()
     for flag in ("added", "several"):  # columns later versions added; an older index has neither flag set
         if flag not in table.column_names:
-            import pyarrow as pa
+            table = table.append_column(flag, flags_column(table.num_rows))
+    sources = table.column("source").to_pylist()
+    slices = {}
+    for source in SOURCES:
+        rows = [row for row, value in enumerate(sources) if value == source]
+        if rows and rows != list(range(rows[0], rows[-1] + 1)):
+            raise IndexFileError(f"{path}: the entries of source {source} are not together; rebuild the index")
+        if rows:
+            slices[source] = EntryTable(table.slice(rows[0], len(rows)), source)
+    return slices
 
-            table = table.append_column(flag, pa.array([False] * table.num_rows))
-    sources = table.column("source")
-    return {source: EntryTable(table.filter(pc.equal(sources, source)), source)
-            for source in SOURCES if source in set(sources.unique().to_pylist())}  # fmt: skip
+
+def flags_column(rows: int) -> Any:
+    """A column of ``rows`` false flags, made without ``pa.array`` (see :func:`row_array`)."""
+    import pyarrow as pa
+
+    return pa.Array.from_buffers(pa.bool_(), rows, [None, pa.py_buffer(np.packbits(np.zeros(rows, dtype=bool)))])
 
 
 def write_entries(entries: Mapping[str, Sequence[IndexEntry]], path: Path) -> None:

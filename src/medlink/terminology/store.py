@@ -127,7 +127,7 @@ def load_terminology(directory: Path | str, verify: bool = True, normalizer: Nor
             raise TerminologyFormatError(f"{path} is missing; the compiled terminology is incomplete, rebuild it")
         if verify and sha256_of(path) != manifest["files"].get(file_name):
             raise TerminologyFormatError(f"{path} does not match the checksum in its manifest; rebuild it")
-        tables[table_name] = pq.read_table(path)
+        tables[table_name] = pq.ParquetFile(path).read()  # read_table would import pandas: +0.4 s, +50 MB
     normalizer = normalizer or Normalizer()
     names = {name: tables["names"].column(name) for name in NAME_FIELDS}
     if manifest.get("normalizer") != normalizer.fingerprint:

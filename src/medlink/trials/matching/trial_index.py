@@ -202,7 +202,7 @@ def _write_trials(trials: Iterable[IndexedTrial], path: Path) -> None:
 def _read_trials(path: Path) -> list[IndexedTrial]:
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
+    table = pq.ParquetFile(path).read()  # not read_table, which imports pandas (+0.4 s, +50 MB)
     names = list(IndexedTrial.__dataclass_fields__)
     missing = [name for name in names if name not in table.column_names]
     if missing:
