@@ -56,3 +56,31 @@ def test_a_packaged_folder_named_as_encoder_is_assembled(tmp_path: Path, monkeyp
     assert "embeddings.weight" in load_file(resolved / "model.safetensors")
     teacher = tmp_path / "package" / "teacher"
     assert resolve_model(str(teacher)) == str(teacher.resolve())  # a complete folder is used where it is
+
+
+@pytest.mark.parametrize("recipe", [
+    {"from": "../teacher", "tensors": []},
+    {"from": "/etc", "tensors": []},
+    {"from": "teacher", "tensors": [], "files": ["../../outside.txt"]},
+    {"from": "teacher", "tensors": [], "files": ["/tmp/outside.txt"]},
+    {"from": "teacher", "tensors": "embeddings.weight"},
+])  # fmt: skip
+def test_a_folder_naming_paths_outside_itself_is_refused_and_writes_nothing(tmp_path: Path, recipe: dict) -> None:
+    from medlink.errors import MedlinkError
+
+    student = _package(tmp_path / "package")
+    (tmp_path / "package" / "teacher" / "x.txt").write_text("x")
+    (student / SHARED_WEIGHTS_FILE).write_text(json.dumps(recipe))
+    with pytest.raises(MedlinkError, match=SHARED_WEIGHTS_FILE):
+        assembled_model(student, tmp_path / "cache")
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "outside.txt").exists()
+
+
+def test_a_shared_file_in_a_subfolder_is_copied_inside(tmp_path: Path) -> None:
+    student = _package(tmp_path / "package")
+    (tmp_path / "package" / "teacher" / "tokenizer").mkdir()
+    (tmp_path / "package" / "teacher" / "tokenizer" / "vocab.txt").write_text("a\nb\n")
+    recipe = {"from": "teacher", "tensors": ["embeddings.weight"], "files": ["tokenizer/vocab.txt"]}
+    (student / SHARED_WEIGHTS_FILE).write_text(json.dumps(recipe))
+    folder = assembled_model(student, tmp_path / "cache")
+    assert (folder / "tokenizer" / "vocab.txt").read_text() == "a\nb\n"

@@ -54,7 +54,7 @@ def linker() -> Linker:
 
 @pytest.fixture(scope="module")
 def url(linker: Linker) -> Iterator[str]:
-    settings = ServiceSettings(max_batch=50, max_body_bytes=64_000)
+    settings = ServiceSettings(max_batch=50, max_body_bytes=64_000, max_document_chars=1_000)
     yield from _serve(create_app(linker, settings), _free_port())
 
 
@@ -97,7 +97,8 @@ def test_concepts_health_metrics_and_docs(url: str) -> None:
     unknown = httpx.get(f"{url}/v1/concepts/MESH:D999999999")
     assert unknown.status_code == 404 and "unknown concept id" in unknown.json()["error"]
     health = httpx.get(f"{url}/health").json()
-    assert health["status"] == "ok" and health["concepts"] > 10_000
+    assert health["status"] == "ok" and health["concepts"] > 10_000 and health["linker"] == "embedded default"
+    assert "/" not in json.dumps(health)  # open without a key: it names no path on the server
     metrics = httpx.get(f"{url}/metrics")
     assert metrics.headers["content-type"].startswith("text/plain")
     assert 'medlink_requests_total{route="/health",status="200"}' in metrics.text
@@ -168,6 +169,13 @@ def test_patients_are_matched_to_trials(matcher_url: str, url: str) -> None:
         ({"content": b'{"mentions": ["' + b"x" * 70_000 + b'"]}', "headers": {"content-type": "application/json"}},
          413, "--max-body-bytes"),
         ({"content": iter([b'{"mentions": ["', b"x" * 70_000, b'"]}'])}, 413, "larger than the limit"),
+        ({"json": {"mentions": ["+".join(f"a{i}" for i in range(2000))]}}, 422, "the limit is 1,000"),
+        ({"json": {"mentions": [{"text": "MI", "document": "x" * 5_000}]}}, 422,
+         "mentions[0].document: 5,000 characters; the limit is 1,000"),
+        ({"content": b'{"mentions": ["\\ud800"]}', "headers": {"content-type": "application/json"}}, 422,
+         "lone surrogate"),
+        ({"content": b'{"mentions": ["ok"], "document": "\\udfff"}', "headers": {"content-type": "application/json"}},
+         422, "lone surrogate"),
     ],
 )
 def test_bad_requests_get_4xx_that_say_what_to_change(url: str, kwargs: dict, status: int, says: str) -> None:

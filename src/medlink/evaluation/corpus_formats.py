@@ -91,8 +91,16 @@ def read_cadec(path: Path, namespace: str | None = "SNOMEDCT") -> Corpus:
         identifier, sep, text = line.partition("\t")
         if not sep or not identifier.strip():
             raise SourceError(path, "expected 'id<TAB>mention'", number)
-        mentions.append(GoldMention(text=text, gold=parse_pubtator_ids(identifier, namespace)))
+        mentions.append(GoldMention(text=csv_unquoted(text), gold=parse_pubtator_ids(identifier, namespace)))
     return Corpus(f"{path.parent.name}/{path.name}", tuple(mentions))
+
+
+def csv_unquoted(field: str) -> str:
+    """A field as CSV writers quote it (``"\"\"back labor\"\" pains"``, CADEC's and PsyTar's files) read back as
+    its text (``"back labor" pains``); any other field as it is."""
+    if len(field) >= 2 and field[0] == field[-1] == '"':
+        return field[1:-1].replace('""', '"')
+    return field
 
 
 def read_mention_tsv(path: Path, namespace: str | None = None) -> Corpus:
@@ -103,7 +111,7 @@ def read_mention_tsv(path: Path, namespace: str | None = None) -> Corpus:
         text, sep, ids = line.partition("\t")
         if not sep:
             raise SourceError(path, "expected 'mention<TAB>id[|id…]'", number)
-        mentions.append(GoldMention(text=text, gold=parse_pubtator_ids(ids.split("\t")[0], namespace)))
+        mentions.append(GoldMention(text=csv_unquoted(text), gold=parse_pubtator_ids(ids.split("\t")[0], namespace)))
     return Corpus(path.name, tuple(mentions))
 
 

@@ -175,13 +175,14 @@ class Linker:
 
     def _link_uncached(self, mentions: list[str | Mention]) -> list[LinkResult]:
         originals = [_text_of(mention) for mention in mentions]
-        refused = {i: why for i, original in enumerate(originals)
-                   if self.config.declares_nil and (why := control_characters(original))}  # fmt: skip
+        refused = {i: why for i, original in enumerate(originals) if (why := self._refusal(original))}
         texts: dict[int, str] = {}  # position -> the text searched for it
         for i, (mention, original) in enumerate(zip(mentions, originals, strict=True)):
             if i in refused:
                 continue
             document = mention.document if isinstance(mention, Mention) else None
+            if document is not None and self.config.max_document_chars:
+                document = document[: self.config.max_document_chars]
             expand = self.config.expand_abbreviations
             texts[i] = self._rewriter.expanded(original, document) if expand else original
         spelled: dict[int, tuple[str, str]] = {}  # position -> (the text spelled otherwise, how), when it differs
@@ -218,6 +219,15 @@ class Linker:
                 result = replace(result, reason="; ".join([*notes, result.reason]))
             out.append(result if result.mention == original else replace(result, mention=original))
         return out
+
+    def _refusal(self, original: str) -> str | None:
+        """Why ``original`` is not linked at all, before any work is spent on it: too long, or binary data (the
+        latter only while nil is declared)."""
+        limit = self.config.max_mention_chars
+        if limit and len(original) > limit:
+            return (f"the mention has {len(original):,} characters, more than the limit of {limit:,} "
+                    "(LinkerConfig.max_mention_chars): no term is that long")  # fmt: skip
+        return control_characters(original) if self.config.declares_nil else None
 
     def _prefer_written(self, result: LinkResult, text: str) -> LinkResult:
         chosen = prefer_written_name(result, text, self.terminology)
@@ -293,10 +303,12 @@ class Linker:
         return decided
 
     def _link_composites(self, pending: list[tuple[str, str]]) -> dict[str, LinkResult]:
-        """Results for the pending mentions that split into parts which all link; parts are linked in one batch."""
+        """Results for the pending mentions that split into parts which all link (at most
+        ``config.max_composite_parts``); parts are linked in one batch."""
         text_of = dict(pending)
+        most = self.config.max_composite_parts
         splits = {key: parts for key, text in pending if not self.terminology.has_normalized(key)
-                  and (parts := split_composite(text, self._rewriter.is_name))}  # fmt: skip
+                  and (parts := split_composite(text, self._rewriter.is_name)) and len(parts) <= most}  # fmt: skip
         if not splits:
             return {}
         part_texts = list(dict.fromkeys(part for parts in splits.values() for part in parts))

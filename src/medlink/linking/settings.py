@@ -82,6 +82,13 @@ class LinkerConfig:
     shorthand: also search a mention with its clinical shorthand spelled out ("T2DM", "HTN", "breast ca";
         linking/mentions/shorthand.py) and keep that result when it links better than the mention as written.
     shorthand_file: a lexicon of your own (same format as medlink's) whose entries join and override medlink's.
+    max_mention_chars: a longer mention is nil, with its reason, before any work is spent on it (the longest MeSH
+        name has 195 characters; one hostile 1.5 MB mention would otherwise split into 200,000 composite parts and
+        encode each); 0: no limit.
+    max_composite_parts: a composite mention that splits into more parts is linked as one (a real composite
+        has a handful: "breast and ovarian cancer", a drug combination).
+    max_document_chars: only the first this many characters of a mention's document are read for the short forms
+        it defines (an abstract has about 2,000; a whole paper fits).
     respell: also search a mention spelled the American way ("oedema" → "edema", "sulphate" → "sulfate") and keep
         that when it links better; and a drug salt that is no name ("metformin hydrochloride") as its parent drug,
         an anion ("metrizoate") as its acid, a possessive eponym ("Parkinson's") as the disease it names, when that
@@ -102,6 +109,9 @@ class LinkerConfig:
     shorthand: bool = True
     shorthand_file: Path | None = None
     respell: bool = True
+    max_mention_chars: int = 1000
+    max_composite_parts: int = 8
+    max_document_chars: int = 100_000
 
     @property
     def declares_nil(self) -> bool:

@@ -10,6 +10,7 @@ never a 500.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,7 +23,7 @@ from starlette.exceptions import HTTPException
 
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, Mention
-from medlink.serve.batching import LinkBatcher
+from medlink.serve.batching import LinkBatcher, OverBudget, Saturated
 from medlink.serve.guards import Guard
 from medlink.serve.metrics import CONTENT_TYPE, ServiceMetrics
 from medlink.serve.schemas import (
@@ -39,7 +40,18 @@ from medlink.trials.matching.matcher import TrialMatcher
 from medlink.version import __version__
 
 log = logging.getLogger("medlink.serve")
-_ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (401, 404, 413, 422)}
+
+
+class TextJSONResponse(JSONResponse):
+    """JSON in UTF-8; a lone surrogate (which JSON allows and UTF-8 cannot carry) is written as its escape
+    instead of failing the response with a 500."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+_ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (401, 404, 413, 422, 503)}
 
 
 def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher: TrialMatcher | None = None
@@ -48,9 +60,11 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
     ``matcher`` for ``/v1/trials/match`` when one is given."""
     settings = settings or ServiceSettings()
     metrics = ServiceMetrics()
-    batcher = LinkBatcher(linker, settings.batch_mentions, settings.batch_wait_seconds, metrics.observe_batch)
+    batcher = LinkBatcher(linker, settings.batch_chars, settings.batch_wait_seconds, settings.request_seconds,
+                          settings.max_queued_mentions, metrics.observe_batch)  # fmt: skip
     normalizer = None  # the trial normalizer, made on first use around the same linker (trials.setup)
     normalizer_made = asyncio.Lock()  # concurrent first requests make it once
+    trial_slots = asyncio.Semaphore(settings.max_concurrent_trials)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -59,18 +73,19 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         await batcher.stop()  # uvicorn has stopped taking requests; answer the ones already queued
         log.info("medlink service stopped")
 
-    app = FastAPI(title="medlink", version=__version__, lifespan=lifespan,
+    app = FastAPI(title="medlink", version=__version__, lifespan=lifespan, default_response_class=TextJSONResponse,
                   description="Link free-text medical terms to terminology concepts.")  # fmt: skip
     _add_error_handlers(app)
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
+        """Open without a key (load balancers probe it), so it says what serves, never where it lives on disk."""
         recipe = linker.recipe
-        health = {"status": "ok", "version": __version__, "concepts": len(linker.terminology),
-                  "index": str(recipe.index_dir or "embedded default") if recipe else None}  # fmt: skip
+        kind = "embedded default" if recipe is None or recipe.index_dir is None else "index"
         if recipe is not None and recipe.ranker_dir is not None:
-            health.update(index=None, ranker=str(recipe.ranker_dir))
-        return health
+            kind = "set ranker"
+        return {"status": "ok", "version": __version__, "concepts": len(linker.terminology), "linker": kind,
+                "queued_mentions": batcher.queued}  # fmt: skip
 
     @app.get("/metrics", response_class=Response)
     async def prometheus() -> Response:
@@ -81,8 +96,16 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         """Link a batch of mentions; concurrent requests are linked together in one encoder batch."""
         _check_batch(len(body.mentions), settings.max_batch, "mentions")
         mentions = [_mention(item, body.document) for item in body.mentions]
-        results = await batcher.link(mentions)
-        return JSONResponse({"results": [result.to_dict() for result in results]})
+        problems = _text_problems(mentions, linker.config.max_mention_chars, settings.max_document_chars)
+        if problems:
+            return _error(422, "a mention or document is over its limit or not text", problems)
+        try:
+            results = await batcher.link(mentions)
+        except Saturated as error:
+            return _busy(f"the service is busy: {error}; retry shortly")
+        except OverBudget as error:
+            return _busy(str(error))
+        return TextJSONResponse({"results": [result.to_dict() for result in results]})
 
     @app.get("/v1/concepts/{concept_id}", response_model=ConceptOut, responses=_ERRORS)
     async def concept(concept_id: str) -> dict[str, Any]:
@@ -115,12 +138,15 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
                 problems.append(f"records[{position}]: {error}")
         if problems:
             return _error(422, "a record is not a ClinicalTrials.gov API v2 study", problems)
-        async with normalizer_made:
-            if normalizer is None:  # the embedded default's drug terminology is loaded (compiled once) here
-                normalizer = await asyncio.to_thread(normalizer_around, linker)
-            ready = normalizer
-        normalized = await asyncio.to_thread(ready.normalize_batch, records)
-        return JSONResponse({"records": [trial.to_dict() for trial in normalized]})
+        if trial_slots.locked():
+            return _busy(f"{settings.max_concurrent_trials} trial requests are running already; retry shortly")
+        async with trial_slots:
+            async with normalizer_made:
+                if normalizer is None:  # the embedded default's drug terminology is loaded (compiled once) here
+                    normalizer = await asyncio.to_thread(normalizer_around, linker)
+                ready = normalizer
+            normalized = await asyncio.to_thread(ready.normalize_batch, records)
+        return TextJSONResponse({"records": [trial.to_dict() for trial in normalized]})
 
     @app.post("/v1/trials/match", responses=_ERRORS)
     async def match_trials(body: MatchRequest) -> JSONResponse:
@@ -128,8 +154,20 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         match --format json`` prints them)."""
         if matcher is None:
             raise HTTPException(404, "this service has no trial index: start it with --trials-index DIR")
-        result = await asyncio.to_thread(matcher.match, body.note, body.top)
-        return JSONResponse(result.to_dict())
+        from medlink.trials.matching.notes import read_note
+
+        problems = _text_problems([body.note], None, None, settings.max_note_chars, "note")
+        if problems:
+            return _error(422, "the note is over its limit or not text", problems)
+        try:
+            read_note(body.note)  # what is wrong with the note itself is the client's to fix: 422, not a fault
+        except MedlinkError as error:
+            return _error(422, str(error))
+        if trial_slots.locked():
+            return _busy(f"{settings.max_concurrent_trials} trial requests are running already; retry shortly")
+        async with trial_slots:
+            result = await asyncio.to_thread(matcher.match, body.note, body.top)
+        return TextJSONResponse(result.to_dict())
 
     app.add_middleware(Guard, settings=settings, metrics=metrics)
     return app
@@ -141,6 +179,40 @@ def _mention(item: str | MentionIn, shared_document: str | None) -> str | Mentio
     return Mention(item, shared_document) if shared_document else item  # plain text: cached by its text
 
 
+def _text_problems(items: list[str | Mention], mention_limit: int | None, document_limit: int | None,
+                   text_limit: int | None = None, what: str = "mentions") -> list[str]:  # fmt: skip
+    """What is wrong with the texts of a request: over a length limit (named with its value), or not text (a lone
+    surrogate, which JSON allows and UTF-8 cannot carry)."""
+    problems = []
+    limit = text_limit if text_limit is not None else mention_limit
+    for position, item in enumerate(items):
+        where = what if len(items) == 1 and what != "mentions" else f"{what}[{position}]"
+        text, document = (item.text, item.document) if isinstance(item, Mention) else (item, None)
+        if limit and len(text) > limit:
+            problems.append(f"{where}: {len(text):,} characters; the limit is {limit:,}")
+        if document is not None and document_limit and len(document) > document_limit:
+            problems.append(f"{where}.document: {len(document):,} characters; the limit is {document_limit:,}")
+        for field_name, value in (("", text), (".document", document)):
+            if value is not None and not _is_text(value):
+                problems.append(f"{where}{field_name}: holds a lone surrogate (\\ud800-\\udfff), which is not text")
+    return problems
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _busy(reason: str) -> JSONResponse:
+    """503 with a reason and a hint when to retry."""
+    response = _error(503, reason)
+    response.headers["Retry-After"] = "1"
+    return response
+
+
 def _check_batch(size: int, limit: int, what: str) -> None:
     if size > limit:
         raise HTTPException(413, f"{size:,} {what} in one request; the limit is {limit:,}: split the batch, or "
@@ -148,7 +220,7 @@ def _check_batch(size: int, limit: int, what: str) -> None:
 
 
 def _error(status: int, message: str, problems: list[str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": message, "problems": problems or []}, status_code=status)
+    return TextJSONResponse({"error": message, "problems": problems or []}, status_code=status)
 
 
 def _add_error_handlers(app: FastAPI) -> None:
@@ -169,4 +241,12 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(MedlinkError)
     async def medlink_error(request: Request, error: MedlinkError) -> JSONResponse:
-        return _error(422, str(error))
+        # Bad requests are answered before linking; a MedlinkError here is the server's (an index, a model): the
+        # detail, which may name paths, goes to the log only.
+        log.error("%s %s failed: %s", request.method, request.url.path, error)
+        return _error(500, "the service could not answer this request; its log says why")
+
+    @app.exception_handler(Exception)
+    async def server_fault(request: Request, error: Exception) -> JSONResponse:
+        log.exception("%s %s failed", request.method, request.url.path)
+        return _error(500, "the service could not answer this request; its log says why")

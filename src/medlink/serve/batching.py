@@ -1,24 +1,56 @@
-"""Gathers the mentions of concurrent requests into one linker batch.
+"""Gathers the mentions of concurrent requests into linker batches, fairly, within a time budget.
 
 Encoding is the cost of linking, and an encoder batch of 64 mentions costs far less than 64 batches of one. Each
-request puts its mentions on a queue and awaits its results; one task takes whatever has queued up (waiting a
-moment for more), links it in a worker thread with one ``link_many`` call and hands every request its share.
+request puts its mentions on a queue and awaits its results; one task links what has queued up in a worker thread
+and hands every request its share. Three rules keep one large or slow request from stalling the others:
+
+- **fair batches**: a batch takes one mention from each waiting request in turn until it holds ``batch_chars``
+  characters, so a request of a thousand long mentions is linked over many small batches, and a request of one
+  short mention that arrives meanwhile is answered after the batch in progress;
+- **a time budget**: a request still unanswered ``request_seconds`` after it arrived fails with
+  :class:`OverBudget`, and its remaining mentions are dropped (so are those of a client that went away);
+- **a bounded queue**: a request that would make more than ``max_queued`` mentions wait is refused at once with
+  :class:`Saturated`, which the service answers with 503 and ``Retry-After``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from medlink.linking import Linker, LinkResult, Mention
 
 
+class Saturated(Exception):
+    """Too many mentions are waiting already: try again shortly."""
+
+
+class OverBudget(Exception):
+    """The request was not answered within its time budget; its remaining work was dropped."""
+
+
 @dataclass
 class _Request:
     mentions: Sequence[str | Mention]
     done: asyncio.Future[list[LinkResult]]
+    deadline: float
+    results: list[LinkResult | None] = field(init=False)
+    taken: int = 0  # mentions handed to a batch so far
+    linked: int = 0  # mentions whose result is in
+
+    def __post_init__(self) -> None:
+        self.results = [None] * len(self.mentions)
+
+    @property
+    def waiting(self) -> int:
+        return len(self.mentions) - self.taken
+
+
+def _chars(mention: str | Mention) -> int:
+    return len(mention.text if isinstance(mention, Mention) else mention) + 1
 
 
 @dataclass
@@ -26,10 +58,13 @@ class LinkBatcher:
     """Links the mentions of concurrent requests together; ``observe`` is told each batch's size."""
 
     linker: Linker
-    max_mentions: int = 4096
+    batch_chars: int = 16_000
     wait_seconds: float = 0.002
+    request_seconds: float = 10.0
+    max_queued: int = 20_000
     observe: Callable[[int], None] = lambda size: None
-    _queue: asyncio.Queue[_Request] = field(default_factory=asyncio.Queue, init=False)
+    _active: list[_Request] = field(default_factory=list, init=False)
+    _wake: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     _task: asyncio.Task[None] | None = field(default=None, init=False)
 
     def start(self) -> None:
@@ -37,45 +72,86 @@ class LinkBatcher:
 
     async def stop(self) -> None:
         """Links what is still queued, then stops (the server stops taking requests first)."""
-        while not self._queue.empty():
+        while self._active:
             await asyncio.sleep(self.wait_seconds or 0.001)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
+    @property
+    def queued(self) -> int:
+        """Mentions waiting to be linked."""
+        return sum(request.waiting for request in self._active)
+
     async def link(self, mentions: Sequence[str | Mention]) -> list[LinkResult]:
         if self._task is None or self._task.done():
             raise RuntimeError("the link batcher is not running")
-        done: asyncio.Future[list[LinkResult]] = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Request(mentions, done))
-        return await done
+        if self.queued + len(mentions) > self.max_queued:
+            raise Saturated(f"{self.queued:,} mentions are waiting already (the limit is {self.max_queued:,})")
+        loop = asyncio.get_running_loop()
+        request = _Request(mentions, loop.create_future(), time.monotonic() + self.request_seconds)
+        self._active.append(request)
+        self._wake.set()
+        return await request.done
 
     async def _run(self) -> None:
         while True:
-            batch = [await self._queue.get()]
-            size = len(batch[0].mentions)
-            if self.wait_seconds and size < self.max_mentions:
-                await asyncio.sleep(self.wait_seconds)
-            while size < self.max_mentions and not self._queue.empty():
-                request = self._queue.get_nowait()
-                batch.append(request)
-                size += len(request.mentions)
-            await self._link(batch, size)
+            await self._wake.wait()
+            self._wake.clear()
+            if self.wait_seconds:
+                await asyncio.sleep(self.wait_seconds)  # a moment for concurrent requests to join
+            while self._active:
+                self._drop_finished()
+                batch = self._next_batch()
+                if batch:
+                    await self._link(batch)
 
-    async def _link(self, batch: list[_Request], size: int) -> None:
-        mentions = [mention for request in batch for mention in request.mentions]
+    def _drop_finished(self) -> None:
+        """Forget requests whose client went away, and fail those past their time budget."""
+        now = time.monotonic()
+        for request in list(self._active):
+            if not request.done.done() and now > request.deadline:
+                request.done.set_exception(OverBudget(
+                    f"not linked within the request budget of {self.request_seconds:g} s "
+                    f"({request.taken:,} of {len(request.mentions):,} mentions reached): send fewer or shorter "
+                    "mentions per request"))  # fmt: skip
+            if request.done.done():
+                self._active.remove(request)
+
+    def _next_batch(self) -> list[tuple[_Request, int]]:
+        """One mention from each waiting request in turn, until the batch holds ``batch_chars`` characters (and
+        always at least one mention)."""
+        batch: list[tuple[_Request, int]] = []
+        budget = self.batch_chars
+        while budget > 0:
+            took = False
+            for request in self._active:
+                if request.waiting and budget > 0:
+                    cost = _chars(request.mentions[request.taken])
+                    if batch and cost > budget:
+                        budget = 0
+                        break
+                    batch.append((request, request.taken))
+                    request.taken += 1
+                    budget -= cost
+                    took = True
+            if not took:
+                break
+        return batch
+
+    async def _link(self, batch: list[tuple[_Request, int]]) -> None:
+        mentions = [request.mentions[position] for request, position in batch]
         try:
             results = await asyncio.to_thread(self.linker.link_many, mentions)
         except Exception as error:  # every request of the batch learns of it; the batcher goes on
-            for request in batch:
+            for request in {id(request): request for request, _ in batch}.values():
                 if not request.done.done():
                     request.done.set_exception(error)
             return
-        self.observe(size)
-        start = 0
-        for request in batch:
-            end = start + len(request.mentions)
-            if not request.done.done():  # a client that went away leaves a cancelled future
-                request.done.set_result(results[start:end])
-            start = end
+        self.observe(len(mentions))
+        for (request, position), result in zip(batch, results, strict=True):
+            request.results[position] = result
+            request.linked += 1
+            if request.linked == len(request.mentions) and not request.done.done():
+                request.done.set_result(request.results)  # type: ignore[arg-type]  # every slot is filled

@@ -18,24 +18,43 @@ class ServiceSettings:
         (the default binds to localhost only).
     max_body_bytes: larger request bodies get 413 before they are parsed.
     max_batch: most mentions (or trial records) in one request; more get 413.
-    batch_mentions: the batcher hands the linker at most this many mentions at a time, gathered from concurrent
-        requests.
+    batch_chars: the batcher hands the linker batches of about this many characters, one mention from each waiting
+        request in turn (serve/batching.py): a large request is linked over many batches, and a small one that
+        arrives meanwhile waits for one batch, not for the large request.
     batch_wait_seconds: how long the batcher waits for more requests before linking what it has; a small wait
         fills encoder batches under load and costs an idle request almost nothing.
+    request_seconds: a request not answered within this time gets 503 with the reason, and its remaining work is
+        dropped.
+    max_queued_mentions: a request that would make more mentions wait than this gets 503 with ``Retry-After``.
+    max_concurrent_trials: trial requests (normalize, match) run at most this many at a time; more get 503.
+    max_document_chars, max_note_chars: longer documents and patient notes get 422 naming the limit (a mention's
+        limit is the linker's ``max_mention_chars``).
     """
 
     api_key: str | None = None
     max_body_bytes: int = setting(2 * 1024 * 1024, "Largest request body.", minimum=1)
     max_batch: int = setting(1000, "Most mentions (or trial records) in one request.", minimum=1)
-    batch_mentions: int = 4096
+    batch_chars: int = 16_000
     batch_wait_seconds: float = 0.002
+    request_seconds: float = setting(10.0, "Seconds a request may take before it gets 503 and its work is dropped.",
+                                     minimum=0.1)  # fmt: skip
+    max_queued_mentions: int = setting(20_000, "Most mentions waiting to be linked; a request beyond gets 503.",
+                                       minimum=1)  # fmt: skip
+    max_concurrent_trials: int = setting(2, "Trial requests (normalize, match) run at once; more get 503.",
+                                         minimum=1)  # fmt: skip
+    max_document_chars: int = setting(100_000, "Longest document (context of mentions) a request may send.",
+                                      minimum=1)  # fmt: skip
+    max_note_chars: int = setting(50_000, "Longest patient note a request may send.", minimum=1)
 
     def __post_init__(self) -> None:
         if self.api_key is not None and not self.api_key.strip():
             raise ValueError(f"{API_KEY_VARIABLE} is set but empty: unset it or give a key")
-        for name in ("max_body_bytes", "max_batch", "batch_mentions"):
+        for name in ("max_body_bytes", "max_batch", "batch_chars", "max_queued_mentions", "max_concurrent_trials",
+                     "max_document_chars", "max_note_chars"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if self.request_seconds <= 0:
+            raise ValueError(f"request_seconds must be positive, not {self.request_seconds}")
         if self.batch_wait_seconds < 0:
             raise ValueError(f"batch_wait_seconds must not be negative, not {self.batch_wait_seconds}")
 

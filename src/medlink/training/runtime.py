@@ -69,7 +69,7 @@ def resume_checkpoint(path: Path, state: dict, device: torch.device, model: torc
     ``extras`` are further modules saved under their names (None: not part of this run)."""
     step = 0
     if path.exists():
-        saved = torch.load(path, weights_only=False, map_location=device)
+        saved = torch.load(path, weights_only=True, map_location=device)  # tensors and plain values only
         if saved["state"] == state:
             model.load_state_dict(saved["model"])
             for name, module in extras.items():

@@ -196,44 +196,57 @@ def _clean_block(text: str) -> str:
 
 
 def parse_api_study(study: dict) -> TrialRecord:
-    """One study of the ClinicalTrials.gov API v2 (``protocolSection`` and ``derivedSection``)."""
+    """One study of the ClinicalTrials.gov API v2 (``protocolSection`` and ``derivedSection``). A field of the
+    wrong type (``"officialTitle": 5``) is a ``ValueError`` naming the field, as a missing ``nctId`` is."""
     if not isinstance(study, dict) or "protocolSection" not in study:
         raise ValueError("no protocolSection: not an API v2 study")
-    protocol = study["protocolSection"]
-    identification = protocol.get("identificationModule", {})
-    nct_id = identification.get("nctId", "")
+    protocol = _json_object(study, "protocolSection", "")
+    identification = _json_object(protocol, "identificationModule", "protocolSection")
+    where = "protocolSection.identificationModule"
+    nct_id = _json_text(identification, "nctId", where)
     if not nct_id:
         raise ValueError("no protocolSection.identificationModule.nctId")
-    eligibility = protocol.get("eligibilityModule", {})
-    criteria = eligibility.get("eligibilityCriteria", "") or ""
+    eligibility = _json_object(protocol, "eligibilityModule", "protocolSection")
+    criteria = _json_text(eligibility, "eligibilityCriteria", "protocolSection.eligibilityModule")
     inclusion, exclusion = split_criteria(criteria)
-    conditions_module = protocol.get("conditionsModule", {})
-    derived = study.get("derivedSection", {})
-    interventions = tuple(
-        Intervention(
-            type=_v2_type(item.get("type", "OTHER")),
-            name=item["name"].strip(),
-            other_names=tuple(name.strip() for name in item.get("otherNames", []) if name and name.strip()),
-        )
-        for item in protocol.get("armsInterventionsModule", {}).get("interventions", [])
-        if (item.get("name") or "").strip()
-    )
+    conditions_module = _json_object(protocol, "conditionsModule", "protocolSection")
+    derived = _json_object(study, "derivedSection", "")
+    arms = _json_object(protocol, "armsInterventionsModule", "protocolSection")
+    interventions = []
+    for position, item in enumerate(_json_list(arms, "interventions", "protocolSection.armsInterventionsModule")):
+        at = f"protocolSection.armsInterventionsModule.interventions[{position}]"
+        if not isinstance(item, dict):
+            raise ValueError(f"{at}: expected an object, got {type(item).__name__}")
+        if name := _json_text(item, "name", at).strip():
+            others = tuple(other.strip() for other in _json_texts(item, "otherNames", at) if other.strip())
+            interventions.append(Intervention(type=_v2_type(_json_text(item, "type", at) or "OTHER"), name=name,
+                                              other_names=others))  # fmt: skip
+    eligibility_at = "protocolSection.eligibilityModule"
+    healthy = eligibility.get("healthyVolunteers")
+    if healthy is not None and not isinstance(healthy, bool):
+        raise ValueError(f"{eligibility_at}.healthyVolunteers: expected true or false, got {type(healthy).__name__}")
+    description = _json_object(protocol, "descriptionModule", "protocolSection")
+    conditions_at = "protocolSection.conditionsModule"
+    conditions = [c.strip() for c in _json_texts(conditions_module, "conditions", conditions_at) if c.strip()]
+    keywords = [k.strip() for k in _json_texts(conditions_module, "keywords", conditions_at) if k.strip()]
+    condition_browse = _json_object(derived, "conditionBrowseModule", "derivedSection")
+    intervention_browse = _json_object(derived, "interventionBrowseModule", "derivedSection")
     return TrialRecord(
         nct_id=nct_id,
-        title=identification.get("officialTitle") or identification.get("briefTitle", ""),
-        brief_summary=_clean_block(protocol.get("descriptionModule", {}).get("briefSummary", "")),
-        conditions=tuple(dict.fromkeys(c.strip() for c in conditions_module.get("conditions", []) if c.strip())),
-        keywords=tuple(dict.fromkeys(k.strip() for k in conditions_module.get("keywords", []) if k.strip())),
-        interventions=interventions,
+        title=_json_text(identification, "officialTitle", where) or _json_text(identification, "briefTitle", where),
+        brief_summary=_clean_block(_json_text(description, "briefSummary", "protocolSection.descriptionModule")),
+        conditions=tuple(dict.fromkeys(conditions)),
+        keywords=tuple(dict.fromkeys(keywords)),
+        interventions=tuple(interventions),
         criteria_text=criteria,
         inclusion=inclusion,
         exclusion=exclusion,
-        minimum_age=parse_age(eligibility.get("minimumAge", "")),
-        maximum_age=parse_age(eligibility.get("maximumAge", "")),
-        sex=_sex(eligibility.get("sex", "")),
-        healthy_volunteers=eligibility.get("healthyVolunteers"),
-        condition_browse=_mesh_terms(derived.get("conditionBrowseModule", {})),
-        intervention_browse=_mesh_terms(derived.get("interventionBrowseModule", {})),
+        minimum_age=parse_age(_json_text(eligibility, "minimumAge", eligibility_at)),
+        maximum_age=parse_age(_json_text(eligibility, "maximumAge", eligibility_at)),
+        sex=_sex(_json_text(eligibility, "sex", eligibility_at)),
+        healthy_volunteers=healthy,
+        condition_browse=_mesh_terms(condition_browse, "derivedSection.conditionBrowseModule"),
+        intervention_browse=_mesh_terms(intervention_browse, "derivedSection.interventionBrowseModule"),
     )
 
 
@@ -241,8 +254,55 @@ def _v2_type(value: str) -> str:
     return _V2_TYPES.get(value, value.replace("_", " ").title())
 
 
-def _mesh_terms(module: dict) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(mesh["term"] for mesh in module.get("meshes", []) if mesh.get("term")))
+def _mesh_terms(module: dict, where: str) -> tuple[str, ...]:
+    terms = []
+    for position, mesh in enumerate(_json_list(module, "meshes", where)):
+        if not isinstance(mesh, dict):
+            raise ValueError(f"{where}.meshes[{position}]: expected an object, got {type(mesh).__name__}")
+        terms.append(_json_text(mesh, "term", f"{where}.meshes[{position}]"))
+    return tuple(dict.fromkeys(term for term in terms if term))
+
+
+# --- typed access to an API v2 study: a wrong type names its field instead of failing later -----------------------
+
+
+def _field(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _json_object(parent: dict, key: str, where: str) -> dict:
+    value = parent.get(key, {})
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{_field(where, key)}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def _json_list(parent: dict, key: str, where: str) -> list:
+    value = parent.get(key, [])
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"{_field(where, key)}: expected a list, got {type(value).__name__}")
+    return value
+
+
+def _json_text(parent: dict, key: str, where: str) -> str:
+    value = parent.get(key, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f"{_field(where, key)}: expected text, got {type(value).__name__} {value!r:.40}")
+    return value
+
+
+def _json_texts(parent: dict, key: str, where: str) -> list[str]:
+    values = _json_list(parent, key, where)
+    for position, value in enumerate(values):
+        if not isinstance(value, str):
+            raise ValueError(f"{_field(where, key)}[{position}]: expected text, got {type(value).__name__}")
+    return values
 
 
 # --- shared field parsing -----------------------------------------------------------------------------------------

@@ -18,9 +18,11 @@ follows a function word, punctuation or the sentence start, so "…dideazafolic 
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from functools import lru_cache
 from types import MappingProxyType
 
 _PARENTHESIS = re.compile(r"\(([^()]{1,40})\)")
@@ -94,9 +96,38 @@ def permuted_initials_long_form(short: str, words: list[str]) -> str | None:
     return " ".join(tail) if sorted(w[0].lower() for w in tail) == letters else None
 
 
-@lru_cache(maxsize=4096)
+class _DefinitionsCache:
+    """The definitions of recent documents, keyed by a digest of each document rather than the document itself,
+    so that what the cache holds is bounded by what documents define, not by how long they are."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._found: OrderedDict[bytes, Mapping[str, str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, document: str) -> Mapping[str, str]:
+        key = hashlib.blake2b(document.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        with self._lock:
+            if key in self._found:
+                self._found.move_to_end(key)
+                return self._found[key]
+        found = _definitions(document)
+        with self._lock:
+            self._found[key] = found
+            if len(self._found) > self.capacity:
+                self._found.popitem(last=False)
+        return found
+
+
+_RECENT = _DefinitionsCache(4096)  # mentions of one document arrive together: each is read once, not per mention
+
+
 def find_abbreviations(document: str) -> Mapping[str, str]:
     """Short form → long form for every definition in ``document`` (the first definition of each wins)."""
+    return _RECENT.get(document)
+
+
+def _definitions(document: str) -> Mapping[str, str]:
     found: dict[str, str] = {}
     for match in _PARENTHESIS.finditer(document):
         short = match.group(1).strip()
