@@ -124,3 +124,11 @@ def test_eval_with_training_mentions_and_subsets(tmp_path: Path) -> None:
     assert evaluate("--subset", "zero-shot") == (165, 79, "zero-shot")
     assert evaluate("--subset", "stratified") == (794, 655, "stratified")
     assert evaluate("--refined") == (222, 71, "refined")
+
+
+def test_csv_quoting_is_read_back() -> None:
+    from medlink.evaluation.corpus_formats import csv_unquoted
+
+    assert csv_unquoted('"""back labor"" pains"') == '"back labor" pains'
+    assert csv_unquoted('""" fluey"" feelings in upper arms, legs"') == '" fluey" feelings in upper arms, legs'
+    assert csv_unquoted("hip pain") == "hip pain" and csv_unquoted('"') == '"'

@@ -124,3 +124,25 @@ def test_a_name_written_as_the_mention_comes_first_whatever_was_linked_before() 
     assert plural.preferred_names == ("Phenothiazines", "phenothiazine")
     assert singular.concepts == ("MESH:C031637", "MESH:D010640")
     assert linker.link("phenothiazines ").concepts == plural.concepts
+
+
+def test_an_overlong_mention_is_nil_before_any_work_and_composites_have_few_parts(terminology) -> None:
+    searched: list[str] = []
+
+    class RecordingSieve:
+        stage = Stage.EXACT
+        name = "recording"
+
+        def link_batch(self, items):
+            searched.extend(key for _text, key in items)
+            return [None] * len(items)
+
+    hostile = "+".join(f"a{i}" for i in range(200_000))  # 1.5 MB: 200,000 composite parts if it were split
+    result = Linker(terminology, sieves=[RecordingSieve()]).link(hostile)
+    assert result.stage is Stage.NIL and "more than the limit of 1,000" in result.reason and searched == []
+    unlimited = Linker(terminology, config=LinkerConfig(max_mention_chars=0)).link("x" * 5_000)
+    assert "limit" not in unlimited.reason
+    nine = " + ".join(["heart attack"] * 9)
+    assert Linker(terminology).link(nine).stage is not Stage.COMPOSITE  # over max_composite_parts (8)
+    three = " + ".join(["heart attack"] * 3)
+    assert Linker(terminology).link(three).stage is Stage.COMPOSITE

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,23 @@ def test_reads_the_shared_sample_of_clinicaltrials_gov() -> None:
     assert len(records) == 5097 and not report.counts
     assert sum(1 for r in records if r.exclusion) > 1900
     assert all(r.nct_id.startswith("NCT") for r in records)
+
+
+@pytest.mark.parametrize(("path", "value", "says"), [
+    (("protocolSection", "identificationModule", "officialTitle"), 5, "officialTitle: expected text, got int"),
+    (("protocolSection", "conditionsModule", "conditions"), "Diabetes", "conditions: expected a list"),
+    (("protocolSection", "conditionsModule", "conditions"), ["Diabetes", 7], "conditions[1]: expected text"),
+    (("protocolSection", "eligibilityModule"), [], "eligibilityModule: expected an object"),
+    (("protocolSection", "eligibilityModule", "healthyVolunteers"), "yes", "healthyVolunteers: expected true"),
+    (("derivedSection", "conditionBrowseModule", "meshes"), [{"term": 3}], "meshes[0].term: expected text"),
+])  # fmt: skip
+def test_an_api_v2_field_of_the_wrong_type_is_named(path: tuple[str, ...], value: object, says: str) -> None:
+    from medlink.trials.readers import parse_api_study
+
+    study = json.loads((TRIALS / "api_v2_study.json").read_text())
+    parent = study
+    for key in path[:-1]:
+        parent = parent.setdefault(key, {})
+    parent[path[-1]] = value
+    with pytest.raises(ValueError, match=re.escape(says)):
+        parse_api_study(study)

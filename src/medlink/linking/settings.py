@@ -83,8 +83,8 @@ class LinkerConfig:
         linking/mentions/shorthand.py) and keep that result when it links better than the mention as written.
     shorthand_file: a lexicon of your own (same format as medlink's) whose entries join and override medlink's.
     max_mention_chars: a longer mention is nil, with its reason, before any work is spent on it (the longest MeSH
-        name has 195 characters; one hostile 1.5 MB mention would otherwise split into 200,000 composite parts and
-        encode each); 0: no limit.
+        descriptor name has 250 characters; one hostile 1.5 MB mention would otherwise split into 200,000
+        composite parts and encode each); 0: no limit.
     max_composite_parts: a composite mention that splits into more parts is linked as one (a real composite
         has a handful: "breast and ovarian cancer", a drug combination).
     max_document_chars: only the first this many characters of a mention's document are read for the short forms

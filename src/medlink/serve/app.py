@@ -62,7 +62,7 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
     metrics = ServiceMetrics()
     batcher = LinkBatcher(linker, settings.batch_chars, settings.batch_wait_seconds, settings.request_seconds,
                           settings.max_queued_mentions, metrics.observe_batch)  # fmt: skip
-    normalizer = None  # the trial normalizer, made on first use around the same linker (trials.setup)
+    normalizer = None  # the trial normalizer, made on first use around the same linker (normalizer_around)
     normalizer_made = asyncio.Lock()  # concurrent first requests make it once
     trial_slots = asyncio.Semaphore(settings.max_concurrent_trials)
 

@@ -3,8 +3,8 @@
 Retrieval (TrialMatcher, Jin et al., shared/papers/003 §2.1.2): the note is encoded once by the patient encoder and
 compared with every trial's description (trial encoder), inclusion and exclusion criteria (patient encoder); BM25 reads
 the same note. The best ``candidates`` trials by either become candidates, whose evidence is fused (:mod:`.scoring`)
-with the diseases the note names (:mod:`.concepts`) and its age and sex (:mod:`.notes`). A cross-encoder
-(:mod:`.rerank`) may then reorder the top ``rerank_top``.
+with the diseases the note names (:mod:`medlink.linking.mentions.scanner`) and its age and sex (:mod:`.notes`). A
+cross-encoder (:mod:`.trial_reranker`) may then reorder the top ``rerank_top``.
 
 Each result says why: the inclusion criteria closest to the note, the exclusion criteria that name a disease of
 the note, the age and sex verdicts, and the conditions shared with the note.
