@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -29,11 +29,8 @@ from medlink.serve.metrics import CONTENT_TYPE, ServiceMetrics
 from medlink.serve.schemas import (
     ConceptOut,
     ErrorOut,
-    LinkRequest,
     LinkResponse,
-    MatchRequest,
-    MentionIn,
-    TrialsRequest,
+    request_models,
 )
 from medlink.serve.settings import ServiceSettings
 from medlink.trials.matching.matcher import TrialMatcher
@@ -65,6 +62,8 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
     normalizer = None  # the trial normalizer, made on first use around the same linker (normalizer_around)
     normalizer_made = asyncio.Lock()  # concurrent first requests make it once
     trial_slots = asyncio.Semaphore(settings.max_concurrent_trials)
+    models = request_models(settings.max_batch, linker.config.max_mention_chars, settings.max_document_chars,
+                            settings.max_note_chars)  # fmt: skip
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -92,7 +91,8 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         return Response(metrics.render(), media_type=CONTENT_TYPE)
 
     @app.post("/v1/link", responses={200: {"model": LinkResponse}, **_ERRORS})
-    async def link(body: LinkRequest) -> JSONResponse:
+    @_body(models.link)
+    async def link(body: Any) -> JSONResponse:
         """Link a batch of mentions; concurrent requests are linked together in one encoder batch."""
         _check_batch(len(body.mentions), settings.max_batch, "mentions")
         mentions = [_mention(item, body.document) for item in body.mentions]
@@ -122,7 +122,8 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         }  # fmt: skip
 
     @app.post("/v1/trials/normalize", responses=_ERRORS)
-    async def normalize_trials(body: TrialsRequest) -> JSONResponse:
+    @_body(models.trials)
+    async def normalize_trials(body: Any) -> JSONResponse:
         """Conditions and interventions of ClinicalTrials.gov API v2 studies, linked (as ``medlink trials
         normalize`` writes them)."""
         from medlink.trials.normalization.normalizer_spec import normalizer_around
@@ -133,7 +134,7 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         records, problems = [], []
         for position, study in enumerate(body.records):
             try:
-                records.append(parse_api_study(study))
+                records.append(parse_api_study(study.model_dump()))
             except (ValueError, KeyError, TypeError, AttributeError) as error:
                 problems.append(f"records[{position}]: {error}")
         if problems:
@@ -149,7 +150,8 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         return TextJSONResponse({"records": [trial.to_dict() for trial in normalized]})
 
     @app.post("/v1/trials/match", responses=_ERRORS)
-    async def match_trials(body: MatchRequest) -> JSONResponse:
+    @_body(models.match)
+    async def match_trials(body: Any) -> JSONResponse:
         """The trials of the service's trial index ranked for a patient note, each with why (as ``medlink trials
         match --format json`` prints them)."""
         if matcher is None:
@@ -173,8 +175,19 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
     return app
 
 
-def _mention(item: str | MentionIn, shared_document: str | None) -> str | Mention:
-    if isinstance(item, MentionIn):
+def _body(model: type) -> Callable[[Callable], Callable]:
+    """Give a route's ``body`` parameter its request model: a class made for this service's limits, which FastAPI
+    reads from the annotation (set here, since a string annotation would not resolve to a local class)."""
+
+    def annotate(route: Callable) -> Callable:
+        route.__annotations__["body"] = model
+        return route
+
+    return annotate
+
+
+def _mention(item: Any, shared_document: str | None) -> str | Mention:
+    if not isinstance(item, str):  # a MentionIn
         return Mention(item.text, item.document if item.document is not None else shared_document)
     return Mention(item, shared_document) if shared_document else item  # plain text: cached by its text
 
