@@ -239,3 +239,13 @@ def test_unknown_format_lists_the_known_ones(tmp_path: Path) -> None:
 def test_missing_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="file not found"):
         list(read_source(tmp_path / "nope.obo", "obo", ReadReport()))
+
+
+def test_a_source_line_over_the_limit_is_an_error_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from medlink.terminology.readers import source_files
+
+    monkeypatch.setattr(source_files, "MAX_LINE_BYTES", 100)
+    path = tmp_path / "terms.tsv"
+    path.write_text("D1\tok\n" + "D2\t" + "x" * 500 + "\n")
+    with pytest.raises(SourceError, match=r"terms\.tsv:2: a line over 100 bytes"):
+        list(source_files.iter_lines(path))

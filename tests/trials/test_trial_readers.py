@@ -131,3 +131,23 @@ def test_an_api_v2_field_of_the_wrong_type_is_named(path: tuple[str, ...], value
     parent[path[-1]] = value
     with pytest.raises(ValueError, match=re.escape(says)):
         parse_api_study(study)
+
+
+def test_an_oversized_member_or_line_is_skipped_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from medlink.trials import readers
+
+    monkeypatch.setattr(readers, "MAX_RECORD_BYTES", 20_000)
+    monkeypatch.setattr(readers, "MAX_LINE_BYTES", 5_000)
+    record = XML_RECORDS[0].read_bytes()
+    bomb = b"<clinical_study>" + b" " * 5_000_000 + b"</clinical_study>"  # compresses to a few KB
+    archive = write_archive(tmp_path / "bomb.tar.gz", {"a/NCT1.xml": bomb, "a/NCT2.xml": record})
+    report = ReadReport()
+    assert [r.nct_id for r in read_trials([archive], report)] == ["NCT90000001"]
+    assert "over 20,000 bytes, not read" in " ".join(report.lines())
+    study = (TRIALS / "api_v2_study.json").read_text()
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(json.dumps({"padding": "x" * 10_000}) + "\n" + json.dumps(json.loads(study)) + "\n")
+    report = ReadReport()
+    assert [r.nct_id for r in read_trials([dump], report)] == ["NCT90000003"]
+    assert "a line over 5,000 bytes, not read" in " ".join(report.lines())
+

@@ -9,6 +9,10 @@ Any of these are read from a single file, a folder (searched recursively), or a 
 ``.tgz`` archive, which is streamed member by member without extracting it. A record that cannot be parsed is
 reported with its file and archive member, counted in the :class:`~medlink.terminology.ReadReport` and skipped
 (``strict`` stops at it); a source holding no record at all is an error.
+
+Nothing is read whole that could be unbounded: an XML or JSON record over :data:`MAX_RECORD_BYTES` (a decompression
+bomb, a dump mistaken for a record) and a JSON Lines line over :data:`MAX_LINE_BYTES` are reported and skipped
+without being read past their limit; JSON Lines are read line by line.
 """
 
 from __future__ import annotations
@@ -17,10 +21,12 @@ import json
 import re
 import tarfile
 import zipfile
-from collections.abc import Iterable, Iterator
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from xml.etree import ElementTree
 
 from medlink.errors import MedlinkError
@@ -37,13 +43,18 @@ _V2_TYPES = {"DIETARY_SUPPLEMENT": "Dietary Supplement", "COMBINATION_PRODUCT": 
              "DIAGNOSTIC_TEST": "Diagnostic Test"}  # fmt: skip
 
 
+MAX_RECORD_BYTES = 64 << 20  # one XML record or JSON document; an API page of 1,000 studies is about 30 MB
+MAX_LINE_BYTES = 16 << 20  # one JSON Lines study; the largest of the shared sample is under 200 KB
+
+
 @dataclass(frozen=True)
 class Member:
-    """One file's bytes and where it came from (``archive.tar.gz:folder/NCT….xml`` for archive members)."""
+    """One file and where it came from (``archive.tar.gz:folder/NCT….xml`` for archive members); ``open`` gives
+    its bytes as a stream, valid until the next member of its archive is asked for."""
 
     location: str
     name: str
-    data: bytes
+    open: Callable[[], IO[bytes]]
 
 
 def read_trials(sources: Iterable[Path | str], report: ReadReport | None = None) -> Iterator[TrialRecord]:
@@ -70,11 +81,15 @@ def _members(path: Path) -> Iterator[Member]:
     if path.is_dir():
         files = sorted(p for p in path.rglob("*") if (p.is_file() and _is_record_name(p.name)) or _is_archive(p))
         for file in files:
-            yield from _members(file) if _is_archive(file) else [Member(str(file), file.name, file.read_bytes())]
+            yield from _members(file) if _is_archive(file) else [_file_member(file)]
     elif _is_archive(path):
         yield from _archive_members(path)
     else:
-        yield Member(str(path), path.name, path.read_bytes())
+        yield _file_member(path)
+
+
+def _file_member(path: Path) -> Member:
+    return Member(str(path), path.name, lambda: open(path, "rb"))
 
 
 def _is_record_name(name: str) -> bool:
@@ -91,33 +106,69 @@ def _archive_members(path: Path) -> Iterator[Member]:
             with zipfile.ZipFile(path) as archive:
                 for info in archive.infolist():
                     if not info.is_dir() and _is_record_name(info.filename):
-                        yield Member(f"{path}:{info.filename}", info.filename, archive.read(info))
+                        yield Member(f"{path}:{info.filename}", info.filename, partial(archive.open, info))
             return
         with tarfile.open(path, "r|*") as archive:  # a stream: members are read in order, never extracted
             for entry in archive:
                 if entry.isfile() and _is_record_name(entry.name):
                     handle = archive.extractfile(entry)
                     if handle is not None:
-                        yield Member(f"{path}:{entry.name}", entry.name, handle.read())
+                        yield Member(f"{path}:{entry.name}", entry.name, partial(_opened, handle))
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as error:
         raise SourceError(path, f"cannot read the archive ({error}); is it truncated?") from None
 
 
+def _opened(handle: IO[bytes]) -> IO[bytes]:
+    return handle
+
+
 def _parse_member(member: Member, report: ReadReport) -> Iterator[TrialRecord]:
+    try:
+        yield from _parse_stream(member, report)
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, zlib.error) as error:
+        raise SourceError(member.location, f"cannot read it ({error}); is the archive truncated?") from None
+
+
+def _parse_stream(member: Member, report: ReadReport) -> Iterator[TrialRecord]:
     name = member.name.lower()
+    with member.open() as stream:
+        if name.endswith((".jsonl", ".ndjson")):
+            for number, line in _bounded_lines(stream):
+                if line is None:
+                    report.problem(member.location, number, f"a line over {MAX_LINE_BYTES:,} bytes, not read",
+                                   kind=_SKIPPED)  # fmt: skip
+                elif line.strip():
+                    parsed = _guarded(member, number, report, lambda line=line: parse_api_study(json.loads(line)))
+                    yield from [parsed] if parsed is not None else []
+            return
+        data = stream.read(MAX_RECORD_BYTES + 1)
+    if len(data) > MAX_RECORD_BYTES:
+        report.problem(member.location, None, f"over {MAX_RECORD_BYTES:,} bytes, not read", kind=_SKIPPED)
+        return
     if name.endswith(".xml"):
-        record = _guarded(member, None, report, lambda: parse_legacy_xml(member.data))
+        record = _guarded(member, None, report, lambda: parse_legacy_xml(data))
         yield from [record] if record is not None else []
-    elif name.endswith((".jsonl", ".ndjson")):
-        for number, line in enumerate(member.data.decode("utf-8", errors="replace").splitlines(), start=1):
-            if line.strip():
-                record = _guarded(member, number, report, lambda line=line: parse_api_study(json.loads(line)))
-                yield from [record] if record is not None else []
-    else:
-        studies = _guarded(member, None, report, lambda: _json_studies(member.data))
-        for study in studies or []:
-            record = _guarded(member, None, report, lambda study=study: parse_api_study(study))
-            yield from [record] if record is not None else []
+        return
+    studies = _guarded(member, None, report, lambda: _json_studies(data))
+    for study in studies or []:
+        record = _guarded(member, None, report, lambda study=study: parse_api_study(study))
+        yield from [record] if record is not None else []
+
+
+def _bounded_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes | None]]:
+    """``(line number, line)``, a line over :data:`MAX_LINE_BYTES` as ``None`` (skipped to its end unread)."""
+    number = 0
+    while True:
+        line = stream.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while (rest := stream.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                pass  # the rest of the overlong line, read in bounded pieces and dropped
+            yield number, None
+            continue
+        yield number, line
 
 
 def _guarded(member: Member, line: int | None, report: ReadReport, parse: Any) -> Any:

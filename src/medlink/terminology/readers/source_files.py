@@ -33,13 +33,20 @@ def open_binary(path: Path | str) -> IO[bytes]:
     return open(path, "rb")
 
 
+MAX_LINE_BYTES = 16 << 20  # no terminology or corpus line comes near; a longer one is damage, or a bomb
+
+
 def iter_lines(path: Path | str, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
-    """Yield ``(line number, line without its line ending)``; line numbers start at 1."""
+    """Yield ``(line number, line without its line ending)``; line numbers start at 1. A line over
+    :data:`MAX_LINE_BYTES` is an error naming it, found without reading past the limit."""
     path = Path(path)
     number = 0
     try:
         with open_binary(path) as raw:
-            for number, data in enumerate(raw, start=1):
+            while data := raw.readline(MAX_LINE_BYTES + 1):
+                number += 1
+                if len(data) > MAX_LINE_BYTES:
+                    raise SourceError(path, f"a line over {MAX_LINE_BYTES:,} bytes: not a line of text", number)
                 yield number, decode_line(path, number, data, encoding).rstrip("\r\n")
     except (EOFError, gzip.BadGzipFile, zlib.error) as error:
         raise SourceError(path, f"compressed data is corrupt or truncated after line {number} ({error})") from None
