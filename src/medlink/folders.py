@@ -44,15 +44,70 @@ def replace_folder(staging: Path, target: Path, manifest: str, what: str) -> Non
 @contextmanager
 def staged_folder(target: Path, manifest: str, what: str) -> Iterator[Path]:
     """A fresh folder beside ``target`` to write into; when the block ends it replaces ``target``
-    (:func:`replace_folder`), and when the block fails it is removed, leaving ``target`` as it was."""
+    (:func:`replace_folder`), and when the block fails it is removed, leaving ``target`` as it was.
+
+    The folder gets the permissions the umask allows (``mkdtemp`` makes it 0700, which would keep a Spark job
+    running as another user from reading an index), and staging folders that killed processes left beside
+    ``target`` are removed first."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    remove_stale_staging(target)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.staging-{os.getpid()}-", dir=target.parent))
+    staging.chmod(0o777 & ~process_umask())
     try:
         yield staging
         replace_folder(staging, target, manifest, what)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+STALE_AFTER_SECONDS = 3600  # a staging folder untouched this long, whose process is gone, is a SIGKILL's leftover
+
+
+def remove_stale_staging(target: Path) -> None:
+    """Remove the staging (``.NAME.staging-PID-…``) and replaced (``.NAME.old-PID``) folders beside ``target`` whose
+    process is no longer running here and that have not changed for :data:`STALE_AFTER_SECONDS` (on a shared file
+    system a process id may belong to another machine: the age keeps a live build of theirs safe)."""
+    import re
+    import time
+
+    pattern = re.compile(rf"^\.{re.escape(target.name)}\.(?:staging-(\d+)-.*|old-(\d+))$")
+    if not target.parent.is_dir():
+        return
+    for sibling in target.parent.iterdir():
+        match = pattern.match(sibling.name)
+        if match is None or not sibling.is_dir():
+            continue
+        pid = int(match.group(1) or match.group(2))
+        try:
+            age = time.time() - sibling.stat().st_mtime
+        except OSError:
+            continue
+        if age > STALE_AFTER_SECONDS and not _running(pid):
+            shutil.rmtree(sibling, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
+
+
+def process_umask() -> int:
+    """The process's umask, read without changing it where Linux shows it (``os.umask`` sets it to read it)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 @contextmanager

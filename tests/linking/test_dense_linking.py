@@ -81,8 +81,11 @@ def test_dense_results_are_deterministic_and_batched(terminology, index, encoder
     assert first[0] == first[2]
 
 
-def test_huge_mention_is_truncated_with_a_warning(terminology, index, encoder) -> None:
-    linker = dense_linker(terminology, index, encoder)
+def test_huge_mention_is_nil_by_default_and_truncated_with_a_warning_without_the_limit(terminology, index,
+                                                                                       encoder) -> None:  # fmt: skip
+    refused = dense_linker(terminology, index, encoder).link("ibuprofen " * 10_000)
+    assert refused.stage is Stage.NIL and "more than the limit of 1,000" in refused.reason
+    linker = dense_linker(terminology, index, encoder, config=LinkerConfig(max_mention_chars=0))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = linker.link("ibuprofen " * 10_000)

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 from medlink.errors import MedlinkError
-from medlink.folders import staged_folder
+from medlink.folders import cached_entry, staged_folder
 
 SHARED_WEIGHTS_FILE = "shared_weights.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -67,8 +67,27 @@ def assembled_model(folder: Path, cache: Path) -> Path:
     for weights in (folder / WEIGHTS_FILE, donor / WEIGHTS_FILE):
         stamp.update(f"{weights.stat().st_size}-{weights.stat().st_mtime_ns}".encode())
     target = cache / "models" / f"{folder.name}-{stamp.hexdigest()[:16]}"
-    if (target / WEIGHTS_FILE).exists():
-        return target
+
+    def build(entry: Path) -> None:
+        from safetensors.torch import load_file, save_file
+
+        own, theirs = load_file(folder / WEIGHTS_FILE), load_file(donor / WEIGHTS_FILE)
+        missing = [name for name in recipe["tensors"] if name not in theirs]
+        if missing:
+            raise ValueError(f"{donor / WEIGHTS_FILE} lacks the shared tensors {missing[:3]} that {folder} needs")
+        with staged_folder(entry, WEIGHTS_FILE, "an assembled model") as staging:
+            skipped = shutil.ignore_patterns(WEIGHTS_FILE, SHARED_WEIGHTS_FILE)
+            shutil.copytree(folder, staging, dirs_exist_ok=True, ignore=skipped)
+            for name in shared_files:
+                (staging / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(donor / name, staging / name)
+            dtype = next(iter(theirs.values())).dtype  # one precision: a loader may take the first tensor's
+            own = {name: tensor.to(dtype) for name, tensor in own.items()}
+            save_file({**own, **{name: theirs[name] for name in recipe["tensors"]}}, staging / WEIGHTS_FILE,
+                      metadata={"format": "pt"})  # fmt: skip
+
+    # one process assembles it when several (service workers, Spark executors) ask at once
+    return cached_entry(target, lambda entry: (entry / WEIGHTS_FILE).exists(), build)
     from safetensors.torch import load_file, save_file
 
     own, theirs = load_file(folder / WEIGHTS_FILE), load_file(donor / WEIGHTS_FILE)

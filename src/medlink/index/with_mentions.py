@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from medlink.encoders.base import Encoder
-from medlink.folders import replace_folder
+from medlink.folders import cached_entry, staged_folder
 from medlink.index.build import add_entries
 from medlink.index.entries import IndexEntry
 from medlink.index.vector_index import MANIFEST
@@ -32,13 +32,12 @@ def with_mentions_path(names: Path, entries: Sequence[IndexEntry], cache: Path) 
 
 
 def index_with_mentions(names: Path, entries: Sequence[IndexEntry], encoder: Encoder, target: Path) -> Path:
-    """``target``: a copy of the index at ``names`` with ``entries`` added, built once (only they are encoded)."""
-    if (target / MANIFEST).exists():
-        return target
-    staging = target.with_name(f".{target.name}.copy")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(names, staging)
-    add_entries(staging, entries, encoder)
-    replace_folder(staging, target, MANIFEST, "a medlink index")
-    return target
+    """``target``: a copy of the index at ``names`` with ``entries`` added, built once (only they are encoded), and
+    by one process when several ask at once (:func:`~medlink.folders.cached_entry`)."""
+
+    def build(folder: Path) -> None:
+        with staged_folder(folder, MANIFEST, "a medlink index") as staging:
+            shutil.copytree(names, staging, dirs_exist_ok=True)
+            add_entries(staging, entries, encoder)
+
+    return cached_entry(target, lambda folder: (folder / MANIFEST).exists(), build)

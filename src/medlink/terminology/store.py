@@ -13,7 +13,6 @@ terminology where a good one was.
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -49,7 +48,6 @@ def save_terminology(terminology: Terminology, directory: Path | str) -> Path:
 
     directory = Path(directory)
     with staged_folder(directory, MANIFEST, "a compiled terminology") as staging:
-        staging.chmod(0o777 & ~_umask())
         concept_schema = pa.schema(
             [(name, pa.list_(pa.string()) if name in _LIST_FIELDS else pa.string()) for name in CONCEPT_FIELDS]
         )
@@ -88,12 +86,6 @@ def save_terminology(terminology: Terminology, directory: Path | str) -> Path:
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return directory
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def read_manifest(directory: Path | str) -> dict[str, Any]:

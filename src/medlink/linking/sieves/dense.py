@@ -8,6 +8,7 @@ OD-T, so the most precise source decides whenever it is confident.
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,12 +25,16 @@ MAX_MENTION_CHARS = 1000  # longer mentions are truncated for encoding (the toke
 
 
 class CachingEncoder:
-    """Wraps an encoder so that sieves share the vectors of the same mention, and repeats are encoded once."""
+    """Wraps an encoder so that sieves share the vectors of the same mention, and repeats are encoded once.
+
+    Linkers made with ``with_config`` share one, each under its own linker lock, so the cache has a lock of its own:
+    one thread's clearing it cannot pull a vector from under another's."""
 
     def __init__(self, encoder: Encoder, capacity: int = 100_000) -> None:
         self.encoder = encoder
         self.capacity = capacity
         self._vectors: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
 
     @property
     def identity(self) -> EncoderIdentity:
@@ -45,18 +50,20 @@ class CachingEncoder:
 
     def encode(self, texts: Sequence[str], batch_size: int = 128, progress: bool = False) -> np.ndarray:
         texts = [self._bounded(text) for text in texts]
-        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
-        if missing:
-            if len(self._vectors) + len(missing) > self.capacity:
-                self._vectors.clear()
-            for text, vector in zip(missing, self.encoder.encode(missing, batch_size, progress), strict=True):
-                self._vectors[text] = vector
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self._vectors[t] for t in texts])
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            if missing:
+                if len(self._vectors) + len(missing) > self.capacity:
+                    self._vectors.clear()
+                for text, vector in zip(missing, self.encoder.encode(missing, batch_size, progress), strict=True):
+                    self._vectors[text] = vector
+            return np.stack([self._vectors[t] for t in texts])
 
     def clear(self) -> None:
-        self._vectors.clear()
+        with self._lock:
+            self._vectors.clear()
 
     @staticmethod
     def _bounded(text: str) -> str:
