@@ -119,7 +119,11 @@ def test_trial_records_are_normalized(url: str) -> None:
     assert record["nct_id"] == "NCT90000003" and record["conditions"]
     assert record["interventions"][-1]["concepts"][0].startswith("MESH:C")
     bad = httpx.post(f"{url}/v1/trials/normalize", json={"records": [study, {"nope": 1}]})
-    assert bad.status_code == 422 and bad.json()["problems"] == ["records[1]: no protocolSection: not an API v2 study"]
+    assert bad.status_code == 422 and bad.json()["problems"] == ["records.1.protocolSection: Field required"]
+    wrong = json.loads(STUDY.read_text())
+    wrong["protocolSection"]["identificationModule"]["officialTitle"] = 5  # the schema says text
+    typed = httpx.post(f"{url}/v1/trials/normalize", json={"records": [wrong]})
+    assert typed.status_code == 422 and "officialTitle" in typed.json()["problems"][0]
 
 
 @pytest.fixture(scope="module")

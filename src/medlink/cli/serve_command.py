@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -26,8 +27,8 @@ from medlink.serve.settings import ServiceSettings
               help="A trial index (`medlink trials index`) to serve POST /v1/trials/match from.")  # fmt: skip
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True)  # fmt: skip
-def serve(linker_choice: LinkerChoice, host: str, port: int, max_batch: int, max_body_bytes: int,
-          batch_wait_ms: float, trials_index: Path | None, log_level: str) -> None:  # fmt: skip
+def serve(linker_choice: LinkerChoice, host: str, port: int, batch_wait_ms: float, trials_index: Path | None,
+          log_level: str, **limits: Any) -> None:  # fmt: skip
     """Serve a linker over HTTP: POST /v1/link, GET /v1/concepts/{id}, POST /v1/trials/normalize, POST
     /v1/trials/match (with --trials-index), GET /health, GET /metrics; OpenAPI pages at /docs.
 
@@ -49,8 +50,7 @@ def serve(linker_choice: LinkerChoice, host: str, port: int, max_batch: int, max
         raise click.ClickException(f"the service needs its extras ({error.name} is missing): "
                                    "pip install 'medlink[serve]'") from None  # fmt: skip
     try:
-        settings = ServiceSettings.from_environment(max_batch=max_batch, max_body_bytes=max_body_bytes,
-                                                    batch_wait_seconds=batch_wait_ms / 1000)  # fmt: skip
+        settings = ServiceSettings.from_environment(batch_wait_seconds=batch_wait_ms / 1000, **limits)
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     linker = make_linker(linker_choice, progress=True)  # loaded (and the default index built) before serving

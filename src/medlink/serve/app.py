@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -192,6 +192,33 @@ def _mention(item: Any, shared_document: str | None) -> str | Mention:
     return Mention(item, shared_document) if shared_document else item  # plain text: cached by its text
 
 
+_UNION_BRANCHES = {"str", "constrained-str", "MentionIn"}  # how pydantic names the two shapes of a mention
+_WRONG_SHAPE = {"model_type", "dict_type", "string_type"}  # "not this branch of the union"
+
+
+def validation_problems(errors: Sequence[Any]) -> list[str]:
+    """Pydantic's errors as ``field: problem`` lines: a lone surrogate said in words, and for a value that fits
+    neither shape of a union (a mention is text or an object), the branch it did not try to be left out."""
+    problems: dict[str, list[tuple[str, str]]] = {}
+    for item in errors:
+        if item.get("type") == "json_invalid":
+            problems.setdefault("body", []).append(
+                ("", f"the body is not valid JSON: {item.get('ctx', {}).get('error', item['msg'])}"))
+            continue
+        parts = [str(part) for part in item["loc"] if part != "body"]
+        where = ".".join(part for part in parts if part not in _UNION_BRANCHES) or "body"
+        message = item["msg"]
+        if item.get("type") == "string_unicode":
+            message = "holds a lone surrogate (\\ud800-\\udfff), which is not text"
+        problems.setdefault(where, []).append((item.get("type", ""), message))
+    lines = []
+    for where, found in problems.items():
+        kept = [message for kind, message in found if kind not in _WRONG_SHAPE] or [message for _, message in found]
+        lines += [message if where == "body" and message.startswith("the body") else f"{where}: {message}"
+                  for message in dict.fromkeys(kept)]  # fmt: skip
+    return lines
+
+
 def _text_problems(items: list[str | Mention], mention_limit: int | None, document_limit: int | None,
                    text_limit: int | None = None, what: str = "mentions") -> list[str]:  # fmt: skip
     """What is wrong with the texts of a request: over a length limit (named with its value), or not text (a lone
@@ -239,14 +266,7 @@ def _error(status: int, message: str, problems: list[str] | None = None) -> JSON
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
-        problems = []
-        for item in error.errors():
-            if item.get("type") == "json_invalid":
-                problems.append(f"the body is not valid JSON: {item.get('ctx', {}).get('error', item['msg'])}")
-                continue
-            where = ".".join(str(part) for part in item["loc"] if part != "body") or "body"
-            problems.append(f"{where}: {item['msg']}")
-        return _error(422, "invalid request", problems)
+        return _error(422, "invalid request", validation_problems(error.errors()))
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:

@@ -121,6 +121,14 @@ class Study(_Open):
 
 
 _TEXT = r"^[^\ud800-\udfff]*$"  # any text but a lone surrogate, which JSON allows and UTF-8 cannot carry
+_NOTE = r"^[^\ud800-\udfff]*\S[^\ud800-\udfff]*$"  # and a note says something
+
+
+def _documented(**constraints: Any) -> dict[str, Any]:
+    """Limits written into the JSON schema only (``json_schema_extra``): the service checks them itself, to answer
+    with a message that names the field, its length and the limit (a batch over the limit gets 413, as the body
+    size does)."""
+    return {key: value for key, value in constraints.items() if value is not None}
 
 
 @dataclass(frozen=True)
@@ -136,37 +144,38 @@ class RequestModels:
 
 def request_models(max_batch: int, max_mention_chars: int | None, max_document_chars: int,
                    max_note_chars: int) -> RequestModels:  # fmt: skip
-    mention_text = Field(max_length=max_mention_chars or None, pattern=_TEXT, description="The mention, e.g. 'MI'.")
-    document_text = Field(None, max_length=max_document_chars, pattern=_TEXT,
-                          description="The text it occurs in; short forms defined there are expanded.")  # fmt: skip
+    mention_limits = _documented(maxLength=max_mention_chars or None, pattern=_TEXT)
+    document_limits = _documented(maxLength=max_document_chars, pattern=_TEXT)
 
     class MentionIn(BaseModel):
-        model_config = ConfigDict(extra="forbid", regex_engine="python-re")
+        model_config = ConfigDict(extra="forbid")
 
-        text: str = mention_text
-        document: str | None = document_text
+        text: str = Field(description="The mention, e.g. 'MI'.", json_schema_extra=mention_limits)
+        document: str | None = Field(None, description="The text it occurs in; short forms defined there are "
+                                     "expanded.", json_schema_extra=document_limits)  # fmt: skip
 
-    plain = Annotated[str, Field(max_length=max_mention_chars or None, pattern=_TEXT)]
+    plain = Annotated[str, Field(json_schema_extra=mention_limits)]
 
     class LinkRequest(BaseModel):
-        model_config = ConfigDict(extra="forbid", regex_engine="python-re")
+        model_config = ConfigDict(extra="forbid")
 
-        mentions: list[plain | MentionIn] = Field(min_length=1, max_length=max_batch,  # type: ignore[valid-type]
-                                                  description="Mentions: plain strings or objects.")  # fmt: skip
-        document: str | None = Field(None, max_length=max_document_chars, pattern=_TEXT,
-                                     description="A document shared by every plain-string mention.")  # fmt: skip
+        mentions: list[plain | MentionIn] = Field(  # type: ignore[valid-type]
+            min_length=1, description="Mentions: plain strings or objects.",
+            json_schema_extra=_documented(maxItems=max_batch))
+        document: str | None = Field(None, description="A document shared by every plain-string mention.",
+                                     json_schema_extra=document_limits)  # fmt: skip
 
     class TrialsRequest(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
-        records: list[Study] = Field(min_length=1, max_length=max_batch, description="ClinicalTrials.gov API v2 "
-                                                                                     "studies.")  # fmt: skip
+        records: list[Study] = Field(min_length=1, description="ClinicalTrials.gov API v2 studies.",
+                                     json_schema_extra=_documented(maxItems=max_batch))  # fmt: skip
 
     class MatchRequest(BaseModel):
-        model_config = ConfigDict(extra="forbid", regex_engine="python-re")
+        model_config = ConfigDict(extra="forbid")
 
-        note: str = Field(min_length=1, max_length=max_note_chars, pattern=r"^[^\ud800-\udfff]*\S[^\ud800-\udfff]*$",
-                          description="The patient note: age, sex, history, findings (English).")  # fmt: skip
+        note: str = Field(description="The patient note: age, sex, history, findings (English).",
+                          json_schema_extra=_documented(maxLength=max_note_chars, pattern=_NOTE))  # fmt: skip
         top: int = Field(10, ge=1, le=100, description="How many trials to return.")
 
     return RequestModels(MentionIn, LinkRequest, TrialsRequest, MatchRequest)
