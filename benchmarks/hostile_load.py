@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 
 import aiohttp
 import httpx
@@ -34,18 +35,16 @@ from service_load import bodies
 from medlink.linking import LinkerConfig
 
 
-def hostile_bodies(count: int, mentions: int, characters: int) -> list[dict]:
-    """Requests at the limits: ``mentions`` distinct texts of ``characters`` characters each."""
+def hostile_bodies(count: int, mentions: int, characters: int) -> Iterator[dict]:
+    """Requests at the limits, made as they are sent: ``mentions`` distinct texts of ``characters`` characters."""
     generator = random.Random(13)
     words = ["lorem", "ipsum", "dolor", "sit", "amet", "fibro", "cardio", "itis", "osis", "emia", "neuro", "path"]
-    out = []
     for request in range(count):
         texts = []
         for mention in range(mentions):
             text = f"r{request}m{mention} " + " ".join(generator.choice(words) for _ in range(characters // 4))
             texts.append(text[:characters])
-        out.append({"mentions": texts})
-    return out
+        yield {"mentions": texts}
 
 
 async def ordinary_clients(session: aiohttp.ClientSession, work: list[dict], clients: int,
@@ -74,7 +73,7 @@ async def ordinary_clients(session: aiohttp.ClientSession, work: list[dict], cli
     return latencies, errors
 
 
-async def attacker(session: aiohttp.ClientSession, work: list[dict], seconds: float) -> tuple[Counter, float]:
+async def attacker(session: aiohttp.ClientSession, work: Iterator[dict], seconds: float) -> tuple[Counter, float]:
     statuses: Counter = Counter()
     slowest = 0.0
     deadline = time.monotonic() + seconds
@@ -100,15 +99,15 @@ def summary(latencies: list[float], errors: int) -> dict:
 
 
 async def phases(url: str, args: argparse.Namespace) -> dict:
-    ordinary = bodies(100_000, 0.05)
+    ordinary = bodies(60_000, 0.05)
     limit = LinkerConfig().max_mention_chars
     hostile = hostile_bodies(10_000, args.max_batch, limit)
     connector = aiohttp.TCPConnector(limit=args.clients + 2)
     timeout = aiohttp.ClientTimeout(total=120)
     async with aiohttp.ClientSession(url, connector=connector, timeout=timeout) as session:
-        alone = await ordinary_clients(session, ordinary[:50_000], args.clients, args.seconds)
+        alone = await ordinary_clients(session, ordinary[:40_000], args.clients, args.seconds)
         attacked, (statuses, slowest) = await asyncio.gather(
-            ordinary_clients(session, ordinary[50_000:], args.clients, args.seconds),
+            ordinary_clients(session, ordinary[40_000:], args.clients, args.seconds),
             attacker(session, hostile, args.seconds),
         )
     return {"ordinary_alone": summary(*alone), "ordinary_with_attacker": summary(*attacked),

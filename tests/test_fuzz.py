@@ -93,6 +93,26 @@ def test_any_corpus_file_reads_or_fails_clearly(lines: list[str], format_name: s
         assert all(isinstance(m.text, str) for m in corpus)
 
 
+# What an attacker sends: lone surrogates, mentions far over the length limit, composites of thousands of parts.
+HOSTILE = st.one_of(
+    st.text(st.characters(categories=["Cs"]), min_size=1, max_size=20),
+    st.builds(lambda text, bad: text + bad, ANY_TEXT, st.text(st.characters(categories=["Cs"]), max_size=3)),
+    st.integers(1_001, 300_000).map(lambda n: "x" * n),
+    st.integers(2, 50_000).map(lambda n: "+".join(f"a{i}" for i in range(n))),
+    st.integers(2, 2_000).map(lambda n: " and ".join(["heart attack"] * n)),
+)
+
+
+@FUZZ
+@given(texts=st.lists(st.one_of(HOSTILE, MENTIONS), min_size=1, max_size=6),
+       document=st.one_of(st.none(), HOSTILE))  # fmt: skip
+def test_any_hostile_mention_links_or_says_why_not(exact_linker: Linker, texts: list[str],
+                                                   document: str | None) -> None:  # fmt: skip
+    results = exact_linker.link_many([Mention(t, document) for t in texts])
+    assert [r.mention for r in results] == texts
+    assert all(isinstance(r.stage, Stage) and r.reason for r in results)
+
+
 XML_PARTS = st.sampled_from(["<clinical_study>", "</clinical_study>", "<nct_id>NCT0001</nct_id>", "<condition>",
                              "</condition>", "<eligibility><criteria><textblock>", "</textblock></criteria>",
                              "</eligibility>", "Inclusion Criteria:", "- age > 18", "<minimum_age>", "</minimum_age>",
@@ -149,3 +169,30 @@ def test_any_link_command_line_exits_without_a_traceback(arguments: list[str]) -
             os.chdir(previous)
     assert result.exit_code in (0, 1, 2), result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+
+
+@FUZZ
+@given(members=st.lists(st.tuples(st.sampled_from(["NCT1.xml", "NCT2.json", "dump.jsonl", "x/NCT3.xml"]),
+                                  st.one_of(st.binary(max_size=2_000),
+                                            st.integers(1, 3_000_000).map(lambda n: b"<a>" + b" " * n),
+                                            st.lists(JSON_PARTS, max_size=12).map(lambda p: "".join(p).encode()))),
+                        max_size=4),
+       suffix=st.sampled_from([".zip", ".tar.gz", ".tar"]))  # fmt: skip
+def test_any_archive_reads_or_fails_clearly(members: list[tuple[str, bytes]], suffix: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Archives of random members, some a compressed megabyte of nothing: read within the limits (lowered here, so a
+    few megabytes stand for a bomb), or refused clearly."""
+    from medlink.terminology import ReadReport
+    from medlink.trials import readers
+    from support import write_archive
+
+    monkeypatch.setattr(readers, "MAX_RECORD_BYTES", 1_000_000)
+    monkeypatch.setattr(readers, "MAX_LINE_BYTES", 100_000)
+    folder = Path(tempfile.mkdtemp(prefix="medlink-fuzz-"))
+    archive = write_archive(folder / f"records{suffix}", dict(members))
+    try:
+        records = list(readers.read_trials([archive], ReadReport()))
+    except MedlinkError as error:
+        assert str(error)
+    else:
+        assert all(record.nct_id for record in records)
