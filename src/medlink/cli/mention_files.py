@@ -64,12 +64,17 @@ def rows_written(partial: Path, as_json: bool) -> tuple[int, bool]:
     line torn by the interruption is cut off first, so the file ends on a complete row."""
     if not partial.exists():
         return 0, False
-    data = partial.read_bytes()
-    complete = data.rfind(b"\n") + 1
-    if complete < len(data):
+    lines, complete, size = 0, 0, 0
+    with open(partial, "rb") as handle:  # read in blocks: the file may hold millions of results
+        while block := handle.read(1 << 20):
+            newlines = block.count(b"\n")
+            if newlines:
+                lines += newlines
+                complete = size + block.rfind(b"\n") + 1
+            size += len(block)
+    if complete < size:
         with open(partial, "r+b") as handle:
             handle.truncate(complete)
-    lines = data[:complete].count(b"\n")
     if as_json:
         return lines, False
     return max(0, lines - 1), lines > 0

@@ -98,11 +98,14 @@ def permuted_initials_long_form(short: str, words: list[str]) -> str | None:
 
 class _DefinitionsCache:
     """The definitions of recent documents, keyed by a digest of each document rather than the document itself,
-    so that what the cache holds is bounded by what documents define, not by how long they are."""
+    so that what the cache holds is bounded by what documents define, not by how long they are: at most
+    ``capacity`` documents and ``budget`` characters of definitions, the least recently used dropped first."""
 
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
+    def __init__(self, capacity: int, budget: int) -> None:
+        self.capacity, self.budget = capacity, budget
         self._found: OrderedDict[bytes, Mapping[str, str]] = OrderedDict()
+        self._size: dict[bytes, int] = {}
+        self._held = 0
         self._lock = threading.Lock()
 
     def get(self, document: str) -> Mapping[str, str]:
@@ -112,14 +115,19 @@ class _DefinitionsCache:
                 self._found.move_to_end(key)
                 return self._found[key]
         found = _definitions(document)
+        size = sum(len(short) + len(long) for short, long in found.items())
         with self._lock:
-            self._found[key] = found
-            if len(self._found) > self.capacity:
-                self._found.popitem(last=False)
+            if key not in self._found:
+                self._found[key], self._size[key] = found, size
+                self._held += size
+            while self._found and (len(self._found) > self.capacity or self._held > self.budget):
+                dropped, _ = self._found.popitem(last=False)
+                self._held -= self._size.pop(dropped)
         return found
 
 
-_RECENT = _DefinitionsCache(4096)  # mentions of one document arrive together: each is read once, not per mention
+# Mentions of one document arrive together: each document is read once, not once per mention.
+_RECENT = _DefinitionsCache(capacity=4096, budget=16 << 20)
 
 
 def find_abbreviations(document: str) -> Mapping[str, str]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
@@ -74,7 +75,7 @@ class ResumableWriter:
             os.replace(self.checkpoint, self.path)
             return
         temporary = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
-        write_parquet(read_rows(self.checkpoint), temporary)
+        write_parquet(iter_rows(self.checkpoint), temporary)
         os.replace(temporary, self.path)
         self.checkpoint.unlink()
 
@@ -94,7 +95,7 @@ class ResumableWriter:
             handle.truncate(keep)
 
     def _seed_from_output(self) -> None:
-        rows = read_rows(self.path)
+        rows = iter_rows(self.path)
         temporary = self.checkpoint.with_name(self.checkpoint.name + ".tmp")
         with temporary.open("w", encoding="utf-8") as handle:
             for row in rows:
@@ -103,24 +104,33 @@ class ResumableWriter:
         os.replace(temporary, self.checkpoint)
 
 
+ROWS_AT_A_TIME = 4096  # rows read or written together: memory stays bounded whatever the output's size
+
+
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of a ``.jsonl`` or ``.parquet`` output (or checkpoint)."""
+    """The rows of a ``.jsonl`` or ``.parquet`` output (or checkpoint), all of them (tests, small outputs)."""
+    return list(iter_rows(path))
+
+
+def iter_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """The rows of a ``.jsonl`` or ``.parquet`` output (or checkpoint), streamed."""
     if path.suffix.lower() == ".parquet":
         import pyarrow.parquet as pq
 
-        return pq.read_table(path).to_pylist()
-    rows = []
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=ROWS_AT_A_TIME):
+            yield from batch.to_pylist()
+        return
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if line.strip():
                 try:
-                    rows.append(json.loads(line))
+                    yield json.loads(line)
                 except json.JSONDecodeError as error:
                     raise MedlinkError(f"{path}:{number}: not JSON ({error})") from None
-    return rows
 
 
-def write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
+def write_parquet(rows: Iterable[dict[str, Any]], path: Path) -> None:
+    """``rows`` into a Parquet file, :data:`ROWS_AT_A_TIME` at a time."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -130,6 +140,9 @@ def write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
     intervention = pa.struct([linked[0], ("type", pa.string()), *linked[1:], ("nil_class", pa.string())])
     schema = pa.schema([("nct_id", pa.string()), ("conditions", pa.list_(condition)),
                         ("interventions", pa.list_(intervention))])  # fmt: skip
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    pending = iter(rows)
+    with pq.ParquetWriter(path, schema) as writer:
+        while chunk := list(islice(pending, ROWS_AT_A_TIME)):
+            writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
 
 

@@ -4,7 +4,7 @@ order through a :class:`ResumableWriter`, so a killed run resumes where it stopp
 
 from __future__ import annotations
 
-import functools
+import collections
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -73,8 +73,15 @@ def _normalized_by_workers(batches: Iterator[list[TrialRecord]], spec: Normalize
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")  # ONNX Runtime and torch threads do not survive a fork
+    ahead = 2 * workers  # batches read ahead of the writer: Pool.imap would read the whole input ahead
     with context.Pool(workers, initializer=_one_thread_each) as pool:
-        yield from pool.imap(functools.partial(_normalize_in_worker, spec), batches)
+        pending: collections.deque = collections.deque()
+        for batch in batches:
+            pending.append(pool.apply_async(_normalize_in_worker, (spec, batch)))
+            if len(pending) >= ahead:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
 
 
 def _one_thread_each() -> None:
