@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from medlink.cli.paths import PathOption
+from medlink.evaluation.calibration import DEFAULT_STRATEGY, STRATEGIES
 
 
 @click.command()
@@ -17,8 +18,8 @@ from medlink.cli.paths import PathOption
 @click.option("--namespace", default=None, help="Namespace for bare gold ids.")
 @click.option(
     "--strategy",
-    type=click.Choice(["budget", "auto", "min-fp", "max-tp", "weighted"]),
-    default="budget",
+    type=click.Choice([DEFAULT_STRATEGY, "auto", *(name for name in STRATEGIES if name != DEFAULT_STRATEGY)]),
+    default=DEFAULT_STRATEGY,
     show_default=True,
     help="Threshold rule: budget (the highest that costs at most --max-loss of the data's accuracy) or DILBERT's "
     "(§4); auto keeps the most accurate of DILBERT's three.",

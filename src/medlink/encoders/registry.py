@@ -25,6 +25,8 @@ from medlink.folders import cache_root, cached_entry
 
 PACKAGED_MINILM = "minilm"
 DEFAULT_MODEL = "medlink"
+BACKENDS = ("onnx", "torch")  # the first is the default
+QUANTIZATIONS = ("none", "int8")  # likewise
 FAST_MODEL = "medlink-fast"
 ZH_MODEL = "medlink-zh"
 
@@ -107,8 +109,8 @@ def _export_key(model: str, quantize: str, pooling: str | None, max_length: int 
 
 def load_encoder(
     name: str = DEFAULT_MODEL,
-    backend: str = "onnx",
-    quantize: str = "none",
+    backend: str = BACKENDS[0],
+    quantize: str = QUANTIZATIONS[0],
     pooling: str | None = None,
     max_length: int | None = None,
     device: str = "cpu",

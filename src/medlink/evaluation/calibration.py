@@ -36,6 +36,7 @@ from medlink.linking.mentions.non_terms import why_not_a_term
 
 DILBERT_STRATEGIES = ("min-fp", "max-tp", "weighted")
 STRATEGIES = (*DILBERT_STRATEGIES, "budget")
+DEFAULT_STRATEGY = "budget"
 DEFAULT_MAX_LOSS = 0.0005  # share of the mentions it may turn from right to nil; chosen on NCBI-disease dev
 _NUDGE = 1e-6  # a mention scoring exactly at min-fp's threshold is itself nil
 _NOT_SEARCHED = ("exact", "nil", "empty")  # stages whose score no threshold acts on
@@ -124,12 +125,12 @@ def decide(linker: Linker, corpus: Corpus, negatives: Sequence[str] = ()) -> Dec
     return Decisions(evaluation, results, tuple(unthresholded.link_many(searched)), len(negatives))
 
 
-def calibrate(linker: Linker, corpus: Corpus, strategy: str = "budget", negatives: Sequence[str] = (),
+def calibrate(linker: Linker, corpus: Corpus, strategy: str = DEFAULT_STRATEGY, negatives: Sequence[str] = (),
               max_loss: float = DEFAULT_MAX_LOSS) -> Calibration:  # fmt: skip
     return calibrate_decisions(decide(linker, corpus, negatives), strategy, max_loss)
 
 
-def calibrate_decisions(decisions: Decisions, strategy: str = "budget",
+def calibrate_decisions(decisions: Decisions, strategy: str = DEFAULT_STRATEGY,
                         max_loss: float = DEFAULT_MAX_LOSS) -> Calibration:  # fmt: skip
     if strategy not in (*STRATEGIES, "auto"):
         raise ValueError(f"strategy must be auto or one of {', '.join(STRATEGIES)}, not {strategy!r}")

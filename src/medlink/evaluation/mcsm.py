@@ -19,12 +19,13 @@ import numpy as np
 from medlink.encoders.base import Encoder
 from medlink.terminology import Terminology
 
+MCSM_NEIGHBOURS = 40  # CODER's k: how many nearest names are read for each
 
 def ideal_mcsm(k: int) -> float:
     return sum(1 / math.log2(i + 1) for i in range(1, k + 1))
 
 
-def mcsm_scores(vectors: np.ndarray, types: Sequence[frozenset[str]], k: int = 40) -> dict[str, float]:
+def mcsm_scores(vectors: np.ndarray, types: Sequence[frozenset[str]], k: int = MCSM_NEIGHBOURS) -> dict[str, float]:
     """MCSM per semantic type from unit vectors (one row per concept) and each concept's set of types."""
     from medlink.index import faiss_backend
 
@@ -42,7 +43,7 @@ def mcsm_scores(vectors: np.ndarray, types: Sequence[frozenset[str]], k: int = 4
     return {semantic_type: totals[semantic_type] / counts[semantic_type] for semantic_type in sorted(totals)}
 
 
-def mcsm(terminology: Terminology, encoder: Encoder, k: int = 40, sample: int | None = None, seed: int = 0,
+def mcsm(terminology: Terminology, encoder: Encoder, k: int = MCSM_NEIGHBOURS, sample: int | None = None, seed: int = 0,
          min_concepts: int = 50) -> dict[str, float]:  # fmt: skip
     """MCSM of ``encoder`` on the typed concepts of ``terminology`` (a fixed random sample if ``sample``)."""
     rows = [row for row, types in enumerate(terminology.concepts["semantic_types"]) if types]

@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from medlink.trials.matching.matcher import DEFAULT_TOP
+
 
 class CandidateOut(BaseModel):
     concept_id: str
@@ -176,6 +178,6 @@ def request_models(max_batch: int, max_mention_chars: int | None, max_document_c
 
         note: str = Field(description="The patient note: age, sex, history, findings (English).",
                           json_schema_extra=_documented(maxLength=max_note_chars, pattern=_NOTE))  # fmt: skip
-        top: int = Field(10, ge=1, le=100, description="How many trials to return.")
+        top: int = Field(DEFAULT_TOP, ge=1, le=100, description="How many trials to return.")
 
     return RequestModels(MentionIn, LinkRequest, TrialsRequest, MatchRequest)

@@ -25,6 +25,7 @@ from medlink.trials.matching.scoring import FusionWeights, Signals, fuse_signals
 from medlink.trials.matching.trial_index import VIEWS, IndexedTrial, TrialIndex
 from medlink.trials.matching.trial_reranker import CrossEncoder
 
+DEFAULT_TOP = 10  # trials returned for a note unless asked otherwise
 
 @dataclass(frozen=True)
 class CriterionMatch:
@@ -90,7 +91,7 @@ class TrialMatcher:
     def __post_init__(self) -> None:
         self.index.check_encoders(self.encoders)
 
-    def match(self, note: str, top: int = 10) -> MatchResult:
+    def match(self, note: str, top: int = DEFAULT_TOP) -> MatchResult:
         """The ``top`` trials of the whole index for ``note``."""
         return self._ranked(note, None, top)
 
