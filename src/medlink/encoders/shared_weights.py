@@ -88,20 +88,3 @@ def assembled_model(folder: Path, cache: Path) -> Path:
 
     # one process assembles it when several (service workers, Spark executors) ask at once
     return cached_entry(target, lambda entry: (entry / WEIGHTS_FILE).exists(), build)
-    from safetensors.torch import load_file, save_file
-
-    own, theirs = load_file(folder / WEIGHTS_FILE), load_file(donor / WEIGHTS_FILE)
-    missing = [name for name in recipe["tensors"] if name not in theirs]
-    if missing:
-        raise ValueError(f"{donor / WEIGHTS_FILE} lacks the shared tensors {missing[:3]} that {folder} needs")
-    with staged_folder(target, WEIGHTS_FILE, "an assembled model") as staging:
-        skipped = shutil.ignore_patterns(WEIGHTS_FILE, SHARED_WEIGHTS_FILE)
-        shutil.copytree(folder, staging, dirs_exist_ok=True, ignore=skipped)
-        for name in shared_files:
-            (staging / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(donor / name, staging / name)
-        dtype = next(iter(theirs.values())).dtype  # one precision: a loader may take the first tensor's
-        own = {name: tensor.to(dtype) for name, tensor in own.items()}
-        save_file({**own, **{name: theirs[name] for name in recipe["tensors"]}}, staging / WEIGHTS_FILE,
-                  metadata={"format": "pt"})  # fmt: skip
-    return target
