@@ -30,7 +30,7 @@ from collections.abc import Iterator
 
 import aiohttp
 import httpx
-from service_load import bodies
+from service_load import bodies, ordinary_clients
 
 from medlink.linking import LinkerConfig
 
@@ -45,32 +45,6 @@ def hostile_bodies(count: int, mentions: int, characters: int) -> Iterator[dict]
             text = f"r{request}m{mention} " + " ".join(generator.choice(words) for _ in range(characters // 4))
             texts.append(text[:characters])
         yield {"mentions": texts}
-
-
-async def ordinary_clients(session: aiohttp.ClientSession, work: list[dict], clients: int,
-                           seconds: float) -> tuple[list[float], int]:  # fmt: skip
-    pending = iter(work)
-    latencies: list[float] = []
-    errors = 0
-    deadline = time.monotonic() + seconds
-
-    async def one_client() -> None:
-        nonlocal errors
-        for body in pending:
-            if time.monotonic() > deadline:
-                return
-            started = time.perf_counter()
-            try:
-                async with session.post("/v1/link", json=body) as response:
-                    payload = await response.json()
-                    ok = response.status == 200 and len(payload["results"]) == len(body["mentions"])
-            except (aiohttp.ClientError, TimeoutError):
-                ok = False
-            latencies.append(time.perf_counter() - started)
-            errors += not ok
-
-    await asyncio.gather(*(one_client() for _ in range(clients)))
-    return latencies, errors
 
 
 async def attacker(session: aiohttp.ClientSession, work: Iterator[dict], seconds: float) -> tuple[Counter, float]:

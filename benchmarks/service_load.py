@@ -57,29 +57,35 @@ def bodies(count: int, misspelled: float) -> list[dict]:
 async def run_clients(url: str, work: list[dict], clients: int, max_seconds: float) -> tuple[list[float], int]:
     """``clients`` coroutines on one keep-alive connection pool take the requests in turn (aiohttp: the client
     must cost less than the server, or it measures itself; httpx's async client spent 3 ms of CPU a request)."""
+    connector = aiohttp.TCPConnector(limit=clients)
+    async with aiohttp.ClientSession(url, connector=connector, timeout=aiohttp.ClientTimeout(total=60)) as session:
+        return await ordinary_clients(session, work, clients, max_seconds)
+
+
+async def ordinary_clients(session: aiohttp.ClientSession, work: list[dict], clients: int,
+                           seconds: float) -> tuple[list[float], int]:  # fmt: skip
+    """Latencies and the count of failed answers of ``clients`` coroutines sending ``work`` for ``seconds``."""
     pending = iter(work)
     latencies: list[float] = []
     errors = 0
-    deadline = time.monotonic() + max_seconds
-    connector = aiohttp.TCPConnector(limit=clients)
-    async with aiohttp.ClientSession(url, connector=connector, timeout=aiohttp.ClientTimeout(total=60)) as session:
+    deadline = time.monotonic() + seconds
 
-        async def one_client() -> None:
-            nonlocal errors
-            for body in pending:
-                if time.monotonic() > deadline:
-                    return
-                started = time.perf_counter()
-                try:
-                    async with session.post("/v1/link", json=body) as response:
-                        payload = await response.json()
-                        ok = response.status == 200 and len(payload["results"]) == len(body["mentions"])
-                except (aiohttp.ClientError, TimeoutError):
-                    ok = False
-                latencies.append(time.perf_counter() - started)
-                errors += not ok
+    async def one_client() -> None:
+        nonlocal errors
+        for body in pending:
+            if time.monotonic() > deadline:
+                return
+            started = time.perf_counter()
+            try:
+                async with session.post("/v1/link", json=body) as response:
+                    payload = await response.json()
+                    ok = response.status == 200 and len(payload["results"]) == len(body["mentions"])
+            except (aiohttp.ClientError, TimeoutError):
+                ok = False
+            latencies.append(time.perf_counter() - started)
+            errors += not ok
 
-        await asyncio.gather(*(one_client() for _ in range(clients)))
+    await asyncio.gather(*(one_client() for _ in range(clients)))
     return latencies, errors
 
 

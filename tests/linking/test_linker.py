@@ -60,22 +60,27 @@ def test_link_many_keeps_order_and_original_text(terminology: Terminology) -> No
     assert [r.concept_id for r in results] == ["MESH:D009203", "MESH:D009203", None, "MESH:D009203"]
 
 
+class RecordingSieve:
+    """Decides nothing; records the keys it was asked about."""
+
+    stage = Stage.EXACT
+    name = "recording"
+
+    def __init__(self, calls: list[str]) -> None:
+        self.calls = calls
+
+    def link_batch(self, items):
+        self.calls.extend(key for _text, key in items)
+        return [None] * len(items)
+
+
 def test_repeated_keys_are_decided_once(terminology: Terminology) -> None:
-    calls = []
-
-    class CountingSieve:
-        stage = Stage.EXACT
-        name = "counting"
-
-        def link_batch(self, items):
-            calls.extend(key for _text, key in items)
-            return [None] * len(items)
-
-    linker = Linker(terminology, sieves=[CountingSieve()])
+    calls: list[str] = []
+    linker = Linker(terminology, sieves=[RecordingSieve(calls)])
     linker.link_many(["heart attack", "Heart Attacks", "heart attack"])
     linker.link("HEART ATTACK")
     assert calls == ["heart attack"]
-    uncached = Linker(terminology, sieves=[CountingSieve()], config=LinkerConfig(cache_size=0))
+    uncached = Linker(terminology, sieves=[RecordingSieve(calls)], config=LinkerConfig(cache_size=0))
     uncached.link("a b")
     uncached.link("a b")
     assert calls == ["heart attack", "a b", "a b"]
@@ -128,17 +133,8 @@ def test_a_name_written_as_the_mention_comes_first_whatever_was_linked_before() 
 
 def test_an_overlong_mention_is_nil_before_any_work_and_composites_have_few_parts(terminology) -> None:
     searched: list[str] = []
-
-    class RecordingSieve:
-        stage = Stage.EXACT
-        name = "recording"
-
-        def link_batch(self, items):
-            searched.extend(key for _text, key in items)
-            return [None] * len(items)
-
     hostile = "+".join(f"a{i}" for i in range(200_000))  # 1.5 MB: 200,000 composite parts if it were split
-    result = Linker(terminology, sieves=[RecordingSieve()]).link(hostile)
+    result = Linker(terminology, sieves=[RecordingSieve(searched)]).link(hostile)
     assert result.stage is Stage.NIL and "more than the limit of 1,000" in result.reason and searched == []
     unlimited = Linker(terminology, config=LinkerConfig(max_mention_chars=0)).link("x" * 5_000)
     assert "limit" not in unlimited.reason
