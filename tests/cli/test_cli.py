@@ -38,6 +38,17 @@ def test_link_json_prints_one_object_per_mention() -> None:
     assert second["concepts"] == ["MESH:D003424"]
 
 
+def test_the_mention_length_limit_is_an_option_and_a_nil_says_it() -> None:
+    hostile = "+".join(f"a{i}" for i in range(10_000))  # 58 KB (a command line holds no more than 128 KB)
+    first, second = (json.loads(line) for line in run("link", "--exact-only", "--format", "json", hostile,
+                                                      "heart attack").stdout.splitlines())  # fmt: skip
+    assert first["stage"] == "nil" and "more than the limit of 1,000" in first["reason"]  # not split, not searched
+    assert second["concepts"] == ["MESH:D009203"]
+    limited = json.loads(run("link", "--exact-only", "--format", "json", "--max-mention-chars", "5",
+                             "heart attack").stdout)  # fmt: skip
+    assert limited["stage"] == "nil" and "the limit of 5" in limited["reason"]
+
+
 def test_link_streams_files(tmp_path: Path) -> None:
     mentions = tmp_path / "mentions.jsonl"
     mentions.write_text(

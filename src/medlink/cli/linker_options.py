@@ -72,6 +72,9 @@ class LinkerChoice:
     branches: str | None = setting(
         None, "Link only to concepts under these tree-number prefixes (MeSH: C diseases, F03 mental disorders, D "
         "chemicals and drugs); needs a terminology with tree numbers.", metavar="C,F03")
+    max_mention_chars: int = setting(
+        LinkerConfig.max_mention_chars, "A longer mention is nil, with the reason, before any work is spent on it "
+        "(0: no limit).", minimum=0)
     ef_search: int | None = setting(
         None, "HNSW search beam: higher finds the true nearest names more often, lower is faster (default: what "
         "the index was built with; no effect on exact indexes).", minimum=1)
@@ -110,6 +113,7 @@ def make_linker(choice: LinkerChoice, progress: bool = True, training: Corpus | 
         number_margin=_number_margin(choice, config.number_margin),
         rerank=choice.rerank,
         branches=parse_branches(choice.branches) if choice.branches else branches,
+        max_mention_chars=choice.max_mention_chars,
     ))
 
 
