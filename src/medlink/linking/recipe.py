@@ -76,7 +76,7 @@ class LinkerRecipe:
 
     @property
     def uses_default_index(self) -> bool:
-        """Whether :meth:`build` opens the embedded default's index (built and cached on first use)."""
+        """Whether :meth:`parts` opens the embedded default's index (built and cached on first use)."""
         return not self.exact_only and self.index_dir is None and self.ranker_dir is None
 
     def default_index(self, progress: bool = False) -> Path:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -93,7 +94,7 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
     @app.post("/v1/link", responses={200: {"model": LinkResponse}, **_ERRORS})
     @_body(models.link)
     async def link(body: Any) -> JSONResponse:
-        """Link a batch of mentions; concurrent requests are linked together in one encoder batch."""
+        """Link a batch of mentions; concurrent requests share encoder batches, one mention of each in turn."""
         _check_batch(len(body.mentions), settings.max_batch, "mentions")
         mentions = [_mention(item, body.document) for item in body.mentions]
         problems = _text_problems(mentions, linker.config.max_mention_chars, settings.max_document_chars)
@@ -146,7 +147,14 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
                 if normalizer is None:  # the embedded default's drug terminology is loaded (compiled once) here
                     normalizer = await asyncio.to_thread(normalizer_around, linker)
                 ready = normalizer
-            normalized = await asyncio.to_thread(ready.normalize_batch, records)
+            deadline = time.monotonic() + settings.request_seconds  # the one-time set-up is not the request's
+            normalized = []
+            for start in range(0, len(records), _RECORDS_AT_A_TIME):  # records are normalized independently
+                if time.monotonic() > deadline:
+                    return _busy(f"not normalized within the request budget of {settings.request_seconds:g} s "
+                                 f"({start:,} of {len(records):,} records done): send fewer records per request")
+                chunk = records[start : start + _RECORDS_AT_A_TIME]
+                normalized += await asyncio.to_thread(ready.normalize_batch, chunk)
         return TextJSONResponse({"records": [trial.to_dict() for trial in normalized]})
 
     @app.post("/v1/trials/match", responses=_ERRORS)
@@ -192,6 +200,7 @@ def _mention(item: Any, shared_document: str | None) -> str | Mention:
     return Mention(item, shared_document) if shared_document else item  # plain text: cached by its text
 
 
+_RECORDS_AT_A_TIME = 16  # trial records normalized between two looks at the request's time budget
 _UNION_BRANCHES = {"str", "constrained-str", "MentionIn"}  # how pydantic names the two shapes of a mention
 _WRONG_SHAPE = {"model_type", "dict_type", "string_type"}  # "not this branch of the union"
 
