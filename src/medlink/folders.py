@@ -12,8 +12,10 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,9 +70,6 @@ def remove_stale_staging(target: Path) -> None:
     """Remove the staging (``.NAME.staging-PID-…``) and replaced (``.NAME.old-PID``) folders beside ``target`` whose
     process is no longer running here and that have not changed for :data:`STALE_AFTER_SECONDS` (on a shared file
     system a process id may belong to another machine: the age keeps a live build of theirs safe)."""
-    import re
-    import time
-
     pattern = re.compile(rf"^\.{re.escape(target.name)}\.(?:staging-(\d+)-.*|old-(\d+))$")
     if not target.parent.is_dir():
         return

@@ -16,9 +16,27 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from medlink.encoders import load_encoder
 from medlink.encoders.base import Encoder
+from medlink.encoders.registry import DEFAULT_MODEL
 from medlink.errors import MedlinkError
-from medlink.terminology import ReadReport, SourceSpec, Terminology, compile_terminology, load_terminology
+from medlink.folders import building_lock, cache_root, cached_entry, sha256_of
+from medlink.index import build_index, ontology_entries
+from medlink.index.build import rebind_index, update_manifest
+from medlink.index.vector_index import is_current_index, read_index_manifest
+from medlink.resources import default_nil_calibration, supplementary_records_path
+from medlink.terminology import (
+    ReadReport,
+    SourceSpec,
+    Terminology,
+    compile_terminology,
+    load_default_terminology,
+    load_terminology,
+)
+from medlink.terminology.builder import TerminologyBuilder
+from medlink.terminology.readers import read_source
+from medlink.terminology.store import read_manifest, save_terminology
+from medlink.terminology.terminology import SourceInfo
 
 SUPPLEMENTARY_FORMAT = "mesh-supp-tsv"
 
@@ -26,14 +44,6 @@ SUPPLEMENTARY_FORMAT = "mesh-supp-tsv"
 def default_drug_terminology_path(progress: bool = False) -> Path:
     """The compiled descriptors + supplementary records, built into the cache on first use (with ``progress``, a
     line on standard error says so: it takes about 30 s)."""
-    from medlink.folders import cache_root, cached_entry, sha256_of
-    from medlink.resources import supplementary_records_path
-    from medlink.terminology import load_default_terminology
-    from medlink.terminology.builder import TerminologyBuilder
-    from medlink.terminology.readers import read_source
-    from medlink.terminology.store import read_manifest, save_terminology
-    from medlink.terminology.terminology import SourceInfo
-
     descriptors = load_default_terminology()
     source = supplementary_records_path()
     sha256 = sha256_of(source)
@@ -84,10 +94,6 @@ def default_drug_index(progress: bool = True) -> Path:
 
     The cache entry is named after the drug terminology's folder, which names its sources, so the 354k-concept
     terminology is loaded only to build the entry; the linker that opens it checks the fingerprint anyway."""
-    from medlink.folders import cache_root, cached_entry
-    from medlink.index.build import rebind_index
-    from medlink.index.vector_index import is_current_index, read_index_manifest
-
     terminology_dir = default_drug_terminology_path(progress)
     base = default_index(progress)
     manifest = read_index_manifest(base)
@@ -102,8 +108,6 @@ def default_drug_index(progress: bool = True) -> Path:
 
 
 def default_index_path(terminology: Terminology, encoder: Encoder) -> Path:
-    from medlink.folders import cache_root
-
     return cache_root() / "indexes" / f"{terminology.fingerprint()}-{encoder.identity.fingerprint()}"
 
 
@@ -114,13 +118,6 @@ def default_index(progress: bool = True) -> Path:
     The first call encodes every name (about a minute and a half on 2 cores); later calls find it. A cached index
     of another index format version is rebuilt.
     """
-    from medlink.encoders import load_encoder
-    from medlink.encoders.registry import DEFAULT_MODEL
-    from medlink.folders import cached_entry
-    from medlink.index import build_index, ontology_entries
-    from medlink.index.vector_index import is_current_index
-    from medlink.terminology import load_default_terminology
-
     terminology = load_default_terminology()
     encoder = load_encoder(DEFAULT_MODEL)
 
@@ -136,11 +133,6 @@ def default_index(progress: bool = True) -> Path:
 def _apply_shipped_calibration(folder: Path, terminology: Terminology, encoder: Encoder) -> None:
     """Give the default index the nil threshold shipped for it (resources/default-nil.json), when the shipped one
     was calibrated with this encoder and terminology and the index does not carry it yet."""
-    from medlink.folders import building_lock
-    from medlink.index.build import update_manifest
-    from medlink.index.vector_index import read_index_manifest
-    from medlink.resources import default_nil_calibration
-
     shipped = default_nil_calibration()
     if shipped is None or shipped.get("encoder_fingerprint") != encoder.identity.fingerprint():
         return

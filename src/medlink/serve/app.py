@@ -166,7 +166,7 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
             raise HTTPException(404, "this service has no trial index: start it with --trials-index DIR")
         from medlink.trials.matching.notes import read_note
 
-        problems = _text_problems([body.note], None, None, settings.max_note_chars, "note")
+        problems = _text_problems([body.note], settings.max_note_chars, None, "note")
         if problems:
             return _error(422, "the note is over its limit or not text", problems)
         try:
@@ -200,6 +200,7 @@ def _mention(item: Any, shared_document: str | None) -> str | Mention:
     return Mention(item, shared_document) if shared_document else item  # plain text: cached by its text
 
 
+_NOT_TEXT = "holds a lone surrogate (\\ud800-\\udfff), which is not text"  # valid JSON, but UTF-8 cannot carry it
 _RECORDS_AT_A_TIME = 16  # trial records normalized between two looks at the request's time budget
 _UNION_BRANCHES = {"str", "constrained-str", "MentionIn"}  # how pydantic names the two shapes of a mention
 _WRONG_SHAPE = {"model_type", "dict_type", "string_type"}  # "not this branch of the union"
@@ -218,7 +219,7 @@ def validation_problems(errors: Sequence[Any]) -> list[str]:
         where = ".".join(part for part in parts if part not in _UNION_BRANCHES) or "body"
         message = item["msg"]
         if item.get("type") == "string_unicode":
-            message = "holds a lone surrogate (\\ud800-\\udfff), which is not text"
+            message = _NOT_TEXT
         problems.setdefault(where, []).append((item.get("type", ""), message))
     lines = []
     for where, found in problems.items():
@@ -228,22 +229,26 @@ def validation_problems(errors: Sequence[Any]) -> list[str]:
     return lines
 
 
-def _text_problems(items: list[str | Mention], mention_limit: int | None, document_limit: int | None,
-                   text_limit: int | None = None, what: str = "mentions") -> list[str]:  # fmt: skip
+def _text_problems(items: list[str | Mention], limit: int | None, document_limit: int | None,
+                   what: str = "mentions") -> list[str]:  # fmt: skip
     """What is wrong with the texts of a request: over a length limit (named with its value), or not text (a lone
-    surrogate, which JSON allows and UTF-8 cannot carry)."""
+    surrogate, which JSON allows and UTF-8 cannot carry). A document shared by many mentions is checked once."""
     problems = []
-    limit = text_limit if text_limit is not None else mention_limit
+    checked: set[int] = set()  # ids of the documents already checked
     for position, item in enumerate(items):
-        where = what if len(items) == 1 and what != "mentions" else f"{what}[{position}]"
+        where = f"{what}[{position}]" if what == "mentions" else what
         text, document = (item.text, item.document) if isinstance(item, Mention) else (item, None)
         if limit and len(text) > limit:
             problems.append(f"{where}: {len(text):,} characters; the limit is {limit:,}")
-        if document is not None and document_limit and len(document) > document_limit:
+        if not _is_text(text):
+            problems.append(f"{where}: {_NOT_TEXT}")
+        if document is None or id(document) in checked:
+            continue
+        checked.add(id(document))
+        if document_limit and len(document) > document_limit:
             problems.append(f"{where}.document: {len(document):,} characters; the limit is {document_limit:,}")
-        for field_name, value in (("", text), (".document", document)):
-            if value is not None and not _is_text(value):
-                problems.append(f"{where}{field_name}: holds a lone surrogate (\\ud800-\\udfff), which is not text")
+        if not _is_text(document):
+            problems.append(f"{where}.document: {_NOT_TEXT}")
     return problems
 
 
