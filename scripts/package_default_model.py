@@ -3,14 +3,15 @@
     python scripts/package_default_model.py build/contrastive-model/model                  # the default encoder
     python scripts/package_default_model.py build/distilled/model -o src/medlink/resources/fast-model \
         --share-with default-model                                                          # the fast encoder
-    python scripts/package_default_model.py build/zh/model -o src/medlink/resources/zh-model \
+    python scripts/package_default_model.py build/zh/model -o packages/medlink-zh/src/medlink_zh/model \
         --share-with e5-small                                                               # the Chinese encoder
 
 fp16 halves the weights (45 MB instead of 91 MB); the encoders compute in fp32 whatever the file stores.
 ``--share-with`` leaves out the tensors (and tokenizer) identical to those of a sibling packaged model (a student
 distilled with frozen embeddings shares them with its teacher) or of ``e5-small`` (what the Chinese encoder was
 fine-tuned from, frozen embeddings and first layer): medlink.encoders.shared_weights puts them back on first use.
-The model card (MODEL_CARD.md in the target folder) is written by hand, with the measured accuracy.
+The model card (MODEL_CARD.md in the target folder) is written by hand, with the measured accuracy; the folder's
+``checksums.json`` (what ``medlink models verify`` checks) is written last, over everything else.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def main() -> None:
     from safetensors.torch import load_file, save_file
 
     from medlink.encoders.shared_weights import donor_folder
+    from medlink.models.checksums import record_checksums
 
     staging = Path(tempfile.mkdtemp(prefix=f".{args.output.name}.", dir=args.output.parent))
     try:
@@ -62,6 +64,7 @@ def main() -> None:
             print(f"{len(shared)} tensors and {files} shared with {args.share_with}: {', '.join(shared)}")
         save_file(weights, staging / "model.safetensors", metadata={"format": "pt"})
         staging.chmod(0o755)  # mkdtemp makes it private; a package's data is readable by all
+        record_checksums(staging)
         for path in staging.rglob("*"):
             path.chmod(0o755 if path.is_dir() else 0o644)
         if args.output.exists():

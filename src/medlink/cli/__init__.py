@@ -29,6 +29,7 @@ COMMANDS = {
     "benchmark": "medlink.cli.benchmark_command:benchmark",
     "trials": "medlink.cli.trials_commands:trials",
     "serve": "medlink.cli.serve_command:serve",
+    "models": "medlink.cli.models_commands:models",
 }
 OLD_NAMES = {"train-ranker": "train-set-ranker", "train-reranker": "train-candidate-reranker"}
 

