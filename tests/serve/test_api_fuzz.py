@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from medlink import Linker  # noqa: E402
 from medlink.serve.app import create_app  # noqa: E402
 from medlink.serve.settings import ServiceSettings  # noqa: E402
-from serve.test_serve import _free_port, _serve  # noqa: E402
+from support import serving  # noqa: E402
 
 pytestmark = pytest.mark.slow  # the trial route compiles the embedded drug terminology on first use (~30 s)
 
@@ -26,7 +26,7 @@ EXAMPLES = 40  # per operation; each is one real HTTP request
 @pytest.fixture(scope="module")
 def service() -> Iterator[str]:
     linker = Linker.load(exact_only=True)  # the embedded MeSH; the service around it is what is under test
-    yield from _serve(create_app(linker, ServiceSettings(max_batch=20, max_body_bytes=200_000)), _free_port())
+    yield from serving(create_app(linker, ServiceSettings(max_batch=20, max_body_bytes=200_000)))
 
 
 def test_every_operation_answers_as_its_schema_says(service: str) -> None:

@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -21,30 +19,11 @@ uvicorn = pytest.importorskip("uvicorn", reason="the service tests need the [ser
 from medlink import Linker  # noqa: E402
 from medlink.serve.app import create_app  # noqa: E402
 from medlink.serve.settings import ServiceSettings  # noqa: E402
-from support import TRIALS  # noqa: E402
+from support import TRIALS, free_port, serving, two_trial_matcher  # noqa: E402
 
 pytestmark = pytest.mark.slow  # the service links with the embedded default (its index: ~70 s)
 
 STUDY = TRIALS / "api_v2_study.json"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _serve(app, port: int) -> Iterator[str]:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=30)
 
 
 @pytest.fixture(scope="module")
@@ -55,12 +34,12 @@ def linker() -> Linker:
 @pytest.fixture(scope="module")
 def url(linker: Linker) -> Iterator[str]:
     settings = ServiceSettings(max_batch=50, max_body_bytes=64_000, max_document_chars=1_000)
-    yield from _serve(create_app(linker, settings), _free_port())
+    yield from serving(create_app(linker, settings))
 
 
 @pytest.fixture(scope="module")
 def keyed_url(linker: Linker) -> Iterator[str]:
-    yield from _serve(create_app(linker, ServiceSettings(api_key="s3cret")), _free_port())
+    yield from serving(create_app(linker, ServiceSettings(api_key="s3cret")))
 
 
 def test_link_batch_with_documents(url: str) -> None:
@@ -128,23 +107,8 @@ def test_trial_records_are_normalized(url: str) -> None:
 
 @pytest.fixture(scope="module")
 def matcher_url(linker: Linker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from medlink.linking.mentions.scanner import ConceptScanner
-    from medlink.trials import TrialRecord
-    from medlink.trials.matching.encoders import load_trial_encoders
-    from medlink.trials.matching.index_build import index_records
-    from medlink.trials.matching.matcher import TrialMatcher
-    from medlink.trials.matching.trial_index import TrialIndex
-    from medlink.trials.normalization.normalizer import TrialNormalizer
-
-    exact = Linker(linker.terminology)
-    records = [TrialRecord("NCT1", title="Metformin in type 2 diabetes", conditions=("Type 2 Diabetes",),
-                           inclusion=("Type 2 diabetes",), minimum_age=18.0),
-               TrialRecord("NCT2", title="Asthma in children", conditions=("Asthma",), maximum_age=12.0)]  # fmt: skip
-    folder, encoders = tmp_path_factory.mktemp("served") / "ti", load_trial_encoders("minilm")
-    scanner = ConceptScanner(linker.terminology)
-    index_records(records, folder, encoders, TrialNormalizer(exact, exact), scanner)
-    matcher = TrialMatcher(TrialIndex.load(folder), encoders, scanner)
-    yield from _serve(create_app(linker, ServiceSettings(), matcher), _free_port())
+    matcher = two_trial_matcher(linker, tmp_path_factory.mktemp("served") / "ti")
+    yield from serving(create_app(linker, ServiceSettings(), matcher))
 
 
 def test_patients_are_matched_to_trials(matcher_url: str, url: str) -> None:
@@ -200,7 +164,7 @@ def test_api_key(keyed_url: str) -> None:
 
 
 def test_medlink_serve_command_binds_localhost_and_stops_gracefully(linker: Linker) -> None:
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "MEDLINK_API_KEY": "k"}
     process = subprocess.Popen([sys.executable, "-m", "medlink", "serve", "--port", str(port), "--exact-only"],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip

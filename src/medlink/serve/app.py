@@ -9,10 +9,8 @@ never a 500.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -24,7 +22,8 @@ from starlette.exceptions import HTTPException
 
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, Mention
-from medlink.serve.batching import LinkBatcher, OverBudget, Saturated
+from medlink.serve.batching import Busy, LinkBatcher
+from medlink.serve.core import NO_TRIAL_INDEX, ServiceCore
 from medlink.serve.guards import Guard
 from medlink.serve.metrics import CONTENT_TYPE, ServiceMetrics
 from medlink.serve.schemas import (
@@ -34,6 +33,8 @@ from medlink.serve.schemas import (
     request_models,
 )
 from medlink.serve.settings import ServiceSettings
+from medlink.serve.text_checks import NOT_TEXT, text_problems
+from medlink.serve.web.pages import add_pages
 from medlink.trials.matching.matcher import TrialMatcher
 from medlink.version import __version__
 
@@ -60,9 +61,7 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
     metrics = ServiceMetrics()
     batcher = LinkBatcher(linker, settings.batch_chars, settings.batch_wait_seconds, settings.request_seconds,
                           settings.max_queued_mentions, metrics.observe_batch)  # fmt: skip
-    normalizer = None  # the trial normalizer, made on first use around the same linker (normalizer_around)
-    normalizer_made = asyncio.Lock()  # concurrent first requests make it once
-    trial_slots = asyncio.Semaphore(settings.max_concurrent_trials)
+    core = ServiceCore(linker, settings, batcher, matcher)
     models = request_models(settings.max_batch, linker.config.max_mention_chars, settings.max_document_chars,
                             settings.max_note_chars)  # fmt: skip
 
@@ -97,14 +96,12 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         """Link a batch of mentions; concurrent requests share encoder batches, one mention of each in turn."""
         _check_batch(len(body.mentions), settings.max_batch, "mentions")
         mentions = [_mention(item, body.document) for item in body.mentions]
-        problems = _text_problems(mentions, linker.config.max_mention_chars, settings.max_document_chars)
+        problems = text_problems(mentions, linker.config.max_mention_chars, settings.max_document_chars)
         if problems:
             return _error(422, "a mention or document is over its limit or not text", problems)
         try:
-            results = await batcher.link(mentions)
-        except Saturated as error:
-            return _busy(f"the service is busy: {error}; retry shortly")
-        except OverBudget as error:
+            results = await core.link(mentions)
+        except Busy as error:
             return _busy(str(error))
         return TextJSONResponse({"results": [result.to_dict() for result in results]})
 
@@ -127,10 +124,8 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
     async def normalize_trials(body: Any) -> JSONResponse:
         """Conditions and interventions of ClinicalTrials.gov API v2 studies, linked (as ``medlink trials
         normalize`` writes them)."""
-        from medlink.trials.normalization.normalizer_spec import normalizer_around
         from medlink.trials.readers import parse_api_study
 
-        nonlocal normalizer
         _check_batch(len(body.records), settings.max_batch, "records")
         records, problems = [], []
         for position, study in enumerate(body.records):
@@ -140,21 +135,10 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
                 problems.append(f"records[{position}]: {error}")
         if problems:
             return _error(422, "a record is not a ClinicalTrials.gov API v2 study", problems)
-        if trial_slots.locked():
-            return _busy(f"{settings.max_concurrent_trials} trial requests are running already; retry shortly")
-        async with trial_slots:
-            async with normalizer_made:
-                if normalizer is None:  # the embedded default's drug terminology is loaded (compiled once) here
-                    normalizer = await asyncio.to_thread(normalizer_around, linker)
-                ready = normalizer
-            deadline = time.monotonic() + settings.request_seconds  # the one-time set-up is not the request's
-            normalized = []
-            for start in range(0, len(records), _RECORDS_AT_A_TIME):  # records are normalized independently
-                if time.monotonic() > deadline:
-                    return _busy(f"not normalized within the request budget of {settings.request_seconds:g} s "
-                                 f"({start:,} of {len(records):,} records done): send fewer records per request")
-                chunk = records[start : start + _RECORDS_AT_A_TIME]
-                normalized += await asyncio.to_thread(ready.normalize_batch, chunk)
+        try:
+            normalized = await core.normalize(records)
+        except Busy as error:
+            return _busy(str(error))
         return TextJSONResponse({"records": [trial.to_dict() for trial in normalized]})
 
     @app.post("/v1/trials/match", responses=_ERRORS)
@@ -163,22 +147,23 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         """The trials of the service's trial index ranked for a patient note, each with why (as ``medlink trials
         match --format json`` prints them)."""
         if matcher is None:
-            raise HTTPException(404, "this service has no trial index: start it with --trials-index DIR")
+            raise HTTPException(404, NO_TRIAL_INDEX)
         from medlink.trials.matching.notes import read_note
 
-        problems = _text_problems([body.note], settings.max_note_chars, None, "note")
+        problems = text_problems([body.note], settings.max_note_chars, None, "note")
         if problems:
             return _error(422, "the note is over its limit or not text", problems)
         try:
             read_note(body.note)  # what is wrong with the note itself is the client's to fix: 422, not a fault
         except MedlinkError as error:
             return _error(422, str(error))
-        if trial_slots.locked():
-            return _busy(f"{settings.max_concurrent_trials} trial requests are running already; retry shortly")
-        async with trial_slots:
-            result = await asyncio.to_thread(matcher.match, body.note, body.top)
+        try:
+            result = await core.match(body.note, body.top)
+        except Busy as error:
+            return _busy(str(error))
         return TextJSONResponse(result.to_dict())
 
+    add_pages(app, core)
     app.add_middleware(Guard, settings=settings, metrics=metrics)
     return app
 
@@ -200,8 +185,6 @@ def _mention(item: Any, shared_document: str | None) -> str | Mention:
     return Mention(item, shared_document) if shared_document else item  # plain text: cached by its text
 
 
-_NOT_TEXT = "holds a lone surrogate (\\ud800-\\udfff), which is not text"  # valid JSON, but UTF-8 cannot carry it
-_RECORDS_AT_A_TIME = 16  # trial records normalized between two looks at the request's time budget
 _UNION_BRANCHES = {"str", "constrained-str", "MentionIn"}  # how pydantic names the two shapes of a mention
 _WRONG_SHAPE = {"model_type", "dict_type", "string_type"}  # "not this branch of the union"
 
@@ -219,7 +202,7 @@ def validation_problems(errors: Sequence[Any]) -> list[str]:
         where = ".".join(part for part in parts if part not in _UNION_BRANCHES) or "body"
         message = item["msg"]
         if item.get("type") == "string_unicode":
-            message = _NOT_TEXT
+            message = NOT_TEXT
         problems.setdefault(where, []).append((item.get("type", ""), message))
     lines = []
     for where, found in problems.items():
@@ -227,37 +210,6 @@ def validation_problems(errors: Sequence[Any]) -> list[str]:
         lines += [message if where == "body" and message.startswith("the body") else f"{where}: {message}"
                   for message in dict.fromkeys(kept)]  # fmt: skip
     return lines
-
-
-def _text_problems(items: list[str | Mention], limit: int | None, document_limit: int | None,
-                   what: str = "mentions") -> list[str]:  # fmt: skip
-    """What is wrong with the texts of a request: over a length limit (named with its value), or not text (a lone
-    surrogate, which JSON allows and UTF-8 cannot carry). A document shared by many mentions is checked once."""
-    problems = []
-    checked: set[int] = set()  # ids of the documents already checked
-    for position, item in enumerate(items):
-        where = f"{what}[{position}]" if what == "mentions" else what
-        text, document = (item.text, item.document) if isinstance(item, Mention) else (item, None)
-        if limit and len(text) > limit:
-            problems.append(f"{where}: {len(text):,} characters; the limit is {limit:,}")
-        if not _is_text(text):
-            problems.append(f"{where}: {_NOT_TEXT}")
-        if document is None or id(document) in checked:
-            continue
-        checked.add(id(document))
-        if document_limit and len(document) > document_limit:
-            problems.append(f"{where}.document: {len(document):,} characters; the limit is {document_limit:,}")
-        if not _is_text(document):
-            problems.append(f"{where}.document: {_NOT_TEXT}")
-    return problems
-
-
-def _is_text(value: str) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _busy(reason: str) -> JSONResponse:

@@ -24,11 +24,15 @@ from dataclasses import dataclass, field
 from medlink.linking import Linker, LinkResult, Mention
 
 
-class Saturated(Exception):
+class Busy(Exception):
+    """The service cannot take this work now (503 with Retry-After); the message says why."""
+
+
+class Saturated(Busy):
     """Too many mentions are waiting already: try again shortly."""
 
 
-class OverBudget(Exception):
+class OverBudget(Busy):
     """The request was not answered within its time budget; its remaining work was dropped."""
 
 

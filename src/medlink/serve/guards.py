@@ -8,20 +8,25 @@ from __future__ import annotations
 import hmac
 import json
 import time
+from http.cookies import CookieError, SimpleCookie
 from typing import Any
 
 from medlink.serve.metrics import ServiceMetrics
 from medlink.serve.settings import ServiceSettings
+from medlink.serve.web.pages import KEY_COOKIE, OPEN_PAGE_PATHS, is_page, key_redirect
 
-OPEN_PATHS = frozenset({"/health"})  # load balancers probe it without a key
-ROUTES = ("/health", "/metrics", "/docs", "/openapi.json", "/v1/link", "/v1/trials/normalize")
+OPEN_PATHS = frozenset({"/health", *OPEN_PAGE_PATHS})  # load balancers probe /health; the page's key form and assets
+ROUTES = ("/health", "/metrics", "/docs", "/openapi.json", "/v1/link", "/v1/trials/normalize", "/v1/trials/match",
+          "/", "/trials", "/trials/normalize", "/key")  # fmt: skip
 
 
 def route_label(path: str) -> str:
     """A bounded set of labels: unknown paths must not grow the metrics without end."""
     if path in ROUTES:
         return path
-    return "/v1/concepts/{id}" if path.startswith("/v1/concepts/") else "other"
+    if path.startswith("/v1/concepts/"):
+        return "/v1/concepts/{id}"
+    return "/concept/{id}" if path.startswith("/concept/") else "other"
 
 
 class Guard:
@@ -46,7 +51,11 @@ class Guard:
 
         try:
             if self._key is not None and scope["path"] not in OPEN_PATHS and not self._authorized(scope):
-                await _reply(send_and_note, 401, {"error": "unauthorized"})  # no detail for a wrong key
+                if is_page(scope["path"]):  # a person at the page: ask for the key, then come back
+                    query = scope.get("query_string", b"").decode("latin-1")
+                    await _redirect(send_and_note, key_redirect(scope["path"], query))
+                else:
+                    await _reply(send_and_note, 401, {"error": "unauthorized"})  # no detail for a wrong key
                 return
             declared = _content_length(scope)
             limit = self.settings.max_body_bytes
@@ -65,12 +74,26 @@ class Guard:
             self.metrics.observe_request(route_label(scope["path"]), status, time.perf_counter() - started)
 
     def _authorized(self, scope: dict) -> bool:
+        """The key from a header, or for the web page's paths from its session cookie (SameSite=Strict: another
+        site cannot make a browser send it; the JSON API takes a header only)."""
         headers = dict(scope["headers"])
         given = headers.get(b"x-api-key")
         bearer = headers.get(b"authorization", b"")
         if given is None and bearer[:7].lower() == b"bearer ":
             given = bearer[7:].strip()
+        if given is None and is_page(scope["path"]):
+            given = _cookie(headers.get(b"cookie", b""), KEY_COOKIE)
         return given is not None and hmac.compare_digest(given, self._key or b"")
+
+
+def _cookie(header: bytes, name: str) -> bytes | None:
+    cookies = SimpleCookie()
+    try:
+        cookies.load(header.decode("latin-1"))
+    except CookieError:
+        return None
+    found = cookies.get(name)
+    return found.value.encode("latin-1", errors="replace") if found is not None else None
 
 
 def _content_length(scope: dict) -> int | None:
@@ -118,6 +141,12 @@ def _too_large(size: int | None, limit: int) -> dict:
     told = f"{size:,} bytes" if size is not None else "larger than the limit"
     return {"error": f"request body is {told}; the limit is {limit:,} bytes: send fewer mentions per request, "
                      f"or start the server with a larger --max-body-bytes"}  # fmt: skip
+
+
+async def _redirect(send: Any, location: str) -> None:
+    headers = [(b"location", location.encode("latin-1")), (b"content-length", b"0")]
+    await send({"type": "http.response.start", "status": 303, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def _reply(send: Any, status: int, body: dict) -> None:

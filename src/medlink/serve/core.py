@@ -1,0 +1,79 @@
+"""What the API routes and the web pages share: the linker behind its fair batcher, the trial normalizer (made on
+first use), the trial matcher, and the limits they answer within. Work the service cannot take now raises
+:class:`Busy`, which both sides answer with 503."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from medlink.errors import MedlinkError
+from medlink.linking import Linker, LinkResult, Mention
+from medlink.serve.batching import Busy, LinkBatcher
+from medlink.serve.settings import ServiceSettings
+
+if TYPE_CHECKING:  # the trial modules load only when a trial request comes
+    from medlink.trials.matching.matcher import MatchResult, TrialMatcher
+    from medlink.trials.normalization.normalizer import NormalizedTrial, TrialNormalizer
+    from medlink.trials.records import TrialRecord
+
+RECORDS_AT_A_TIME = 16  # trial records normalized between two looks at the request's time budget
+
+
+NO_TRIAL_INDEX = "this service has no trial index: start it with --trials-index DIR"
+
+
+class NoTrialIndex(MedlinkError):
+    """The service was started without a trial index."""
+
+
+@dataclass
+class ServiceCore:
+    linker: Linker
+    settings: ServiceSettings
+    batcher: LinkBatcher
+    matcher: TrialMatcher | None = None
+    _normalizer: TrialNormalizer | None = None
+    _normalizer_made: asyncio.Lock = field(default_factory=asyncio.Lock)  # concurrent first requests make it once
+    _trial_slots: asyncio.Semaphore | None = None
+
+    def __post_init__(self) -> None:
+        self._trial_slots = asyncio.Semaphore(self.settings.max_concurrent_trials)
+
+    async def link(self, mentions: Sequence[str | Mention]) -> list[LinkResult]:
+        return await self.batcher.link(list(mentions))
+
+    async def normalize(self, records: list[TrialRecord]) -> list[NormalizedTrial]:
+        """Records normalized a chunk at a time within the request's time budget (the one-time set-up of the
+        normalizer, which loads the drug terminology, not counted)."""
+        from medlink.trials.normalization.normalizer_spec import normalizer_around
+
+        async with self._trial_slot():
+            async with self._normalizer_made:
+                if self._normalizer is None:
+                    self._normalizer = await asyncio.to_thread(normalizer_around, self.linker)
+                ready = self._normalizer
+            deadline = time.monotonic() + self.settings.request_seconds
+            normalized: list[NormalizedTrial] = []
+            for start in range(0, len(records), RECORDS_AT_A_TIME):  # records are normalized independently
+                if time.monotonic() > deadline:
+                    raise Busy(f"not normalized within the request budget of {self.settings.request_seconds:g} s "
+                               f"({start:,} of {len(records):,} records done): send fewer records per request")
+                normalized += await asyncio.to_thread(ready.normalize_batch, records[start : start + RECORDS_AT_A_TIME])
+        return normalized
+
+    async def match(self, note: str, top: int) -> MatchResult:
+        if self.matcher is None:
+            raise NoTrialIndex(NO_TRIAL_INDEX)
+        matcher = self.matcher
+        async with self._trial_slot():
+            return await asyncio.to_thread(matcher.match, note, top)
+
+    def _trial_slot(self) -> asyncio.Semaphore:
+        assert self._trial_slots is not None  # made in __post_init__
+        if self._trial_slots.locked():
+            raise Busy(f"{self.settings.max_concurrent_trials} trial requests are running already; retry shortly")
+        return self._trial_slots
