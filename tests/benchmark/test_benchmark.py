@@ -18,17 +18,18 @@ TESTS = {
     "a": "heart attack\tT1\ndiabetes mellitus\tT2\nhypertensoin\tT3\nmyocardial infarctoin\tT1\n",  # 2 exact, 2 typos
     "b": "high blood pressure\tT3\nhigh blood presure\tT3\n",  # 1 exact, 1 typo
 }
-CONFIG = """
-ks = [1, 5]
-compare = [["char n-gram TF-IDF", "exact match"]]
-
+TOY_DATASET = """
 [[datasets]]
 name = "toy"
 folds = ["a", "b"]
 terminology = ["tsv:{data}/terms.tsv"]
 namespace = "TOY"
 corpus = "tsv:{data}/test_{fold}.tsv"
-
+"""
+CONFIG = """
+ks = [1, 5]
+compare = [["char n-gram TF-IDF", "exact match"]]
+""" + TOY_DATASET + """
 [[systems]]
 name = "exact match"
 sieves = "exact"

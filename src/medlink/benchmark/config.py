@@ -30,6 +30,13 @@ systems (which encoder, which sieves, whether training mentions are searched), e
     encoder = "medlink"
     sieves = "exact,D-T@0.95,hybrid=0.8"
     mentions = true                            # index the dataset's training mentions (source D)
+    isolated = true                            # run in a process of its own: start-up, speed, peak memory
+
+    [[systems]]
+    name = "Gilda"
+    system = "gilda"                           # a peer: "gilda", "quickumls" or "scispacy" (benchmark/peers/),
+                                               # always isolated; python = ".../bin/python" (or the environment
+                                               # variable MEDLINK_PEERS_PYTHON) runs it in another virtualenv
 
 ``{data}`` is the data folder given on the command line (default ``../shared/data``).
 """
@@ -76,6 +83,10 @@ class DatasetSpec:
                        synonyms_from=donors)  # fmt: skip
 
 
+MEDLINK = "medlink"
+PEERS = ("gilda", "quickumls", "scispacy")
+
+
 @dataclass(frozen=True)
 class SystemSpec:
     name: str
@@ -84,6 +95,18 @@ class SystemSpec:
     mentions: bool = False
     abbreviations: bool = True
     composites: bool = True
+    system: str = MEDLINK  # or one of PEERS
+    isolated: bool = False  # in a process of its own (peers always are)
+    threshold: float | None = None  # a peer's score threshold (its documented default when None); medlink's nil
+    python: str | None = None  # the interpreter an isolated system runs under
+
+    def __post_init__(self) -> None:
+        if self.system not in (MEDLINK, *PEERS):
+            raise ValueError(f"system {self.name!r}: unknown system {self.system!r} ({', '.join((MEDLINK, *PEERS))})")
+
+    @property
+    def runs_isolated(self) -> bool:
+        return self.isolated or self.system != MEDLINK
 
 
 @dataclass(frozen=True)
@@ -113,7 +136,7 @@ def load_config(path: Path | str) -> BenchmarkConfig:
     for pair in compare:
         if not set(pair) <= names:
             raise MedlinkError(f"{path}: compare names a system that is not defined: {pair}")
-    for system in systems:
+    for system in (system for system in systems if system.system == MEDLINK):
         needs_encoder = any(part.split("@")[0].split("=")[0].strip().lower() not in ("exact", "sparse")
                             for part in system.sieves.split(",") if part.strip())  # fmt: skip
         if needs_encoder and system.encoder is None:

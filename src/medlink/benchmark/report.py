@@ -42,6 +42,8 @@ def comparisons(config: BenchmarkConfig, cells: Sequence[Cell]) -> list[dict[str
     out = []
     for dataset in dict.fromkeys(cell.dataset for cell in cells):
         for a, b in config.compare:
+            if by_key[(dataset, a)].unavailable or by_key[(dataset, b)].unavailable:
+                continue  # a system that could not run is not compared
             first, second = by_key[(dataset, a)].correct_at_1, by_key[(dataset, b)].correct_at_1
             test = mcnemar(first, second)
             interval = paired_bootstrap(first, second, samples=2_000)
@@ -58,7 +60,10 @@ def to_json(config: BenchmarkConfig, cells: Sequence[Cell], command: str, env: d
         "results": [
             {"dataset": cell.dataset, "system": cell.system, "n": cell.n, "mrr": cell.mrr,
              **{f"acc@{k}": cell.accuracy(k) for k in config.ks},
+             "nil_rate": sum(f.nil_rate for f in cell.folds) / len(cell.folds), "unavailable": cell.unavailable,
+             "version": next((f.version for f in cell.folds if f.version), None),
              "folds": [{"fold": f.fold, "n": f.n, "mrr": f.mrr, "seconds": round(f.seconds, 2),
+                        "nil_rate": f.nil_rate, "startup_seconds": f.startup_seconds, "peak_rss_mb": f.peak_rss_mb,
                         **{f"acc@{k}": f.accuracy[k] for k in config.ks}} for f in cell.folds]}
             for cell in cells
         ],
@@ -90,8 +95,11 @@ def to_markdown(record: dict, ks: Sequence[int], plots: tuple[str, str] | None =
             values = [cell[(d, system)][f"acc@{k}"] for d in datasets]
             best = [max(cell[(d, s)][f"acc@{k}"] for s in systems) for d in datasets]
             shown = [f"**{100 * v:.1f}**" if v == b else f"{100 * v:.1f}" for v, b in zip(values, best, strict=True)]
+            shown = ["could not run" if cell[(d, system)].get("unavailable") else text
+                     for d, text in zip(datasets, shown, strict=True)]  # fmt: skip
             lines.append(f"| {system} | " + " | ".join(shown) + " |")
         lines.append("")
+    lines += _cost_lines(results, datasets, systems)
     folded = [d for d in datasets if len(cell[(d, systems[0])]["folds"]) > 1]
     for dataset in folded:
         folds = [f["fold"] for f in cell[(dataset, systems[0])]["folds"]]
@@ -123,6 +131,43 @@ def to_markdown(record: dict, ks: Sequence[int], plots: tuple[str, str] | None =
         lines += ["", f"![Acc@1 per system and dataset]({plots[0]})", "",
                   f"![Mentions linked per second per system and dataset]({plots[1]})"]  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+def _cost_lines(results: list[dict], datasets: list[str], systems: list[str]) -> list[str]:
+    """Nil rate for every row; start-up, speed and peak memory for the rows run in a process of their own; and
+    why a system could not run, where one could not."""
+    cell = {(r["dataset"], r["system"]): r for r in results}
+    lines = ["## Nil rate, speed, start-up and memory", "",
+             "Per dataset: share of mentions left unlinked (nil) · mentions linked per second · start-up (building or "
+             "loading the system from its files, in its own process) · peak resident memory of that process. "
+             "Start-up and memory are measured for the rows run in a process of their own only.", "",
+             "| system | " + " | ".join(datasets) + " |", "|---|" + "---|" * len(datasets)]  # fmt: skip
+    for system in systems:
+        shown = []
+        for dataset in datasets:
+            row = cell[(dataset, system)]
+            if row.get("unavailable"):
+                shown.append("—")
+                continue
+            rate = row["n"] / max(sum(f["seconds"] for f in row["folds"]), 1e-3)
+            text = f"nil {100 * row['nil_rate']:.1f} % · {rate:,.0f}/s"
+            startups = [f["startup_seconds"] for f in row["folds"] if f.get("startup_seconds") is not None]
+            memory = [f["peak_rss_mb"] for f in row["folds"] if f.get("peak_rss_mb") is not None]
+            if startups:
+                text += f" · {sum(startups) / len(startups):.1f} s · {max(memory):,.0f} MB"
+            shown.append(text)
+        lines.append(f"| {system} | " + " | ".join(shown) + " |")
+    lines.append("")
+    versions = {r["system"]: r["version"] for r in results if r.get("version")}
+    if versions:
+        lines += ["Versions of the systems run in their own process: "
+                  + ", ".join(f"{system} {version}" for system, version in versions.items()) + ".", ""]
+    missing = {(r["system"], r["unavailable"]) for r in results if r.get("unavailable")}
+    if missing:
+        lines += ["## Systems that could not run here", ""]
+        lines += [f"- **{system}**: {why}" for system, why in sorted(missing)]
+        lines.append("")
+    return lines
 
 
 _COLOURS = ("#9e9e9e", "#c49a6c", "#6b8fc2", "#3b6fb6", "#1f4e99", "#0b2f66", "#7a5195", "#ef5675")

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from medlink.benchmark.config import BenchmarkConfig, DatasetSpec, SystemSpec
+from medlink.benchmark.config import MEDLINK, BenchmarkConfig, DatasetSpec, SystemSpec
 from medlink.encoders.base import Encoder
+from medlink.errors import MedlinkError
 from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.corpus_formats import load_corpus
-from medlink.evaluation.runner import evaluate
+from medlink.evaluation.runner import evaluate, resolve_gold
+from medlink.evaluation.scoring import Prediction, score
 from medlink.evaluation.setups import reduce_dictionary, select_subset
 from medlink.index import VectorIndex, build_index, index_with_mentions, ontology_entries
 from medlink.index.vector_index import is_current_index
@@ -27,6 +29,7 @@ from medlink.linking.defaults import donor_terminology
 from medlink.linking.mentions.term_model import TermModel
 from medlink.terminology import SourceSpec, Terminology, compile_terminology
 from medlink.terminology.borrowing import borrow_synonyms
+from medlink.terminology.store import save_terminology
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,11 @@ class FoldResult:
     mrr: float
     seconds: float  # linking and scoring, not index building
     correct_at_1: tuple[bool, ...]
+    nil_rate: float = 0.0  # share of mentions the system left unlinked
+    startup_seconds: float | None = None  # isolated runs: building or loading the system, in its own process
+    peak_rss_mb: float | None = None  # isolated runs: that process's peak resident memory
+    unavailable: str | None = None  # why the system could not run here (its numbers are then zeros)
+    version: str | None = None  # isolated runs: the version of the package that ran
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,10 @@ class Cell:
     @property
     def correct_at_1(self) -> tuple[bool, ...]:
         return tuple(flag for fold in self.folds for flag in fold.correct_at_1)
+
+    @property
+    def unavailable(self) -> str | None:
+        return next((fold.unavailable for fold in self.folds if fold.unavailable), None)
 
 
 @dataclass(frozen=True)
@@ -89,20 +101,62 @@ def run_benchmark(config: BenchmarkConfig, data: Path, work: Path,
                 f"{len(prepared.terminology):,} concepts")  # fmt: skip
             for system in config.systems:
                 encoder = None
-                if system.encoder is not None:
+                if system.encoder is not None and system.system == MEDLINK:
                     if system.encoder not in encoders:
                         encoders[system.encoder] = load_encoder(system.encoder)
                     encoder = encoders[system.encoder]
-                linker = system_linker(system, prepared, encoder, work, log)
-                started = time.perf_counter()
-                evaluation = evaluate(linker, prepared.corpus, config.ks)
-                scores = evaluation.scores
-                result = FoldResult(fold, len(prepared.corpus), dict(scores.accuracy), scores.mrr,
-                                    time.perf_counter() - started, tuple(scores.correct_at_1))  # fmt: skip
+                if system.runs_isolated:
+                    result = isolated_fold(system, prepared, encoder, work, config.ks, log)
+                else:
+                    linker = system_linker(system, prepared, encoder, work, log)
+                    started = time.perf_counter()
+                    evaluation = evaluate(linker, prepared.corpus, config.ks)
+                    scores = evaluation.scores
+                    result = FoldResult(fold, len(prepared.corpus), dict(scores.accuracy), scores.mrr,
+                                        time.perf_counter() - started, tuple(scores.correct_at_1),
+                                        _nil_rate(evaluation.predictions))  # fmt: skip
                 per_system[system.name].append(result)
-                log(f"  {system.name}: Acc@1 {result.accuracy[1]:.4f} ({result.seconds:.1f} s)")
+                told = f"unavailable: {result.unavailable}" if result.unavailable else f"Acc@1 {result.accuracy[1]:.4f}"
+                log(f"  {system.name}: {told} ({result.seconds:.1f} s)")
         cells += [Cell(dataset.name, name, tuple(folds)) for name, folds in per_system.items()]
     return cells
+
+
+def isolated_fold(system: SystemSpec, prepared: Prepared, encoder: Encoder | None, work: Path, ks: Sequence[int],
+                  log: Callable[[str], None]) -> FoldResult:  # fmt: skip
+    """The system in a process of its own (benchmark/peers/), scored here with the same strict scorer."""
+    from medlink.benchmark.peers.isolated import run_isolated
+
+    options: dict[str, object] = {"threshold": system.threshold}
+    if system.system == MEDLINK:
+        if encoder is None:
+            raise MedlinkError(f"system {system.name!r}: an isolated medlink system needs an encoder")
+        mentions = system.mentions and prepared.train is not None
+        options |= {"index": str(dataset_index(prepared, encoder, system.encoder or "", mentions, work, log)),
+                    "terminology_dir": str(_saved_terminology(prepared.terminology, work)),
+                    "encoder": system.encoder, "sieves": system.sieves}  # fmt: skip
+    run = run_isolated(system.system, prepared.terminology, prepared.corpus, work, system.python, **options)
+    n = len(prepared.corpus)
+    if run.unavailable:
+        return FoldResult(prepared.fold, n, {k: 0.0 for k in ks}, 0.0, 0.0, (False,) * n, 0.0, None,
+                          run.peak_rss_mb, run.unavailable, run.version)  # fmt: skip
+    golds = [resolve_gold(mention.gold, prepared.terminology) for mention in prepared.corpus]
+    scores = score(golds, run.predictions, ks)
+    return FoldResult(prepared.fold, n, dict(scores.accuracy), scores.mrr, run.link_seconds,
+                      tuple(scores.correct_at_1), _nil_rate(run.predictions), run.startup_seconds,
+                      run.peak_rss_mb, None, run.version)  # fmt: skip
+
+
+def _nil_rate(predictions: Sequence[Prediction]) -> float:
+    return sum(not p.concepts and not p.parts for p in predictions) / max(len(predictions), 1)
+
+
+def _saved_terminology(terminology: Terminology, work: Path) -> Path:
+    """The dataset's compiled terminology as a folder, for a system that loads it in another process."""
+    folder = work / "terminologies" / terminology.fingerprint()
+    if not (folder / "manifest.json").exists():
+        save_terminology(terminology, folder)
+    return folder
 
 
 def prepare(spec: DatasetSpec, fold: str) -> Prepared:

@@ -1,0 +1,70 @@
+"""The peers side by side: each row in a process of its own (Gilda for real; a peer that is not installed is
+reported with why, never dropped), medlink's row isolated too, all scored by the same strict scorer."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_benchmark import TERMS, TESTS, TOY_DATASET
+
+from medlink.benchmark.config import load_config
+from medlink.errors import MedlinkError
+
+CONFIG = """
+ks = [1, 5]
+compare = [["medlink isolated", "Gilda"], ["medlink isolated", "scispaCy linker"]]
+""" + TOY_DATASET.replace("%", "%%") + """
+[[systems]]
+name = "medlink isolated"
+encoder = "minilm"
+sieves = "exact,O-T"
+isolated = true
+
+[[systems]]
+name = "Gilda"
+system = "gilda"
+
+[[systems]]
+name = "scispaCy linker"
+system = "scispacy"
+python = "%s"
+"""
+
+
+def test_peers_run_in_their_own_processes_and_a_missing_one_says_why(tmp_path: Path) -> None:
+    pytest.importorskip("gilda", reason="the peer test needs the [test] extras (gilda)")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "terms.tsv").write_text(TERMS)
+    for fold, text in TESTS.items():
+        (data / f"test_{fold}.tsv").write_text(text)
+    # scispaCy is deliberately run under this test's Python, where it is not installed.
+    (tmp_path / "peers.toml").write_text(CONFIG % sys.executable)
+    command = [sys.executable, "-m", "medlink", "benchmark", str(tmp_path / "peers.toml"), "--data", str(data),
+               "--work", str(tmp_path / "work"), "-o", str(tmp_path / "peers.md")]  # fmt: skip
+    subprocess.run(command, check=True, capture_output=True, text=True, timeout=600)
+    record = json.loads((tmp_path / "peers.json").read_text())
+    rows = {r["system"]: r for r in record["results"]}
+    gilda = rows["Gilda"]
+    # Gilda grounds the exact names and the typo-free ones; each typo finds nothing: nil.
+    assert gilda["acc@1"] == 0.5 and gilda["nil_rate"] == 0.5 and gilda["unavailable"] is None
+    fold = gilda["folds"][0]
+    assert fold["startup_seconds"] > 0 and fold["peak_rss_mb"] > 20
+    medlink = rows["medlink isolated"]
+    assert medlink["acc@1"] >= 0.75 and medlink["nil_rate"] == 0 and medlink["folds"][0]["peak_rss_mb"] > 100
+    missing = rows["scispaCy linker"]
+    assert missing["unavailable"].startswith("ModuleNotFoundError: No module named 'scispacy'")
+    assert [c["b"] for c in record["comparisons"]] == ["Gilda"]  # never the system that could not run
+    markdown = (tmp_path / "peers.md").read_text()
+    assert "| scispaCy linker | could not run |" in markdown
+    assert "- **scispaCy linker**: ModuleNotFoundError" in markdown
+    assert "| Gilda | nil 50.0 % ·" in markdown and "Gilda 1.6.1" in markdown
+
+
+def test_an_unknown_system_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(CONFIG.replace('system = "gilda"', 'system = "metamap"') % sys.executable)
+    with pytest.raises(MedlinkError, match="unknown system 'metamap'"):
+        load_config(path)
