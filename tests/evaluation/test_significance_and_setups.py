@@ -4,7 +4,7 @@ import pytest
 
 from medlink.evaluation.corpus import Corpus, Gold, GoldMention
 from medlink.evaluation.setups import mean_over_folds, reduce_dictionary, refine, split_by_seen_concepts
-from medlink.evaluation.significance import mcnemar, paired_bootstrap
+from medlink.evaluation.significance import mcnemar, paired_bootstrap, paired_randomization
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, NameKind, make_concept
 
@@ -83,3 +83,16 @@ def test_mean_over_folds() -> None:
         "acc@1": pytest.approx(0.6),
         "n": 15.0,
     }
+
+
+def test_paired_randomization_on_per_query_scores() -> None:
+
+
+    same = paired_randomization([0.5, 0.2, 0.9], [0.5, 0.2, 0.9], samples=999)
+    assert same.difference == 0.0 and same.p_value == 1.0
+    better = paired_randomization([0.9] * 20, [0.1] * 20, samples=999)
+    assert better.difference == pytest.approx(0.8) and better.p_value < 0.01 and better.queries == 20
+    mixed = paired_randomization([0.9, 0.1] * 10, [0.1, 0.9] * 10, samples=999)
+    assert mixed.p_value > 0.5
+    with pytest.raises(ValueError, match="same, non-empty"):
+        paired_randomization([], [])

@@ -225,26 +225,57 @@ def rank(birco: Path | None, trec: Path | None, full: bool, run_path: Path, spec
 @_collection_options
 @click.option("--run", "run_path", type=PathOption(path_type=Path, dir_okay=False), default=None,
               help="Also write the system's TREC run file here.")  # fmt: skip
+@click.option("--peers", "peers_path", type=PathOption(path_type=Path, dir_okay=False), default=None,
+              help="Other systems' rankings of the same collection (JSON: {\"systems\": {name: {patient: [trials]}}}), "
+                   "scored beside medlink with the same judgements.")  # fmt: skip
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @matcher_options
-def eval_trials(birco: Path | None, trec: Path | None, full: bool, run_path: Path | None, output_format: str,
-                spec: MatcherSpec) -> None:  # fmt: skip
+def eval_trials(birco: Path | None, trec: Path | None, full: bool, run_path: Path | None, peers_path: Path | None,
+                output_format: str, spec: MatcherSpec) -> None:  # fmt: skip
     """NDCG@10, P@10, MRR, R-precision and Recall@100 of the matcher on a test collection, with BM25 from the same
-    index beside it (ir_measures). On TREC CT only the judged trials present in the index count."""
+    index beside it (ir_measures). On TREC CT only the judged trials present in the index count. With --peers,
+    every peer's ranking too, and a paired randomization test of medlink against the best peer by NDCG@10."""
     from medlink.trials.matching.metrics import evaluate, write_run
 
     runs = _rank(birco, trec, full, spec)
     if run_path:
         write_run(runs.system, run_path)
     judged = runs.collection
-    table = {"system": evaluate(runs.system, judged.qrels), "bm25": evaluate(runs.bm25, judged.qrels)}
-    report = {"collection": judged.name, "protocol": "full" if full else "judged pool", "patients": len(judged.qrels),
-              "judgements": sum(len(v) for v in judged.qrels.values()), **table}  # fmt: skip
+    peers = {}
+    if peers_path is not None:
+        from medlink.trials.matching.peer_rankings import read_peer_rankings
+
+        peers = read_peer_rankings(peers_path, judged.qrels, judged.name)
+    table = {"system": evaluate(runs.system, judged.qrels), "bm25": evaluate(runs.bm25, judged.qrels),
+             **{name: evaluate(run, judged.qrels) for name, run in peers.items()}}  # fmt: skip
+    report: dict = {"collection": judged.name, "protocol": "full" if full else "judged pool",
+                    "patients": len(judged.qrels), "judgements": sum(len(v) for v in judged.qrels.values()),
+                    **table}  # fmt: skip
+    if peers:
+        report["against_best_peer"] = _against_best_peer(runs.system, peers, judged.qrels, table)
     if output_format == "json":
         click.echo(json.dumps(report, indent=2))
         return
     click.echo(f"{judged.name}: {report['patients']} patients, {report['judgements']:,} judgements, "
                f"{report['protocol']}")  # fmt: skip
-    click.echo(f"{'':8}" + "".join(f"{name:>16}" for name in table["system"]))
-    for system, scores in table.items():
-        click.echo(f"{system:8}" + "".join(f"{value:>16.4f}" for value in scores.values()))
+    width = max(8, *(len(name) + 2 for name in table))
+    click.echo(f"{'':{width}}" + "".join(f"{name:>16}" for name in table["system"]))
+    ordered = ["system", "bm25", *sorted(peers, key=lambda name: -table[name]["ndcg@10"])]
+    for system in ordered:
+        click.echo(f"{system:{width}}" + "".join(f"{value:>16.4f}" for value in table[system].values()))
+    if peers:
+        test = report["against_best_peer"]
+        click.echo(f"medlink against the best peer by NDCG@10 ({test['peer']}): {test['difference']:+.4f}, paired "
+                   f"randomization p = {test['p_value']:.3g} over {test['patients']} patients")  # fmt: skip
+
+
+def _against_best_peer(system: dict, peers: dict, qrels: dict, table: dict) -> dict:
+    from medlink.evaluation.significance import paired_randomization
+    from medlink.trials.matching.metrics import per_patient
+
+    best = max(peers, key=lambda name: table[name]["ndcg@10"])
+    ours, theirs = per_patient(system, qrels), per_patient(peers[best], qrels)
+    patients = sorted(qrels)
+    test = paired_randomization([ours[p] for p in patients], [theirs[p] for p in patients])
+    return {"peer": best, "measure": "ndcg@10", "difference": round(test.difference, 4),
+            "p_value": test.p_value, "patients": test.queries, "samples": test.samples}  # fmt: skip

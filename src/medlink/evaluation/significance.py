@@ -5,6 +5,9 @@
   statistic with continuity correction (1 degree of freedom).
 - Paired bootstrap: resample mentions with replacement and read a confidence interval for the difference in
   accuracy (system A minus system B) off the percentiles.
+- Paired randomization (sign-flip) test for graded, per-query scores such as NDCG@10 (Smucker, Allan & Carterette
+  2007, the IR community's default): under the null the two systems' scores of each query are exchangeable, so
+  each query's difference keeps or flips its sign at random.
 """
 
 from __future__ import annotations
@@ -66,3 +69,23 @@ def paired_bootstrap(
     low = differences[math.floor(tail * (samples - 1))]
     high = differences[math.ceil((1 - tail) * (samples - 1))]
     return BootstrapResult(sum(deltas) / n, low, high, confidence, samples)
+
+
+@dataclass(frozen=True)
+class RandomizationResult:
+    difference: float  # mean of A − B over the queries
+    p_value: float  # two-sided
+    queries: int
+    samples: int
+
+
+def paired_randomization(scores_a: Sequence[float], scores_b: Sequence[float], samples: int = 10_000,
+                         seed: int = 0) -> RandomizationResult:  # fmt: skip
+    if len(scores_a) != len(scores_b) or not scores_a:
+        raise ValueError("both systems must be scored on the same, non-empty set of queries")
+    deltas = [a - b for a, b in zip(scores_a, scores_b, strict=True)]
+    observed = abs(sum(deltas))
+    rng = random.Random(seed)
+    at_least = sum(abs(sum(d if rng.random() < 0.5 else -d for d in deltas)) >= observed - 1e-12
+                   for _ in range(samples))  # fmt: skip
+    return RandomizationResult(sum(deltas) / len(deltas), (at_least + 1) / (samples + 1), len(deltas), samples)

@@ -401,6 +401,27 @@ def test_match_rank_and_eval_commands(index_dir: Path, tmp_path: Path) -> None:
     ranked = runner.invoke(main, ["trials", "rank", "--birco", str(birco), "--encoders", "minilm", "--run",
                                   str(tmp_path / "r.trec")])  # fmt: skip
     assert ranked.exit_code == 0 and read_run(tmp_path / "r.trec")["p"].keys() == {"T1", "T2"}
+    # Peers' rankings of the same collection, scored beside medlink; a file for other patients is refused.
+    peers = tmp_path / "peers.json"
+    peers.write_text(json.dumps({"systems": {"right": {"p": ["T1", "T2"]}, "wrong": {"p": ["T2", "T1"]}}}))
+    beside = runner.invoke(main, ["trials", "eval", "--birco", str(birco), "--encoders", "minilm", "--peers",
+                                  str(peers), "--format", "json"])  # fmt: skip
+    assert beside.exit_code == 0, beside.output
+    compared = json.loads(beside.output)
+    assert compared["right"]["ndcg@10"] == 1.0 and compared["wrong"]["ndcg@10"] < 1.0
+    assert compared["against_best_peer"]["peer"] == "right" and compared["against_best_peer"]["difference"] == 0.0
+    text = runner.invoke(main, ["trials", "eval", "--birco", str(birco), "--encoders", "minilm", "--peers",
+                                str(peers)]).output  # fmt: skip
+    assert "against the best peer by NDCG@10 (right): +0.0000" in text
+    peers.write_text(json.dumps({"systems": {"other": {"q7": ["T1"]}}}))
+    refused = runner.invoke(main, ["trials", "eval", "--birco", str(birco), "--encoders", "minilm", "--peers",
+                                   str(peers)])  # fmt: skip
+    assert refused.exit_code != 0 and "Traceback" not in refused.output
+    assert "system 'other' does not match toy: ranks patients the collection does not judge: q7; leaves out " \
+           "judged patients: p" in refused.output
+    peers.write_text("{not json")
+    assert "peers.json:1: not JSON" in runner.invoke(main, ["trials", "eval", "--birco", str(birco), "--encoders",
+                                                            "minilm", "--peers", str(peers)]).output  # fmt: skip
 
 
 def test_index_and_train_commands_on_record_files(tmp_path: Path, isolated_cache) -> None:

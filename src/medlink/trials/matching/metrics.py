@@ -33,6 +33,20 @@ def evaluate(run: Run, qrels: Qrels) -> dict[str, float]:
             totals[metric.measure] += float(metric.value)
     return {name: round(totals[measure] / max(1, len(qrels)), 4) for name, measure in measures.items()}
 
+def per_patient(run: Run, qrels: Qrels, measure: str = "ndcg@10") -> dict[str, float]:
+    """One measure for each judged patient (0 for a patient the run leaves out), for paired tests."""
+    import ir_measures
+
+    metric = ir_measures.parse_measure(MEASURES[measure])
+    judged = [ir_measures.Qrel(q, t, g) for q, trials in qrels.items() for t, g in trials.items()]
+    scored = [ir_measures.ScoredDoc(q, t, float(s)) for q, trials in run.items() for t, s in trials.items()]
+    values = dict.fromkeys(qrels, 0.0)
+    for found in ir_measures.iter_calc([metric], judged, scored):
+        if found.query_id in values:
+            values[found.query_id] = float(found.value)
+    return values
+
+
 def write_run(run: Run, path: Path | str, tag: str = "medlink") -> Path:
     """A standard TREC run file (``qid Q0 docid rank score tag``), written to a temporary file then renamed."""
     path = Path(path)
