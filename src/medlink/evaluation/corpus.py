@@ -71,6 +71,7 @@ class Corpus:
     name: str
     mentions: tuple[GoldMention, ...]
     notes: tuple[str, ...] = ()  # what the reader had to do to the data, e.g. labels it could not resolve
+    documents: tuple[tuple[str, str], ...] = ()  # (id, text) of every document, those without mentions too
 
     def __len__(self) -> int:
         return len(self.mentions)
@@ -89,7 +90,7 @@ class Corpus:
             present = sorted({m.entity_type for m in self.mentions if m.entity_type})
             raise MedlinkError(f"{self.name} has no mention of type {entity_type!r}; its types are: "
                                f"{', '.join(present) or 'none (its mentions carry no type)'}")  # fmt: skip
-        return Corpus(f"{self.name} [{entity_type}]", kept, self.notes)
+        return Corpus(f"{self.name} [{entity_type}]", kept, self.notes, self.documents)
 
     def labelled_pairs(self) -> list[tuple[str, tuple[str, ...]]]:
         """``(text, acceptable ids)`` of every mention with one concept: what training and D-search learn from

@@ -55,7 +55,9 @@ def read_pubtator(path: Path, namespace: str | None = "MESH") -> Corpus:
                 entity_type=values[4],
             )
         )
-    return Corpus(path.name, tuple(mentions))
+    documents = tuple((pmid, f"{titles.get(pmid, '')} {abstracts.get(pmid, '')}".strip())
+                      for pmid in dict.fromkeys([*titles, *abstracts]))  # fmt: skip
+    return Corpus(path.name, tuple(mentions), documents=documents)
 
 
 def read_biosyn_concepts(path: Path, namespace: str | None = "MESH") -> Corpus:

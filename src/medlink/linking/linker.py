@@ -22,6 +22,7 @@ from typing import Any, cast
 
 from medlink.encoders.base import Encoder
 from medlink.index import VectorIndex
+from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, annotate_many
 from medlink.linking.decisions import claim_counted, finish, test_terms
 from medlink.linking.mentions.branches import BranchScope
 from medlink.linking.mentions.composites import split_composite
@@ -148,6 +149,14 @@ class Linker:
         """Link a batch; each distinct normalized key is decided once."""
         with self._lock:
             return self._link_mentions(mentions)
+
+    def annotate(self, text: str, config: AnnotatorConfig | None = None) -> list[Annotation]:
+        """Every concept mention of running ``text``, linked and marked negated or uncertain
+        (:mod:`medlink.linking.annotation`)."""
+        return annotate_many(self, [text], config or AnnotatorConfig())[0]
+
+    def annotate_many(self, texts: Sequence[str], config: AnnotatorConfig | None = None) -> list[list[Annotation]]:
+        return annotate_many(self, texts, config or AnnotatorConfig())
 
     @property
     def config(self) -> LinkerConfig:

@@ -1,0 +1,95 @@
+"""End-to-end evaluation of annotation: the system finds the mentions itself in every document of a corpus.
+
+- **mention level**: a found (document, start, end, concept) must equal a gold one exactly (a composite gold
+  mention counts once per concept it names; ids joined by ``+`` are one concept's alternatives);
+- **document level**: the set of (document, concept) pairs, BioCreative V CDR's disease-named-entity measure.
+
+Gold ids are resolved through the terminology (alternative ids to the concept's own); gold mentions without an id
+(``-1``) are left out of both measures. Negated and uncertain mentions count: the corpora annotate them too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from medlink.errors import MedlinkError
+from medlink.evaluation.corpus import Corpus
+from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, find_spans
+from medlink.linking.annotation.lexicon import Lexicon, TrainingMention, learn_lexicon
+from medlink.terminology import Terminology
+
+
+@dataclass(frozen=True)
+class PRF:
+    precision: float
+    recall: float
+    f1: float
+    found: int
+    gold: int
+    right: int
+
+    @classmethod
+    def of(cls, found: set, gold: set) -> PRF:
+        right = len(found & gold)
+        precision = right / len(found) if found else 0.0
+        recall = right / len(gold) if gold else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return cls(round(precision, 4), round(recall, 4), round(f1, 4), len(found), len(gold), right)
+
+
+@dataclass(frozen=True)
+class EndToEnd:
+    documents: int
+    mention: PRF
+    document: PRF
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"documents": self.documents, "mention": vars(self.mention), "document": vars(self.document)}
+
+
+def gold_sets(corpus: Corpus, terminology: Terminology) -> tuple[set, set]:
+    mentions, concepts = set(), set()
+    for m in corpus:
+        if m.document_id is None or m.start is None or m.end is None:
+            raise MedlinkError(f"{corpus.name}: end-to-end evaluation needs documents and mention offsets "
+                               f"(PubTator has them)")  # fmt: skip
+        for part in m.gold.parts:  # a part's ids are alternatives ("+"): one concept, the first the terminology has
+            ids = [concept for concept in part if concept and not concept.endswith("-1")]
+            if ids:
+                concept = next((terminology.resolve(c) for c in ids if terminology.resolve(c)), ids[0])
+                mentions.add((m.document_id, m.start, m.end, concept))
+                concepts.add((m.document_id, concept))
+    return mentions, concepts
+
+
+def score_annotations(corpus: Corpus, annotations: Sequence[Sequence[Annotation]],
+                      terminology: Terminology) -> EndToEnd:  # fmt: skip
+    """``annotations[i]`` are the system's for ``corpus.documents[i]``."""
+    gold_mentions, gold_concepts = gold_sets(corpus, terminology)
+    found_mentions, found_concepts = set(), set()
+    for (document_id, _), found in zip(corpus.documents, annotations, strict=True):
+        for annotation in found:
+            for concept in annotation.concepts:
+                found_mentions.add((document_id, annotation.start, annotation.end, concept))
+                found_concepts.add((document_id, concept))
+    return EndToEnd(len(corpus.documents), PRF.of(found_mentions, gold_mentions),
+                    PRF.of(found_concepts, gold_concepts))  # fmt: skip
+
+
+def learn_from_corpus(corpus: Corpus, terminology: Terminology, config: AnnotatorConfig | None = None) -> Lexicon:
+    """The lexicon a training corpus teaches (:mod:`medlink.linking.annotation.lexicon`): its mention texts as
+    spans of their own, and the names its documents show are seldom mentions."""
+    documents = dict(corpus.documents)
+    mentions = [(m.document_id, TrainingMention(m.document or "", m.start, m.end,
+                                                tuple(terminology.resolve(c) or c for c in m.gold.parts[0])))
+                for m in corpus
+                if m.document_id in documents and m.start is not None and m.end is not None
+                and len(m.gold.parts) == 1 and not any(c.endswith("-1") for c in m.gold.parts[0])]  # fmt: skip
+    normalize = terminology.normalizer
+    given = {normalize(documents[d][m.start : m.end]) for d, m in mentions}
+    teach = replace(config or AnnotatorConfig(), lexicon=Lexicon(dict.fromkeys(given, ()), frozenset()))
+    found = {document_id: [(s.start, s.end, s.key) for s in find_spans(terminology, text, teach)]
+             for document_id, text in documents.items()}  # fmt: skip
+    return learn_lexicon(documents, mentions, found, normalize)

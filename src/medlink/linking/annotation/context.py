@@ -1,0 +1,68 @@
+"""Negation and uncertainty of a mention from the words around it, after ConText (Harkema et al. 2009): a trigger
+before the mention ("no", "denies", "negative for", "possible") or after it ("was ruled out", "is unlikely") applies
+up to a window of words, within the mention's sentence, until a word that ends its scope ("but", "however").
+The trigger is kept, so the reason can name it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Longer triggers first, so "no evidence of" wins over "no". Lower case; matched on word boundaries.
+NEGATION_BEFORE = ("no evidence of", "no signs of", "no sign of", "no history of", "negative for", "free of",
+                   "absence of", "rules out", "ruled out", "rule out", "denies", "denied", "deny", "without",
+                   "not", "no", "never", "nor")  # fmt: skip
+NEGATION_AFTER = ("was ruled out", "were ruled out", "is ruled out", "was excluded", "were excluded", "is absent",
+                  "was absent", "was negative", "were negative", "is negative", "unlikely")  # fmt: skip
+UNCERTAIN_BEFORE = ("cannot be excluded", "cannot exclude", "suspicion of", "suspected", "suspicious for",
+                    "concern for", "possible", "possibly", "probable", "probably", "likely", "may have", "may be",
+                    "questionable", "presumed", "consistent with", "suggestive of", "versus", "vs")  # fmt: skip
+UNCERTAIN_AFTER = ("is suspected", "was suspected", "is possible", "is likely", "cannot be excluded",
+                   "cannot be ruled out", "?")  # fmt: skip
+SCOPE_ENDS = ("but", "however", "although", "though", "except", "which", "yet", "aside from", "apart from")
+WINDOW = 6  # words a trigger reaches
+
+_SENTENCE_END = re.compile(r"[.;!?\n]\s|[.;!?\n]$")
+
+
+@dataclass(frozen=True)
+class ContextFinding:
+    negated: bool
+    uncertain: bool
+    trigger: str | None = None  # the words that decided, for the reason
+
+
+def assess(text: str, start: int, end: int, window: int = WINDOW) -> ContextFinding:
+    """Whether the mention at ``text[start:end]`` is negated or uncertain, and by which trigger."""
+    sentence_start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
+    following = _SENTENCE_END.search(text, end)
+    sentence_end = following.start() + 1 if following else len(text)
+    before = _scope(text[sentence_start:start].lower().split()[-window:], from_end=True)
+    after = _scope(text[end:sentence_end].lower().split()[:window], from_end=False)
+    before_text, after_text = " ".join(before), " ".join(after)
+    for trigger in NEGATION_BEFORE:
+        if _has(before_text, trigger):
+            return ContextFinding(True, False, trigger)
+    for trigger in NEGATION_AFTER:
+        if _has(after_text, trigger):
+            return ContextFinding(True, False, trigger)
+    for trigger in UNCERTAIN_BEFORE:
+        if _has(before_text, trigger):
+            return ContextFinding(False, True, trigger)
+    for trigger in UNCERTAIN_AFTER:
+        if (trigger == "?" and text[end:sentence_end].lstrip().startswith("?")) or _has(after_text, trigger):
+            return ContextFinding(False, True, trigger)
+    return ContextFinding(False, False)
+
+
+def _scope(words: list[str], from_end: bool) -> list[str]:
+    """The words a trigger may sit in: up to the nearest scope-ending word between it and the mention."""
+    cleaned = [word.strip(",:()[]\"'") for word in words]
+    ends = [i for i, word in enumerate(cleaned) if word in SCOPE_ENDS]
+    if not ends:
+        return cleaned
+    return cleaned[ends[-1] + 1 :] if from_end else cleaned[: ends[0]]
+
+
+def _has(words: str, trigger: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(trigger)}(?![\w-])", words) is not None
