@@ -99,3 +99,17 @@ def test_with_a_key_the_page_asks_for_it_once_and_the_api_still_wants_the_header
         assert browser.post("/v1/link", json={"mentions": ["heart attack"]}).status_code == 401  # header only
         elsewhere = browser.post("/key", data={"key": "s3cret", "next": "//evil.example/"})
         assert elsewhere.headers["location"] == "/"  # never redirected off this service
+
+
+def test_annotate_endpoint_finds_links_and_qualifies_mentions(url: str) -> None:
+    body = {"documents": [{"id": "n1", "text": "No heart attack. Possible heart attack."}, {"text": "Nothing."}]}
+    response = httpx.post(f"{url}/v1/annotate", json=body)
+    assert response.status_code == 200, response.text
+    first, second = response.json()["documents"]
+    assert first["id"] == "n1" and second["annotations"] == []
+    found = [(a["text"], a["concepts"], a["negated"], a["uncertain"]) for a in first["annotations"]]
+    assert found == [("heart attack", ["MESH:D009203"], True, False), ("heart attack", ["MESH:D009203"], False, True)]
+    too_many = httpx.post(f"{url}/v1/annotate", json={"documents": [{"text": "a"}] * 4})
+    assert too_many.status_code == 413
+    unknown = httpx.post(f"{url}/v1/annotate", json={"documents": [{"text": "x"}], "entity_type": "Planet"})
+    assert unknown.status_code == 422 and "no branches known for entity type 'Planet'" in unknown.text

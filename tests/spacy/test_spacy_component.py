@@ -79,3 +79,15 @@ def test_nil_threshold_config_reaches_the_linker() -> None:
     [span] = pipeline("A myocardial infarctoin.").ents
     assert span._.medlink.stage.value == "nil" and span._.concepts == ()
     assert "below the nil threshold" in span._.medlink.reason
+
+
+def test_the_annotator_component_needs_no_upstream_ner() -> None:
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("medlink_annotator", config={"exact_only": True, "entity_type": "Disease"})
+    doc = nlp("No evidence of myocardial infarction; possible pneumonia.")
+    assert [(e.text, e.label_, e._.concepts, e._.negated, e._.uncertain) for e in doc.ents] == [
+        ("myocardial infarction", "DISEASE", ("MESH:D009203",), True, False),
+        ("pneumonia", "DISEASE", ("MESH:D011014",), False, True)]
+    assert doc.ents[0]._.medlink.stage.value == "exact"

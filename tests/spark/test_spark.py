@@ -167,3 +167,18 @@ def test_a_job_with_branches_and_a_shorthand_file_resumes_in_its_folder(tmp_path
     _claim_folder(tmp_path / "out", dict(job))  # read back from JSON: tuples as lists, paths as text — the same job
     with pytest.raises(MedlinkError, match="other settings"):
         _claim_folder(tmp_path / "out", {**job, "partitions": 3})
+
+
+def test_annotate_column_finds_the_mentions_of_each_text(spark) -> None:
+    from medlink.spark import annotate_column
+
+    texts = ["No evidence of myocardial infarction; possible pneumonia.", None, "Nothing medical here."]
+    df = spark.createDataFrame(list(enumerate(texts)), "id long, note string")
+    rows = sorted(annotate_column(df, "note", exact_only=True, entity_type="Disease").collect(),
+                  key=lambda row: row["id"])  # fmt: skip
+    first = rows[0]["annotations"]
+    assert [(a["text"], a["concepts"], a["negated"], a["uncertain"]) for a in first] == [
+        ("myocardial infarction", ["MESH:D009203"], True, False), ("pneumonia", ["MESH:D011014"], False, True)]
+    assert rows[1]["annotations"] == [] and rows[2]["annotations"] == []
+    with pytest.raises(MedlinkError, match="already has a column 'note'"):
+        annotate_column(df, "note", exact_only=True, output="note")

@@ -17,6 +17,7 @@ from medlink.version import __version__
 # stay as hidden aliases.
 COMMANDS = {
     "link": "medlink.cli.link_command:link",
+    "annotate": "medlink.cli.annotate_command:annotate",
     "terminology": "medlink.cli.terminology_commands:terminology",
     "eval": "medlink.cli.eval_command:eval_command",
     "index": "medlink.cli.index_commands:index",

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
 from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
 from medlink.cli.paths import PathOption
 from medlink.evaluation.setups import SUBSETS
+
+if TYPE_CHECKING:
+    from medlink.evaluation.corpus import Corpus
 
 
 @click.command(name="eval")
@@ -39,15 +42,23 @@ from medlink.evaluation.setups import SUBSETS
     help="Write the mentions wrong at rank 1 to this TSV.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+@click.option("--end-to-end", is_flag=True,
+              help="Find the mentions too (medlink annotate) in every document of a PubTator corpus and report "
+                   "mention-level (span + id) and document-level precision, recall and F1; --train documents teach "
+                   "the annotator.")  # fmt: skip
 def eval_command(corpus_spec: str, linker_choice: LinkerChoice, entity_type: str | None, namespace: str | None,
                  train_spec: str | None, subset: str, refined: bool, lenient: bool, ks: tuple[int, ...],
-                 errors_path: Path | None, as_json: bool) -> None:  # fmt: skip
-    """Link every mention of a corpus and report strict Acc@k, MRR and nil precision/recall."""
+                 errors_path: Path | None, as_json: bool, end_to_end: bool) -> None:  # fmt: skip
+    """Link every mention of a corpus and report strict Acc@k, MRR and nil precision/recall (or, with
+    --end-to-end, annotate its documents and score what was found)."""
     from medlink.evaluation.corpus_formats import load_corpus
     from medlink.evaluation.runner import evaluate, write_errors
 
     corpus = load_corpus(corpus_spec, entity_type, namespace)
     train = load_corpus(train_spec, entity_type, namespace) if train_spec else None
+    if end_to_end:
+        _end_to_end(corpus, train, linker_choice, entity_type, as_json)
+        return
     subset = "refined" if refined else subset
     if subset != "all" and train is None:
         raise click.UsageError(f"--subset {subset} needs --train FORMAT:PATH")
@@ -89,3 +100,39 @@ def eval_command(corpus_spec: str, linker_choice: LinkerChoice, entity_type: str
                    f"{implication.single_accuracy:.4f}")  # fmt: skip
     for note in corpus.notes:
         click.echo(f"  note: {note}")
+
+
+def _end_to_end(corpus: Corpus, train: Corpus | None, choice: LinkerChoice, entity_type: str | None,
+                as_json: bool) -> None:  # fmt: skip
+    import time
+    from dataclasses import replace
+
+    from medlink.evaluation.end_to_end import learn_from_corpus, score_annotations
+    from medlink.linking.annotation.annotator import AnnotatorConfig
+    from medlink.linking.mentions.branches import branches_for, parse_branches
+
+    if not corpus.documents:
+        raise click.UsageError(f"{corpus.name}: --end-to-end needs the corpus's documents (pubtator:PATH has them)")
+    linker = make_linker(choice, progress=False, training=train)
+    config = AnnotatorConfig()
+    if choice.branches or (entity_type and linker.terminology.concepts["tree_numbers"] and any(
+            linker.terminology.concepts["tree_numbers"])):  # fmt: skip
+        config = replace(config, branches=parse_branches(choice.branches) if choice.branches
+                         else branches_for(entity_type or ""))  # fmt: skip
+    if train is not None:
+        config = replace(config, lexicon=learn_from_corpus(train, linker.terminology, config))
+    started = time.perf_counter()
+    found = linker.annotate_many([text for _, text in corpus.documents], config)
+    seconds = time.perf_counter() - started
+    result = {"corpus": corpus.name, **score_annotations(corpus, found, linker.terminology).to_dict(),
+              "documents_per_second": round(len(corpus.documents) / max(seconds, 1e-9), 1),
+              "train": train.name if train else None}  # fmt: skip
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    click.echo(f"{corpus.name}: {result['documents']} documents, end to end"
+               f"{f' (taught by {train.name})' if train else ''}, {result['documents_per_second']} documents/s")
+    for level in ("mention", "document"):
+        r = result[level]
+        click.echo(f"  {level:9} precision {r['precision']:.4f}  recall {r['recall']:.4f}  F1 {r['f1']:.4f}  "
+                   f"({r['right']:,} right of {r['found']:,} found, {r['gold']:,} gold)")  # fmt: skip

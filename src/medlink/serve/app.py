@@ -163,6 +163,36 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
             return _busy(str(error))
         return TextJSONResponse(result.to_dict())
 
+    @app.post("/v1/annotate", responses=_ERRORS)
+    @_body(models.annotate)
+    async def annotate(body: Any) -> JSONResponse:
+        """Every concept mention of each document, linked, with offsets and whether it is negated or uncertain
+        (as ``medlink annotate`` writes them)."""
+        from dataclasses import replace
+
+        from medlink.linking.annotation.annotator import AnnotatorConfig
+        from medlink.linking.mentions.branches import branches_for
+
+        _check_batch(len(body.documents), settings.max_batch, "documents")
+        texts = [document.text for document in body.documents]
+        problems = text_problems(texts, settings.max_document_chars, None, "documents")
+        if problems:
+            return _error(422, "a document is over its limit or not text", problems)
+        config = AnnotatorConfig(context=body.context)
+        if body.entity_type:
+            if not any(linker.terminology.concepts["tree_numbers"]):
+                return _error(422, "this service's terminology has no tree numbers to restrict by entity_type")
+            try:
+                config = replace(config, branches=branches_for(body.entity_type))
+            except MedlinkError as error:
+                return _error(422, str(error))
+        try:
+            found = await core.annotate(texts, config)
+        except Busy as error:
+            return _busy(str(error))
+        return TextJSONResponse({"documents": [{"id": document.id, "annotations": [a.to_dict() for a in annotated]}
+                                               for document, annotated in zip(body.documents, found, strict=True)]})
+
     add_pages(app, core)
     app.add_middleware(Guard, settings=settings, metrics=metrics)
     return app

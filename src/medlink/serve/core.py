@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, LinkResult, Mention
+from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig
 from medlink.serve.batching import Busy, LinkBatcher
 from medlink.serve.settings import ServiceSettings
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:  # the trial modules load only when a trial request comes
     from medlink.trials.records import TrialRecord
 
 RECORDS_AT_A_TIME = 16  # trial records normalized between two looks at the request's time budget
+DOCUMENTS_AT_A_TIME = 16  # documents annotated between two looks at it
 
 
 NO_TRIAL_INDEX = "this service has no trial index: start it with --trials-index DIR"
@@ -65,6 +67,20 @@ class ServiceCore:
                 normalized += await asyncio.to_thread(ready.normalize_batch, records[start : start + RECORDS_AT_A_TIME])
         return normalized
 
+    async def annotate(self, texts: list[str], config: AnnotatorConfig) -> list[list[Annotation]]:
+        """Documents annotated in a worker thread, a few at a time (annotation links many spans at once), within
+        the request's time budget."""
+        async with self._trial_slot():
+            deadline = time.monotonic() + self.settings.request_seconds
+            annotated: list[list[Annotation]] = []
+            for start in range(0, len(texts), DOCUMENTS_AT_A_TIME):
+                if time.monotonic() > deadline:
+                    raise Busy(f"not annotated within the request budget of {self.settings.request_seconds:g} s "
+                               f"({start:,} of {len(texts):,} documents done): send fewer documents per request")
+                chunk = texts[start : start + DOCUMENTS_AT_A_TIME]
+                annotated += await asyncio.to_thread(self.linker.annotate_many, chunk, config)
+        return annotated
+
     async def match(self, note: str, top: int) -> MatchResult:
         if self.matcher is None:
             raise NoTrialIndex(NO_TRIAL_INDEX)
@@ -73,7 +89,9 @@ class ServiceCore:
             return await asyncio.to_thread(matcher.match, note, top)
 
     def _trial_slot(self) -> asyncio.Semaphore:
+        """A slot for heavy work (trial requests, annotation), or :class:`Busy` when all are taken."""
         assert self._trial_slots is not None  # made in __post_init__
         if self._trial_slots.locked():
-            raise Busy(f"{self.settings.max_concurrent_trials} trial requests are running already; retry shortly")
+            raise Busy(f"{self.settings.max_concurrent_trials} trial or annotation requests are running already; "
+                       f"retry shortly")  # fmt: skip
         return self._trial_slots

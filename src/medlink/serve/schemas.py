@@ -142,6 +142,7 @@ class RequestModels:
     link: type[BaseModel]
     trials: type[BaseModel]
     match: type[BaseModel]
+    annotate: type[BaseModel]
 
 
 def request_models(max_batch: int, max_mention_chars: int | None, max_document_chars: int,
@@ -180,4 +181,20 @@ def request_models(max_batch: int, max_mention_chars: int | None, max_document_c
                           json_schema_extra=_documented(maxLength=max_note_chars, pattern=_NOTE))  # fmt: skip
         top: int = Field(DEFAULT_TOP, ge=1, le=100, description="How many trials to return.")
 
-    return RequestModels(MentionIn, LinkRequest, TrialsRequest, MatchRequest)
+    class DocumentIn(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        id: str = Field("", description="The document's id, given back with its annotations.", max_length=200)
+        text: str = Field(description="Running text: a note, an abstract, eligibility criteria.",
+                          json_schema_extra=document_limits)  # fmt: skip
+
+    class AnnotateRequest(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        documents: list[DocumentIn] = Field(min_length=1, description="Documents to annotate.",
+                                            json_schema_extra=_documented(maxItems=max_batch))  # fmt: skip
+        entity_type: str | None = Field(None, description="Annotate only concepts of this kind (Disease, "
+                                        "Chemical, …: its MeSH branches).", max_length=40)  # fmt: skip
+        context: bool = Field(True, description="Mark each mention negated or uncertain (ConText).")
+
+    return RequestModels(MentionIn, LinkRequest, TrialsRequest, MatchRequest, AnnotateRequest)

@@ -14,7 +14,7 @@ def text_problems(items: list[str | Mention], limit: int | None, document_limit:
     problems = []
     checked: set[int] = set()  # ids of the documents already checked
     for position, item in enumerate(items):
-        where = f"{what}[{position}]" if what == "mentions" else what
+        where = what if what == "note" else f"{what}[{position}]"
         text, document = (item.text, item.document) if isinstance(item, Mention) else (item, None)
         if limit and len(text) > limit:
             problems.append(f"{where}: {len(text):,} characters; the limit is {limit:,}")

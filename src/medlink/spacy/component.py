@@ -24,7 +24,7 @@ from spacy.tokens import Doc, Span
 from medlink.linking import Linker, LinkerConfig, LinkResult, Mention
 
 
-def _register_extensions() -> None:
+def register_extensions() -> None:
     # spaCy's extension registry is process-wide; registering once (and not forcing) leaves a user's own alone.
     if not Span.has_extension("medlink_data"):
         Span.set_extension("medlink_data", default=None)
@@ -44,7 +44,7 @@ class MedlinkLinkerComponent:
     """Links the entities of documents; documents of one ``nlp.pipe`` batch are linked in one linker call."""
 
     def __init__(self, linker: Linker, labels: Iterable[str] | None = None, use_document: bool = True) -> None:
-        _register_extensions()
+        register_extensions()
         self.linker = linker
         self.labels = frozenset(labels) if labels else None
         self.use_document = use_document

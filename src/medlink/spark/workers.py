@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pandas as pd
 
 from medlink.linking import Linker, LinkerConfig
+from medlink.linking.annotation.annotator import AnnotatorConfig
 from medlink.linking.recipe import LinkerRecipe
 
 
@@ -43,3 +44,15 @@ def link_batches(batches: Iterator[pd.DataFrame], recipe: LinkerRecipe, config: 
     linker = worker_linker(recipe, config)
     for frame in batches:
         yield link_frame(frame, column, linker, prefix)
+
+
+def annotate_batches(batches: Iterator[pd.DataFrame], recipe: LinkerRecipe, config: AnnotatorConfig, column: str,
+                     output: str) -> Iterator[pd.DataFrame]:  # fmt: skip
+    """The ``mapInPandas`` function of :func:`medlink.spark.annotate_column`: each text's annotations as a list of
+    records (an ``array<struct>`` column); a null text has none."""
+    linker = worker_linker(recipe, None)
+    for frame in batches:
+        texts = ["" if value is None or value != value else str(value) for value in frame[column]]
+        annotated = frame.copy()
+        annotated[output] = [[a.to_dict() for a in found] for found in linker.annotate_many(texts, config)]
+        yield annotated

@@ -1,0 +1,78 @@
+"""``medlink annotate``: find and link every concept mention of running text."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
+from medlink.cli.paths import PathOption
+
+
+@click.command()
+@click.argument("texts", nargs=-1)
+@linker_options
+@click.option("--input", "inputs", multiple=True, metavar="[FORMAT:]PATH",
+              help="Documents: .txt (one document), .jsonl ({\"id\", \"text\"}), pubtator:PATH, bioc:PATH (.xml). "
+                   "Repeatable.")  # fmt: skip
+@click.option("--output", "output_path", type=PathOption(path_type=Path), default=None,
+              help="Where to write (default: standard output); a folder for --format brat.")
+@click.option("--format", "output_format", type=click.Choice(["jsonl", "pubtator", "bioc", "brat"]),
+              default="jsonl", show_default=True)
+@click.option("--entity-type", default=None, metavar="TYPE",
+              help="Annotate only concepts of this kind (Disease, Chemical, …: its MeSH branches); --branches says "
+                   "it exactly. Also the type written in PubTator, BioC and brat.")  # fmt: skip
+@click.option("--train", "train_spec", default=None, metavar="FORMAT:PATH",
+              help="Annotated training documents (pubtator:…) to learn from: their mention texts become spans, and "
+                   "names they seldom mark stop being spans.")  # fmt: skip
+@click.option("--context/--no-context", default=True, show_default=True,
+              help="Mark each mention negated or uncertain by ConText triggers.")
+def annotate(texts: tuple[str, ...], linker_choice: LinkerChoice, inputs: tuple[str, ...], output_path: Path | None,
+             output_format: str, entity_type: str | None, train_spec: str | None, context: bool) -> None:  # fmt: skip
+    """Find and link every concept mention of TEXTS (or the documents of --input), each with its offsets,
+    concepts, score, stage, whether it is negated or uncertain, and why.
+
+    \b
+    Examples:
+      medlink annotate "No evidence of myocardial infarction; possible pneumonia."
+      medlink annotate --input notes.jsonl --entity-type Disease --output notes.annotated.jsonl
+      medlink annotate --input pubtator:CDR_DevelopmentSet.PubTator.txt --format pubtator --index medic-index/ \\
+          --entity-type Disease --train pubtator:CDR_TrainingSet.PubTator.txt
+    """
+    from medlink.cli.document_files import Document, read_documents, write_annotations
+    from medlink.evaluation.corpus_formats import load_corpus
+    from medlink.evaluation.end_to_end import learn_from_corpus
+    from medlink.linking.annotation.annotator import AnnotatorConfig
+    from medlink.linking.mentions.branches import branches_for, parse_branches
+
+    if not texts and not inputs:
+        raise click.UsageError("give texts as arguments or documents with --input")
+    if output_format == "brat" and output_path is None:
+        raise click.UsageError("--format brat writes a folder of .txt and .ann files: give --output FOLDER")
+    documents = [Document(str(number), text) for number, text in enumerate(texts, start=1)]
+    for spec in inputs:
+        documents += list(read_documents(spec))
+    linker = make_linker(linker_choice, progress=sys.stderr.isatty())
+    config = AnnotatorConfig(context=context)
+    if linker_choice.branches or entity_type:
+        config = replace(config, branches=parse_branches(linker_choice.branches) if linker_choice.branches
+                         else branches_for(entity_type or ""))  # fmt: skip
+    if train_spec:
+        train = load_corpus(train_spec, entity_type, None)
+        config = replace(config, lexicon=learn_from_corpus(train, linker.terminology, config))
+    found = linker.annotate_many([document.text for document in documents], config)
+    if output_format == "brat":
+        write_annotations(documents, found, "brat", None, output_path, entity_type)
+        click.echo(f"{len(documents):,} documents annotated into {output_path}", err=True)
+        return
+    if output_path is None:
+        write_annotations(documents, found, output_format, sys.stdout, entity_type=entity_type)
+        return
+    partial = output_path.with_name(f".{output_path.name}.partial")
+    with partial.open("w", encoding="utf-8") as stream:
+        write_annotations(documents, found, output_format, stream, entity_type=entity_type)
+    partial.replace(output_path)
+    click.echo(f"{len(documents):,} documents, {sum(map(len, found)):,} mentions written to {output_path}", err=True)

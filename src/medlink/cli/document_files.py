@@ -1,0 +1,150 @@
+"""Documents in and annotations out, for ``medlink annotate``.
+
+Input, by extension (or a ``FORMAT:`` prefix): ``.txt`` (the whole file is one document, named after the file),
+``.jsonl`` (``{"id", "text"}`` per line), ``pubtator`` (``.pubtator``: title and abstract of each document) and
+``bioc`` (``.xml``: BioC passages, joined at their offsets). Output: ``jsonl`` (``{"id", "annotations": [...]}``),
+``pubtator``, ``bioc`` (XML) and ``brat`` (standoff: a folder with ``ID.txt`` and ``ID.ann`` per document).
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from medlink.linking.annotation.annotator import Annotation
+from medlink.terminology.diagnostics import SourceError
+from medlink.terminology.readers.source_files import iter_lines
+
+OUTPUT_FORMATS = ("jsonl", "pubtator", "bioc", "brat")
+PUBTATOR_NAMESPACE = "MESH:"  # PubTator writes MeSH ids bare
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    text: str
+    title_end: int | None = None  # where a PubTator title ends (its abstract starts one character later)
+
+
+def read_documents(spec: str) -> Iterator[Document]:
+    """The documents of ``FORMAT:PATH`` or a path whose format its extension tells."""
+    kind, _, rest = spec.partition(":")
+    if rest and kind in ("txt", "jsonl", "pubtator", "bioc"):
+        path = Path(rest)
+    else:
+        path = Path(spec)
+        name = path.name.lower().removesuffix(".gz")
+        kind = "jsonl" if name.endswith(".jsonl") else "pubtator" if name.endswith((".pubtator", ".pubtator.txt")) \
+            else "bioc" if name.endswith(".xml") else "txt"  # fmt: skip
+    if kind == "txt":
+        yield Document(path.stem, path.read_text(encoding="utf-8"))
+    elif kind == "jsonl":
+        yield from _jsonl(path)
+    elif kind == "pubtator":
+        yield from _pubtator(path)
+    else:
+        yield from _bioc(path)
+
+
+def _jsonl(path: Path) -> Iterator[Document]:
+    for number, line in iter_lines(path):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise SourceError(path, f"not JSON ({error.msg})", number) from None
+        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+            raise SourceError(path, 'expected {"id": ..., "text": "..."}', number)
+        yield Document(str(row.get("id", number)), row["text"])
+
+
+def _pubtator(path: Path) -> Iterator[Document]:
+    titles: dict[str, str] = {}
+    abstracts: dict[str, str] = {}
+    for _, line in iter_lines(path):
+        head, sep, text = line.partition("|")
+        if sep and text[:2] in ("t|", "a|") and "\t" not in head:
+            (titles if text[0] == "t" else abstracts)[head] = text[2:]
+    for pmid in dict.fromkeys([*titles, *abstracts]):
+        title = titles.get(pmid, "")
+        yield Document(pmid, f"{title} {abstracts.get(pmid, '')}".rstrip(), len(title))
+
+
+def _bioc(path: Path) -> Iterator[Document]:
+    try:
+        root = ElementTree.parse(path).getroot()
+    except ElementTree.ParseError as error:
+        raise SourceError(path, f"not BioC XML ({error})", error.position[0]) from None
+    for document in root.iter("document"):
+        text = ""
+        for passage in document.iter("passage"):
+            offset = int(passage.findtext("offset") or len(text))
+            text = text.ljust(offset) + (passage.findtext("text") or "")
+        yield Document(document.findtext("id") or str(len(text)), text)
+
+
+def write_annotations(documents: Sequence[Document], annotations: Sequence[Sequence[Annotation]], kind: str,
+                      stream: IO[str] | None, folder: Path | None = None,
+                      entity_type: str | None = None) -> None:  # fmt: skip
+    """Write in ``kind``; ``brat`` writes files into ``folder``, the others to ``stream``."""
+    label = entity_type or "Concept"
+    pairs = list(zip(documents, annotations, strict=True))
+    if kind == "jsonl":
+        assert stream is not None
+        for document, found in pairs:
+            stream.write(json.dumps({"id": document.id, "annotations": [a.to_dict() for a in found]},
+                                    ensure_ascii=False) + "\n")  # fmt: skip
+    elif kind == "pubtator":
+        assert stream is not None
+        for document, found in pairs:
+            end = document.title_end if document.title_end is not None else len(document.text)
+            stream.write(f"{document.id}|t|{document.text[:end]}\n{document.id}|a|{document.text[end + 1 :]}\n")
+            for a in found:
+                ids = "|".join(c.removeprefix(PUBTATOR_NAMESPACE) for c in a.concepts)
+                stream.write(f"{document.id}\t{a.start}\t{a.end}\t{a.text}\t{label}\t{ids}\n")
+            stream.write("\n")
+    elif kind == "bioc":
+        assert stream is not None
+        stream.write(_bioc_xml(pairs, label))
+    elif kind == "brat":
+        assert folder is not None
+        folder.mkdir(parents=True, exist_ok=True)
+        for document, found in pairs:
+            (folder / f"{document.id}.txt").write_text(document.text, encoding="utf-8")
+            lines = []
+            for number, a in enumerate(found, start=1):
+                lines.append(f"T{number}\t{label} {a.start} {a.end}\t{a.text}")
+                named = zip(a.concepts, a.preferred_names, strict=False)
+                lines += [f"N{number}_{i}\tReference T{number} {c}\t{name}" for i, (c, name) in enumerate(named, 1)]
+                if a.negated or a.uncertain:
+                    lines.append(f"A{number}\t{'Negated' if a.negated else 'Uncertain'} T{number}")
+            (folder / f"{document.id}.ann").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    else:
+        raise ValueError(f"unknown output format {kind!r} ({', '.join(OUTPUT_FORMATS)})")
+
+
+def _bioc_xml(pairs: list[tuple[Document, Sequence[Annotation]]], label: str) -> str:
+    collection = ElementTree.Element("collection")
+    ElementTree.SubElement(collection, "source").text = "medlink"
+    number = 0
+    for document, found in pairs:
+        node = ElementTree.SubElement(collection, "document")
+        ElementTree.SubElement(node, "id").text = document.id
+        passage = ElementTree.SubElement(node, "passage")
+        ElementTree.SubElement(passage, "offset").text = "0"
+        ElementTree.SubElement(passage, "text").text = document.text
+        for a in found:
+            number += 1
+            annotation = ElementTree.SubElement(passage, "annotation", id=str(number))
+            infons = {"type": label, "identifier": ",".join(a.concepts), "negated": str(a.negated).lower(),
+                      "uncertain": str(a.uncertain).lower(), "stage": a.stage}  # fmt: skip
+            for key, value in infons.items():
+                ElementTree.SubElement(annotation, "infon", key=key).text = value
+            ElementTree.SubElement(annotation, "location", offset=str(a.start), length=str(a.end - a.start))
+            ElementTree.SubElement(annotation, "text").text = a.text
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(collection, encoding="unicode") + "\n"

@@ -1,0 +1,41 @@
+"""``annotate_column``: a DataFrame with the concept mentions found in one of its text columns (notes, abstracts,
+eligibility criteria), annotated in Spark's workers with one linker per worker."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from medlink.errors import MedlinkError
+from medlink.linking.annotation.annotator import AnnotatorConfig
+from medlink.linking.mentions.branches import branches_for
+from medlink.spark.columns import prepare_recipe
+from medlink.spark.workers import annotate_batches
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+ANNOTATION_TYPE = ("array<struct<start:int,end:int,text:string,concepts:array<string>,preferred_names:array<string>,"
+                   "score:double,stage:string,negated:boolean,uncertain:boolean,reason:string>>")  # fmt: skip
+
+
+def annotate_column(df: DataFrame, column: str, *, index: Path | str | None = None,
+                    terminology: Path | str | None = None, exact_only: bool = False, entity_type: str | None = None,
+                    context: bool = True, output: str = "annotations") -> DataFrame:  # fmt: skip
+    """``df`` with ``output``: the mentions found in ``column``, each with offsets, concepts, preferred names,
+    score, stage, negation, uncertainty and reason (``medlink annotate``'s fields). Lazy; the linker is the one
+    ``Linker.load`` makes from the same arguments, loaded once per Python worker."""
+    from pyspark.sql.types import StringType, StructField, StructType, _parse_datatype_string
+
+    if column not in df.columns:
+        raise MedlinkError(f"no column {column!r} to annotate; the DataFrame has: {', '.join(df.columns)}")
+    if not isinstance(df.schema[column].dataType, StringType):
+        raise MedlinkError(f"column {column!r} holds {df.schema[column].dataType.simpleString()}, not text")
+    if output in df.columns:
+        raise MedlinkError(f"the DataFrame already has a column {output!r}: pass another output name")
+    recipe = prepare_recipe(index, terminology, exact_only, None)
+    config = AnnotatorConfig(context=context, branches=branches_for(entity_type) if entity_type else None)
+    schema = StructType([*df.schema.fields, StructField(output, _parse_datatype_string(ANNOTATION_TYPE))])
+    return df.mapInPandas(partial(annotate_batches, recipe=recipe, config=config, column=column, output=output),
+                          schema)  # fmt: skip

@@ -1,0 +1,70 @@
+"""``medlink annotate`` over every input format into every output format, and ``medlink eval --end-to-end``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from medlink.cli import main
+from support import FIXTURES
+
+NOTE = "No evidence of myocardial infarction; possible pneumonia."
+
+
+def test_annotate_texts_to_json_lines() -> None:
+    result = CliRunner().invoke(main, ["annotate", "--exact-only", "--entity-type", "Disease", NOTE])
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.output)
+    assert row["id"] == "1"
+    assert [(a["text"], a["start"], a["negated"], a["uncertain"]) for a in row["annotations"]] == [
+        ("myocardial infarction", 15, True, False), ("pneumonia", 47, False, True)]
+
+
+def test_every_input_and_output_format(tmp_path: Path) -> None:
+    (tmp_path / "note.txt").write_text(NOTE)
+    (tmp_path / "notes.jsonl").write_text(json.dumps({"id": "j1", "text": "Heart attack."}) + "\n")
+    (tmp_path / "doc.xml").write_text('<collection><document><id>b1</id><passage><offset>0</offset><text>Asthma.'
+                                      '</text></passage><passage><offset>8</offset><text>Pneumonia.</text></passage>'
+                                      "</document></collection>")  # fmt: skip
+    inputs = ["--input", str(tmp_path / "note.txt"), "--input", str(tmp_path / "notes.jsonl"),
+              "--input", f"pubtator:{FIXTURES / 'tiny.pubtator'}", "--input", f"bioc:{tmp_path / 'doc.xml'}"]
+    runner = CliRunner()
+    pubtator = runner.invoke(main, ["annotate", "--exact-only", "--entity-type", "Disease", *inputs, "--format",
+                                    "pubtator"])  # fmt: skip
+    assert pubtator.exit_code == 0, pubtator.output
+    assert "note|t|" + NOTE in pubtator.output and "j1\t0\t12\tHeart attack\tDisease\tD009203" in pubtator.output
+    assert "100|t|Wilson disease and breast cancer.\n100|a|Patients with" in pubtator.output
+    assert "b1\t8\t17\tPneumonia\tDisease\tD011014" in pubtator.output  # the second passage, at its offset
+    bioc = runner.invoke(main, ["annotate", "--exact-only", *inputs, "--format", "bioc", "--output",
+                                str(tmp_path / "out.xml")])  # fmt: skip
+    assert bioc.exit_code == 0, bioc.output
+    xml = (tmp_path / "out.xml").read_text()
+    assert '<infon key="identifier">MESH:D009203</infon>' in xml and '<location offset="0" length="12" />' in xml
+    brat = runner.invoke(main, ["annotate", "--exact-only", "--entity-type", "Disease", *inputs, "--format", "brat",
+                                "--output", str(tmp_path / "brat")])  # fmt: skip
+    assert brat.exit_code == 0, brat.output
+    ann = (tmp_path / "brat" / "note.ann").read_text()
+    assert "T1\tDisease 15 36\tmyocardial infarction\nN1_1\tReference T1 MESH:D009203\tMyocardial Infarction\n" \
+           "A1\tNegated T1\n" in ann
+    assert (tmp_path / "brat" / "note.txt").read_text() == NOTE
+
+
+def test_bad_input_is_named(tmp_path: Path) -> None:
+    (tmp_path / "bad.jsonl").write_text('{"id": 1}\n')
+    result = CliRunner().invoke(main, ["annotate", "--exact-only", "--input", str(tmp_path / "bad.jsonl")])
+    assert result.exit_code != 0 and "bad.jsonl:1" in result.output and 'expected {"id"' in result.output
+    assert "give --output FOLDER" in CliRunner().invoke(main, ["annotate", "--format", "brat", "x"]).output
+
+
+def test_eval_end_to_end() -> None:
+    result = CliRunner().invoke(main, ["eval", "--end-to-end", "--exact-only", "--corpus",
+                                       f"pubtator:{FIXTURES / 'tiny.pubtator'}", "--json"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["documents"] == 2 and report["document"]["gold"] == 4
+    assert 0 < report["mention"]["recall"] <= 1 and report["documents_per_second"] > 0
+    text = CliRunner().invoke(main, ["eval", "--end-to-end", "--exact-only", "--corpus",
+                                     f"pubtator:{FIXTURES / 'tiny.pubtator'}"]).output  # fmt: skip
+    assert "mention   precision" in text and "document  precision" in text
