@@ -98,7 +98,7 @@ def find_spans(terminology: Terminology, text: str, config: AnnotatorConfig) -> 
     spans = dictionary_spans(text, is_name, terminology.normalizer, config.max_words, config.min_chars,
                              function_words().__contains__)  # fmt: skip
     if config.abbreviations:
-        spans += abbreviation_spans(text, spans)
+        spans += abbreviation_spans(text, spans, is_name, terminology.normalizer)
     return sorted(spans, key=lambda span: span.start)
 
 

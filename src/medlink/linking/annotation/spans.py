@@ -50,13 +50,17 @@ def dictionary_spans(text: str, is_name: Test, normalize: Callable[[str], str], 
     return spans
 
 
-def abbreviation_spans(text: str, taken: list[Span]) -> list[Span]:
-    """Every occurrence of a short form the text defines, outside the spans already taken."""
+def abbreviation_spans(text: str, taken: list[Span], is_name: Test, normalize: Callable[[str], str]) -> list[Span]:
+    """Every occurrence of a short form the text defines, outside the spans already taken, when its long form is
+    itself a name (a short form for a phrase no name matches would be linked by a guess, and read everywhere)."""
     spans = []
     occupied = [(span.start, span.end) for span in taken]
     for short, long in find_abbreviations(text).items():
+        key = normalize(long)
+        if not key or not is_name(key):
+            continue
         for match in re.finditer(rf"(?<![\w-]){re.escape(short)}(?![\w-])", text):
             start, end = match.span()
             if not any(start < o_end and o_start < end for o_start, o_end in occupied):
-                spans.append(Span(start, end, short, long))
+                spans.append(Span(start, end, short, long, key))
     return spans
