@@ -68,3 +68,18 @@ def test_an_unknown_system_is_refused(tmp_path: Path) -> None:
     path.write_text(CONFIG.replace('system = "gilda"', 'system = "metamap"') % sys.executable)
     with pytest.raises(MedlinkError, match="unknown system 'metamap'"):
         load_config(path)
+
+
+def test_a_run_past_its_time_is_stopped_and_reported(tmp_path: Path) -> None:
+    from medlink.benchmark.peers.isolated import run_isolated
+    from medlink.evaluation.corpus_formats import load_corpus
+    from medlink.terminology import SourceSpec, compile_terminology
+
+    (tmp_path / "terms.tsv").write_text(TERMS)
+    (tmp_path / "test.tsv").write_text(TESTS["a"])
+    terminology = compile_terminology([SourceSpec.parse(f"tsv:{tmp_path / 'terms.tsv'}")], namespace="TOY")
+    corpus = load_corpus(f"tsv:{tmp_path / 'test.tsv'}", None, "TOY")
+    # Gilda cannot even import in a hundredth of a second: the run is stopped, and says so.
+    run = run_isolated("gilda", terminology, corpus, tmp_path / "work", sys.executable, timeout_minutes=0.0002)
+    assert run.unavailable is not None and run.unavailable.startswith("did not finish within 0.0002 minutes")
+    assert run.predictions == ()

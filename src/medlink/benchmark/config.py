@@ -99,6 +99,7 @@ class SystemSpec:
     isolated: bool = False  # in a process of its own (peers always are)
     threshold: float | None = None  # a peer's score threshold (its documented default when None); medlink's nil
     python: str | None = None  # the interpreter an isolated system runs under
+    timeout_minutes: float | None = None  # an isolated run still going after this is stopped and reported as such
 
     def __post_init__(self) -> None:
         if self.system not in (MEDLINK, *PEERS):

@@ -135,7 +135,8 @@ def isolated_fold(system: SystemSpec, prepared: Prepared, encoder: Encoder | Non
         options |= {"index": str(dataset_index(prepared, encoder, system.encoder or "", mentions, work, log)),
                     "terminology_dir": str(_saved_terminology(prepared.terminology, work)),
                     "encoder": system.encoder, "sieves": system.sieves}  # fmt: skip
-    run = run_isolated(system.system, prepared.terminology, prepared.corpus, work, system.python, **options)
+    run = run_isolated(system.system, prepared.terminology, prepared.corpus, work, system.python,
+                       system.timeout_minutes, **options)  # fmt: skip
     n = len(prepared.corpus)
     if run.unavailable:
         return FoldResult(prepared.fold, n, {k: 0.0 for k in ks}, 0.0, 0.0, (False,) * n, 0.0, None,

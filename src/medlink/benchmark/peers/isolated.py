@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ class IsolatedRun:
 
 
 def run_isolated(system: str, terminology: Terminology, corpus: Corpus, work: Path, python: str | None = None,
-                 **options: Any) -> IsolatedRun:  # fmt: skip
+                 timeout_minutes: float | None = None, **options: Any) -> IsolatedRun:  # fmt: skip
     """``system`` (gilda, quickumls, scispacy or medlink) over ``corpus`` with ``terminology``; ``options`` go
     into the request (medlink's ``terminology_dir``, ``index``, ``encoder``, ``sieves``; a ``threshold``)."""
     folder = work / "peers" / terminology.fingerprint()
@@ -54,9 +55,12 @@ def run_isolated(system: str, terminology: Terminology, corpus: Corpus, work: Pa
     # medlink runs under this Python; a peer under the one given, or the peers' virtualenv's
     interpreter = python or (sys.executable if system == "medlink" else os.environ.get(PEERS_PYTHON, sys.executable))
     child = subprocess.Popen([interpreter, str(PROCESS), str(request_path)])
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
+    finished, status, usage = _wait(child, timeout_minutes)
     peak = usage.ru_maxrss / 1024  # kilobytes on Linux
+    if not finished:
+        return IsolatedRun((), 0.0, 0.0, peak, f"did not finish within {timeout_minutes:g} minutes on this machine "
+                                                f"(stopped; its start-up, building its own index, was still running)")
+    child.returncode = os.waitstatus_to_exitcode(status)
     if not answer.exists():
         return IsolatedRun((), 0.0, 0.0, peak, f"the {system} process exited with {child.returncode}")
     found = json.loads(answer.read_text(encoding="utf-8"))
@@ -64,6 +68,20 @@ def run_isolated(system: str, terminology: Terminology, corpus: Corpus, work: Pa
         return IsolatedRun((), 0.0, 0.0, peak, found["unavailable"], found.get("version"))
     predictions = tuple(_prediction(p) for p in found["predictions"])
     return IsolatedRun(predictions, found["startup_seconds"], found["link_seconds"], peak, None, found.get("version"))
+
+
+def _wait(child: subprocess.Popen, minutes: float | None) -> tuple[bool, int, Any]:
+    """Wait for ``child`` (at most ``minutes``, then kill it): whether it finished, its status and its usage."""
+    deadline = None if minutes is None else time.monotonic() + 60 * minutes
+    while True:
+        pid, status, usage = os.wait4(child.pid, 0 if deadline is None else os.WNOHANG)
+        if pid:
+            return True, status, usage
+        if time.monotonic() > deadline:  # type: ignore[operator]
+            child.kill()
+            _, status, usage = os.wait4(child.pid, 0)
+            return False, status, usage
+        time.sleep(0.5)
 
 
 def _prediction(data: dict[str, Any]) -> Prediction:
