@@ -56,7 +56,8 @@ def run_isolated(system: str, terminology: Terminology, corpus: Corpus, work: Pa
     interpreter = python or (sys.executable if system == "medlink" else os.environ.get(PEERS_PYTHON, sys.executable))
     child = subprocess.Popen([interpreter, str(PROCESS), str(request_path)])
     finished, status, usage = _wait(child, timeout_minutes)
-    peak = usage.ru_maxrss / 1024  # kilobytes on Linux
+    peak = usage.ru_maxrss / 1024  # kilobytes on Linux; counts the parent's pages until exec: the child's own
+    # figure (VmHWM) replaces it when the child could write its answer
     if not finished:
         return IsolatedRun((), 0.0, 0.0, peak, f"did not finish within {timeout_minutes:g} minutes on this machine "
                                                 f"(stopped; its start-up, building its own index, was still running)")
@@ -64,6 +65,7 @@ def run_isolated(system: str, terminology: Terminology, corpus: Corpus, work: Pa
     if not answer.exists():
         return IsolatedRun((), 0.0, 0.0, peak, f"the {system} process exited with {child.returncode}")
     found = json.loads(answer.read_text(encoding="utf-8"))
+    peak = found.get("peak_rss_mb") or peak
     if "unavailable" in found:
         return IsolatedRun((), 0.0, 0.0, peak, found["unavailable"], found.get("version"))
     predictions = tuple(_prediction(p) for p in found["predictions"])

@@ -162,7 +162,20 @@ def main() -> None:
     except Exception as error:  # a peer that cannot run here: the report says why in its row
         answer["unavailable"] = f"{type(error).__name__}: {error}".strip()[:500]
         answer["traceback"] = traceback.format_exc()[-4000:]
+    answer["peak_rss_mb"] = peak_rss_mb()
     Path(request["answer"]).write_text(json.dumps(answer), encoding="utf-8")
+
+
+def peak_rss_mb() -> float | None:
+    """This process's own peak resident memory (``VmHWM``: reset by exec, unlike ``ru_maxrss``, which a child
+    inherits from the parent that forked it)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
 
 
 if __name__ == "__main__":
