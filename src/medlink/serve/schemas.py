@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -126,6 +126,9 @@ _TEXT = r"^[^\ud800-\udfff]*$"  # any text but a lone surrogate, which JSON allo
 _NOTE = r"^[^\ud800-\udfff]*\S[^\ud800-\udfff]*$"  # and a note says something
 
 
+EntityType = Literal["Disease", "Chemical", "Drug", "Anatomy", "Organism", "Procedure", "Phenomenon"]
+
+
 def _documented(**constraints: Any) -> dict[str, Any]:
     """Limits written into the JSON schema only (``json_schema_extra``): the service checks them itself, to answer
     with a message that names the field, its length and the limit (a batch over the limit gets 413, as the body
@@ -193,8 +196,8 @@ def request_models(max_batch: int, max_mention_chars: int | None, max_document_c
 
         documents: list[DocumentIn] = Field(min_length=1, description="Documents to annotate.",
                                             json_schema_extra=_documented(maxItems=max_batch))  # fmt: skip
-        entity_type: str | None = Field(None, description="Annotate only concepts of this kind (Disease, "
-                                        "Chemical, …: its MeSH branches).", max_length=40)  # fmt: skip
+        entity_type: EntityType | None = Field(None, description="Annotate only concepts of this kind (its MeSH "
+                                               "branches; needs a terminology with tree numbers).")  # fmt: skip
         context: bool = Field(True, description="Mark each mention negated or uncertain (ConText).")
 
     return RequestModels(MentionIn, LinkRequest, TrialsRequest, MatchRequest, AnnotateRequest)
