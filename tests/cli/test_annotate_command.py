@@ -68,3 +68,17 @@ def test_eval_end_to_end() -> None:
     text = CliRunner().invoke(main, ["eval", "--end-to-end", "--exact-only", "--corpus",
                                      f"pubtator:{FIXTURES / 'tiny.pubtator'}"]).output  # fmt: skip
     assert "mention   precision" in text and "document  precision" in text
+
+
+def test_an_entity_type_over_a_terminology_without_tree_numbers_selects_training_mentions_only(tmp_path: Path) -> None:
+    """MEDIC has no tree numbers: --entity-type then restricts nothing (its concepts are all diseases) instead of
+    failing, as in eval --end-to-end."""
+    (tmp_path / "terms.tsv").write_text("D009203\tmyocardial infarction\n")
+    runner = CliRunner()
+    compiled = runner.invoke(main, ["terminology", "compile", f"tsv:{tmp_path / 'terms.tsv'}", "--namespace", "MESH",
+                                    "-o", str(tmp_path / "terms")])  # fmt: skip
+    assert compiled.exit_code == 0, compiled.output
+    result = runner.invoke(main, ["annotate", "--exact-only", "--terminology", str(tmp_path / "terms"),
+                                  "--entity-type", "Disease", NOTE])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert [a["concepts"] for a in json.loads(result.output)["annotations"]] == [["MESH:D009203"]]

@@ -45,8 +45,8 @@ def annotate(texts: tuple[str, ...], linker_choice: LinkerChoice, inputs: tuple[
     from medlink.cli.document_files import Document, read_documents, write_annotations
     from medlink.evaluation.corpus_formats import load_corpus
     from medlink.evaluation.end_to_end import learn_from_corpus
-    from medlink.linking.annotation.annotator import AnnotatorConfig
-    from medlink.linking.mentions.branches import branches_for, parse_branches
+    from medlink.linking.annotation.annotator import AnnotatorConfig, branches_of
+    from medlink.linking.mentions.branches import parse_branches
 
     if not texts and not inputs:
         raise click.UsageError("give texts as arguments or documents with --input")
@@ -56,10 +56,8 @@ def annotate(texts: tuple[str, ...], linker_choice: LinkerChoice, inputs: tuple[
     for spec in inputs:
         documents += list(read_documents(spec))
     linker = make_linker(linker_choice, progress=sys.stderr.isatty())
-    config = AnnotatorConfig(context=context)
-    if linker_choice.branches or entity_type:
-        config = replace(config, branches=parse_branches(linker_choice.branches) if linker_choice.branches
-                         else branches_for(entity_type or ""))  # fmt: skip
+    branches = branches_of(linker.terminology, parse_branches(linker_choice.branches or ""), entity_type)
+    config = AnnotatorConfig(context=context, branches=branches)
     if train_spec:
         train = load_corpus(train_spec, entity_type, None)
         config = replace(config, lexicon=learn_from_corpus(train, linker.terminology, config))

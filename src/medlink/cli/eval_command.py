@@ -108,17 +108,14 @@ def _end_to_end(corpus: Corpus, train: Corpus | None, choice: LinkerChoice, enti
     from dataclasses import replace
 
     from medlink.evaluation.end_to_end import learn_from_corpus, score_annotations
-    from medlink.linking.annotation.annotator import AnnotatorConfig
-    from medlink.linking.mentions.branches import branches_for, parse_branches
+    from medlink.linking.annotation.annotator import AnnotatorConfig, branches_of
+    from medlink.linking.mentions.branches import parse_branches
 
     if not corpus.documents:
         raise click.UsageError(f"{corpus.name}: --end-to-end needs the corpus's documents (pubtator:PATH has them)")
     linker = make_linker(choice, progress=False, training=train)
-    config = AnnotatorConfig()
-    if choice.branches or (entity_type and linker.terminology.concepts["tree_numbers"] and any(
-            linker.terminology.concepts["tree_numbers"])):  # fmt: skip
-        config = replace(config, branches=parse_branches(choice.branches) if choice.branches
-                         else branches_for(entity_type or ""))  # fmt: skip
+    config = AnnotatorConfig(branches=branches_of(linker.terminology, parse_branches(choice.branches or ""),
+                                                  entity_type))  # fmt: skip
     if train is not None:
         config = replace(config, lexicon=learn_from_corpus(train, linker.terminology, config))
     started = time.perf_counter()

@@ -82,14 +82,14 @@ def learn_from_corpus(corpus: Corpus, terminology: Terminology, config: Annotato
     """The lexicon a training corpus teaches (:mod:`medlink.linking.annotation.lexicon`): its mention texts as
     spans of their own, and the names its documents show are seldom mentions."""
     documents = dict(corpus.documents)
-    mentions = [(m.document_id, TrainingMention(m.document or "", m.start, m.end,
+    normalize = terminology.normalizer
+    mentions = [(m.document_id, TrainingMention(m.start, m.end, normalize(documents[m.document_id][m.start : m.end]),
                                                 tuple(terminology.resolve(c) or c for c in m.gold.parts[0])))
                 for m in corpus
                 if m.document_id in documents and m.start is not None and m.end is not None
                 and len(m.gold.parts) == 1 and not any(c.endswith("-1") for c in m.gold.parts[0])]  # fmt: skip
-    normalize = terminology.normalizer
-    given = {normalize(documents[d][m.start : m.end]) for d, m in mentions}
+    given = {mention.key for _, mention in mentions}
     teach = replace(config or AnnotatorConfig(), lexicon=Lexicon(dict.fromkeys(given, ()), frozenset()))
     found = {document_id: [(s.start, s.end, s.key) for s in find_spans(terminology, text, teach)]
              for document_id, text in documents.items()}  # fmt: skip
-    return learn_lexicon(documents, mentions, found, normalize)
+    return learn_lexicon(mentions, found)

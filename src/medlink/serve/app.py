@@ -171,7 +171,7 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         from dataclasses import replace
 
         from medlink.linking.annotation.annotator import AnnotatorConfig
-        from medlink.linking.mentions.branches import branches_for
+        from medlink.linking.mentions.branches import branches_for, has_tree_numbers
 
         _check_batch(len(body.documents), settings.max_batch, "documents")
         texts = [document.text for document in body.documents]
@@ -180,7 +180,7 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
             return _error(422, "a document is over its limit or not text", problems)
         config = AnnotatorConfig(context=body.context)
         if body.entity_type:
-            if not any(linker.terminology.concepts["tree_numbers"]):
+            if not has_tree_numbers(linker.terminology):
                 return _error(422, "this service's terminology has no tree numbers to restrict by entity_type")
             try:
                 config = replace(config, branches=branches_for(body.entity_type))

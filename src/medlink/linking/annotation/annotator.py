@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from medlink.linking.annotation.context import assess
 from medlink.linking.annotation.lexicon import Lexicon
 from medlink.linking.annotation.spans import Span, abbreviation_spans, dictionary_spans
-from medlink.linking.mentions.branches import BranchScope
+from medlink.linking.mentions.branches import BranchScope, branches_for, has_tree_numbers
 from medlink.linking.mentions.non_terms import function_words
 from medlink.linking.results import LinkResult, Mention, Stage
 from medlink.terminology import Terminology
@@ -63,10 +63,6 @@ class Annotation:
                 "negated": self.negated, "uncertain": self.uncertain, "reason": self.reason}  # fmt: skip
 
 
-def annotate(linker: LinksMentions, text: str, config: AnnotatorConfig = AnnotatorConfig()) -> list[Annotation]:
-    return annotate_many(linker, [text], config)[0]
-
-
 def annotate_many(linker: LinksMentions, texts: Sequence[str],
                   config: AnnotatorConfig = AnnotatorConfig()) -> list[list[Annotation]]:  # fmt: skip
     """The annotations of each text, in text order; all spans of all texts are linked in one batch."""
@@ -109,10 +105,18 @@ def _taught(span: Span, lexicon: Lexicon, terminology: Terminology) -> LinkResul
     return LinkResult(span.text, concepts, Stage.EXACT, 1.0, span.text, names, reason=reason)
 
 
+def branches_of(terminology: Terminology, branches: tuple[str, ...], entity_type: str | None) -> tuple[str, ...] | None:
+    """What ``--branches`` / ``--entity-type`` restrict annotation to: the branches as given; else an entity type's
+    MeSH branches where the terminology has tree numbers (one without them, such as MEDIC, is taken to hold that
+    kind already, and the type selects training mentions only); else ``None``, the default."""
+    if branches:
+        return branches
+    return branches_for(entity_type) if entity_type and has_tree_numbers(terminology) else None
+
+
 def _scope(terminology: Terminology, branches: tuple[str, ...] | None) -> BranchScope | None:
     if branches is None:
-        has_tree = any(terminology.concepts["tree_numbers"])
-        return BranchScope(terminology, DEFAULT_BRANCHES) if has_tree else None
+        return BranchScope(terminology, DEFAULT_BRANCHES) if has_tree_numbers(terminology) else None
     return BranchScope(terminology, branches) if branches else None
 
 

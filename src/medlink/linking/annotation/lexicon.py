@@ -9,19 +9,17 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from medlink.text import Normalizer
-
 MIN_SEEN = 2  # a name found this often in the training documents is judged by them
 MIN_PRECISION = 0.5  # ... and kept when at least this share of those finds were annotated mentions
 
 
 @dataclass(frozen=True)
 class TrainingMention:
-    """A mention of a training document: where it is, and the concepts annotators gave it."""
+    """A mention of a training document: where it is, its normalized text, and the concepts annotators gave it."""
 
-    document: str
     start: int
     end: int
+    key: str
     concepts: tuple[str, ...]
 
 
@@ -41,16 +39,14 @@ class Lexicon:
 FoundSpans = Mapping[str, list[tuple[int, int, str]]]  # document id → (start, end, normalized key) of each span
 
 
-def learn_lexicon(documents: Mapping[str, str], mentions: Iterable[tuple[str, TrainingMention]],
-                  found_spans: FoundSpans, normalizer: Normalizer) -> Lexicon:  # fmt: skip
-    """``documents``: id → text; ``mentions``: (document id, mention) pairs; ``found_spans``: id → (start, end,
-    normalized key) of every span the dictionary finds in that document."""
+def learn_lexicon(mentions: Iterable[tuple[str, TrainingMention]], found_spans: FoundSpans) -> Lexicon:
+    """``mentions``: (document id, mention) pairs; ``found_spans``: document id → (start, end, normalized key) of
+    every span the dictionary finds in that document."""
     given: dict[str, Counter] = defaultdict(Counter)
     gold_spans: set[tuple[str, int, int]] = set()
     for document_id, mention in mentions:
-        key = normalizer(documents[document_id][mention.start : mention.end])
-        if key and mention.concepts:
-            given[key][mention.concepts] += 1
+        if mention.key and mention.concepts:
+            given[mention.key][mention.concepts] += 1
             gold_spans.add((document_id, mention.start, mention.end))
     seen: Counter = Counter()
     marked: Counter = Counter()

@@ -34,6 +34,11 @@ def branches_for(entity_type: str) -> tuple[str, ...]:
                            f"--branches") from None
 
 
+def has_tree_numbers(terminology: Terminology) -> bool:
+    """Whether branches can restrict this terminology (MeSH descriptors have tree numbers; MEDIC's TSV does not)."""
+    return any(terminology.concepts["tree_numbers"])
+
+
 def parse_branches(text: str) -> tuple[str, ...]:
     """``"C, F03"`` → ``("C", "F03")``."""
     return tuple(part.strip() for part in text.split(",") if part.strip())
@@ -50,7 +55,7 @@ class BranchScope:
     def __post_init__(self) -> None:
         if not self.prefixes:
             raise ValueError("a branch scope needs at least one tree-number prefix")
-        if not any(self.terminology.concepts["tree_numbers"]):
+        if not has_tree_numbers(self.terminology):
             raise MedlinkError("this terminology has no tree numbers to restrict by branch (MeSH descriptors have "
                                "them; MEDIC's TSV and most vocabularies do not)")  # fmt: skip
 

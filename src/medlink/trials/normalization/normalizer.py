@@ -22,7 +22,7 @@ from itertools import islice
 from typing import Any
 
 from medlink.linking import Linker
-from medlink.linking.mentions.branches import BranchScope
+from medlink.linking.mentions.branches import BranchScope, has_tree_numbers
 from medlink.linking.mentions.scanner import ConceptScanner
 from medlink.linking.results import LinkResult, Mention, Stage
 from medlink.options import setting
@@ -149,7 +149,7 @@ class TrialNormalizer:
         for field_name in (CONDITION, DRUG, OTHER):
             terminology = self._linker(field_name).terminology
             prefixes = self.branches.of(field_name)
-            has_tree = bool(prefixes) and any(terminology.concepts["tree_numbers"])
+            has_tree = bool(prefixes) and has_tree_numbers(terminology)
             scope = BranchScope(terminology, prefixes) if prefixes and has_tree else None
             self._scopes[field_name] = self._exact_scopes[field_name] = scope
             if scope is not None and (extra := self.branches.when_named(field_name)):
