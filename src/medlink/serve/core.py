@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, LinkResult, Mention
@@ -21,8 +21,7 @@ if TYPE_CHECKING:  # the trial modules load only when a trial request comes
     from medlink.trials.normalization.normalizer import NormalizedTrial, TrialNormalizer
     from medlink.trials.records import TrialRecord
 
-RECORDS_AT_A_TIME = 16  # trial records normalized between two looks at the request's time budget
-DOCUMENTS_AT_A_TIME = 16  # documents annotated between two looks at it
+AT_A_TIME = 16  # trial records normalized, or documents annotated, between two looks at the request's time budget
 
 
 NO_TRIAL_INDEX = "this service has no trial index: start it with --trials-index DIR"
@@ -58,28 +57,14 @@ class ServiceCore:
                 if self._normalizer is None:
                     self._normalizer = await asyncio.to_thread(normalizer_around, self.linker)
                 ready = self._normalizer
-            deadline = time.monotonic() + self.settings.request_seconds
-            normalized: list[NormalizedTrial] = []
-            for start in range(0, len(records), RECORDS_AT_A_TIME):  # records are normalized independently
-                if time.monotonic() > deadline:
-                    raise Busy(f"not normalized within the request budget of {self.settings.request_seconds:g} s "
-                               f"({start:,} of {len(records):,} records done): send fewer records per request")
-                normalized += await asyncio.to_thread(ready.normalize_batch, records[start : start + RECORDS_AT_A_TIME])
-        return normalized
+            return await self._in_chunks(ready.normalize_batch, records, "normalized", "records")
 
     async def annotate(self, texts: list[str], config: AnnotatorConfig) -> list[list[Annotation]]:
         """Documents annotated in a worker thread, a few at a time (annotation links many spans at once), within
         the request's time budget."""
         async with self._trial_slot():
-            deadline = time.monotonic() + self.settings.request_seconds
-            annotated: list[list[Annotation]] = []
-            for start in range(0, len(texts), DOCUMENTS_AT_A_TIME):
-                if time.monotonic() > deadline:
-                    raise Busy(f"not annotated within the request budget of {self.settings.request_seconds:g} s "
-                               f"({start:,} of {len(texts):,} documents done): send fewer documents per request")
-                chunk = texts[start : start + DOCUMENTS_AT_A_TIME]
-                annotated += await asyncio.to_thread(self.linker.annotate_many, chunk, config)
-        return annotated
+            return await self._in_chunks(lambda chunk: self.linker.annotate_many(chunk, config), texts, "annotated",
+                                         "documents")  # fmt: skip
 
     async def match(self, note: str, top: int) -> MatchResult:
         if self.matcher is None:
@@ -87,6 +72,19 @@ class ServiceCore:
         matcher = self.matcher
         async with self._trial_slot():
             return await asyncio.to_thread(matcher.match, note, top)
+
+    async def _in_chunks(self, work: Callable[[list[Any]], list[Any]], items: list[Any], done: str,
+                         what: str) -> list[Any]:  # fmt: skip
+        """``work`` over ``items`` a chunk at a time in a worker thread (the items are independent), looking at the
+        request's time budget between chunks."""
+        deadline = time.monotonic() + self.settings.request_seconds
+        results: list[Any] = []
+        for start in range(0, len(items), AT_A_TIME):
+            if time.monotonic() > deadline:
+                raise Busy(f"not {done} within the request budget of {self.settings.request_seconds:g} s "
+                           f"({start:,} of {len(items):,} {what} done): send fewer {what} per request")
+            results += await asyncio.to_thread(work, items[start : start + AT_A_TIME])
+        return results
 
     def _trial_slot(self) -> asyncio.Semaphore:
         """A slot for heavy work (trial requests, annotation), or :class:`Busy` when all are taken."""
