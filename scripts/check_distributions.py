@@ -5,14 +5,17 @@ virtualenv that cannot see the source tree (what CI runs after the tests; issue 
     python scripts/check_distributions.py --build-only  # build and check sizes and metadata only
 
 The distributions: ``medlink`` (code, embedded MeSH, the default and fast encoders), ``medlink-trial-matcher``
-(``medlink[trials]``) and ``medlink-zh`` (``medlink[zh]``), each an sdist and a wheel. Checks, in order:
+(``medlink[trials]``), ``medlink-zh`` (``medlink[zh]``) and ``medlink-span-tagger`` (``medlink[tagger]``), each an
+sdist and a wheel. Checks, in order:
 1. every file ≤ 100 MB (PyPI's limit), the core wheel ≤ 80 MB; ``twine check --strict`` clean; each wheel's metadata
    names its licence and carries a NOTICE with the attribution of what it ships;
 2. only the core wheel installed: ``medlink link "heart attack"`` gives MESH:D009203, ``medlink trials normalize``
    links a record's conditions, ``medlink models verify`` passes, and ``medlink trials index`` refuses, naming
    ``medlink[trials]``;
 3. the trial-matcher wheel added: ``medlink trials index`` and ``medlink trials match`` rank the test records;
-4. the Chinese wheel added: a Chinese diagnosis links to its ICD code with ``--encoder medlink-zh``.
+4. the Chinese wheel added: a Chinese diagnosis links to its ICD code with ``--encoder medlink-zh``;
+5. the span-tagger wheel added: ``medlink annotate`` finds a mention with the tagger, which ``medlink models verify``
+   checks too.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = {"medlink": ROOT, "medlink_trial_matcher": ROOT / "packages" / "medlink-trial-matcher",
-            "medlink_zh": ROOT / "packages" / "medlink-zh"}  # fmt: skip
+            "medlink_zh": ROOT / "packages" / "medlink-zh",
+            "medlink_span_tagger": ROOT / "packages" / "medlink-span-tagger"}  # fmt: skip
 PYPI_LIMIT = 100 * 1000 * 1000  # PyPI refuses larger files unless the project is granted more
 CORE_LIMIT = 80 * 1000 * 1000
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -125,6 +129,13 @@ def smoke_test(wheels: dict[str, Path], scratch: Path) -> None:
     chinese = medlink_says("link", "--index", str(zh_index), "--nil-threshold", "0", "卵巢恶性肿瘤晚期")
     expect("ICD:C56" in chinese, f"zh wheel: the Chinese diagnosis did not link to C56:\n{chinese}")
     print(f"with medlink-zh: a Chinese diagnosis linked with medlink-zh: passed ({time.monotonic() - started:.0f} s)")
+
+    run([str(pip), "install", str(wheels["medlink_span_tagger"])], cwd=scratch, quiet=True)
+    annotated = medlink_says("annotate", "--exact-only", "Cisplatin nephrotoxicity and heart failure were seen.")
+    expect("span found by the tagger" in annotated, f"tagger wheel: annotate used no tagger span:\n{annotated}")
+    medlink_says("models", "verify")
+    print(f"with medlink-span-tagger: annotate with the tagger, models verify: passed "
+          f"({time.monotonic() - started:.0f} s)")
 
 
 def run(command: list[str], cwd: Path = ROOT, quiet: bool = False) -> None:

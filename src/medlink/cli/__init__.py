@@ -26,6 +26,7 @@ COMMANDS = {
     "train": "medlink.cli.train_command:train",
     "train-set-ranker": "medlink.cli.train_set_ranker_command:train_set_ranker",  # mentions naming several concepts
     "train-candidate-reranker": "medlink.cli.train_candidate_reranker_command:train_candidate_reranker",  # KAR
+    "train-tagger": "medlink.cli.train_tagger_command:train_tagger",  # span tagger for annotate
     "distill": "medlink.cli.distill_command:distill",
     "benchmark": "medlink.cli.benchmark_command:benchmark",
     "trials": "medlink.cli.trials_commands:trials",

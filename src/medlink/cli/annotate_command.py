@@ -10,6 +10,7 @@ import click
 
 from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
 from medlink.cli.paths import PathOption
+from medlink.cli.span_options import span_config, span_options
 
 
 @click.command()
@@ -30,8 +31,10 @@ from medlink.cli.paths import PathOption
                    "names they seldom mark stop being spans.")  # fmt: skip
 @click.option("--context/--no-context", default=True, show_default=True,
               help="Mark each mention negated or uncertain by ConText triggers.")
+@span_options
 def annotate(texts: tuple[str, ...], linker_choice: LinkerChoice, inputs: tuple[str, ...], output_path: Path | None,
-             output_format: str, entity_type: str | None, train_spec: str | None, context: bool) -> None:  # fmt: skip
+             output_format: str, entity_type: str | None, train_spec: str | None, context: bool, tagger: str,
+             approximate: float | None) -> None:  # fmt: skip
     """Find and link every concept mention of TEXTS (or the documents of --input), each with its offsets,
     concepts, score, stage, whether it is negated or uncertain, and why.
 
@@ -57,7 +60,8 @@ def annotate(texts: tuple[str, ...], linker_choice: LinkerChoice, inputs: tuple[
         documents += list(read_documents(spec))
     linker = make_linker(linker_choice, progress=sys.stderr.isatty())
     branches = branches_of(linker.terminology, parse_branches(linker_choice.branches or ""), entity_type)
-    config = AnnotatorConfig(context=context, branches=branches)
+    config = span_config(AnnotatorConfig(context=context, branches=branches), linker.terminology, tagger, approximate,
+                         entity_type)  # fmt: skip
     if train_spec:
         train = load_corpus(train_spec, entity_type, None)
         config = replace(config, lexicon=learn_from_corpus(train, linker.terminology, config))

@@ -10,6 +10,7 @@ import click
 
 from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
 from medlink.cli.paths import PathOption
+from medlink.cli.span_options import span_config, span_options
 from medlink.evaluation.setups import SUBSETS
 
 if TYPE_CHECKING:
@@ -46,9 +47,11 @@ if TYPE_CHECKING:
               help="Find the mentions too (medlink annotate) in every document of a PubTator corpus and report "
                    "mention-level (span + id) and document-level precision, recall and F1; --train documents teach "
                    "the annotator.")  # fmt: skip
+@span_options
 def eval_command(corpus_spec: str, linker_choice: LinkerChoice, entity_type: str | None, namespace: str | None,
                  train_spec: str | None, subset: str, refined: bool, lenient: bool, ks: tuple[int, ...],
-                 errors_path: Path | None, as_json: bool, end_to_end: bool) -> None:  # fmt: skip
+                 errors_path: Path | None, as_json: bool, end_to_end: bool, tagger: str,
+                 approximate: float | None) -> None:  # fmt: skip
     """Link every mention of a corpus and report strict Acc@k, MRR and nil precision/recall (or, with
     --end-to-end, annotate its documents and score what was found)."""
     from medlink.evaluation.corpus_formats import load_corpus
@@ -57,7 +60,7 @@ def eval_command(corpus_spec: str, linker_choice: LinkerChoice, entity_type: str
     corpus = load_corpus(corpus_spec, entity_type, namespace)
     train = load_corpus(train_spec, entity_type, namespace) if train_spec else None
     if end_to_end:
-        _end_to_end(corpus, train, linker_choice, entity_type, as_json)
+        _end_to_end(corpus, train, linker_choice, entity_type, as_json, tagger, approximate)
         return
     subset = "refined" if refined else subset
     if subset != "all" and train is None:
@@ -103,7 +106,7 @@ def eval_command(corpus_spec: str, linker_choice: LinkerChoice, entity_type: str
 
 
 def _end_to_end(corpus: Corpus, train: Corpus | None, choice: LinkerChoice, entity_type: str | None,
-                as_json: bool) -> None:  # fmt: skip
+                as_json: bool, tagger: str, approximate: float | None) -> None:  # fmt: skip
     import time
     from dataclasses import replace
 
@@ -116,6 +119,7 @@ def _end_to_end(corpus: Corpus, train: Corpus | None, choice: LinkerChoice, enti
     linker = make_linker(choice, progress=False, training=train)
     config = AnnotatorConfig(branches=branches_of(linker.terminology, parse_branches(choice.branches or ""),
                                                   entity_type))  # fmt: skip
+    config = span_config(config, linker.terminology, tagger, approximate, entity_type)
     if train is not None:
         config = replace(config, lexicon=learn_from_corpus(train, linker.terminology, config))
     started = time.perf_counter()
@@ -123,7 +127,8 @@ def _end_to_end(corpus: Corpus, train: Corpus | None, choice: LinkerChoice, enti
     seconds = time.perf_counter() - started
     result = {"corpus": corpus.name, **score_annotations(corpus, found, linker.terminology).to_dict(),
               "documents_per_second": round(len(corpus.documents) / max(seconds, 1e-9), 1),
-              "train": train.name if train else None}  # fmt: skip
+              "train": train.name if train else None,
+              "tagger": str(config.tagger.folder) if config.tagger else None}  # fmt: skip
     if as_json:
         click.echo(json.dumps(result))
         return

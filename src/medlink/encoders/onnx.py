@@ -36,32 +36,13 @@ _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 def export_onnx(source: str | Path, target: Path, quantize: str = "none", pooling: str | None = None,
                 max_length: int | None = None) -> Path:  # fmt: skip
     """Export a transformer encoder to ``target`` (written to a temporary folder, then renamed)."""
-    import torch
-
     from medlink.encoders.transformer import DEFAULT_MAX_LENGTH, TransformerEncoder
 
     encoder = TransformerEncoder(source, pooling=pooling, max_length=max_length or DEFAULT_MAX_LENGTH)
-
-    class _LastHiddenState(torch.nn.Module):
-        def __init__(self, model: torch.nn.Module) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.model(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
-
     with staged_folder(target, "encoder.json", "an exported encoder") as staging:
         sample = encoder.tokenizer(["heart attack", "myocardial infarction"], padding=True, return_tensors="pt")
-        if "token_type_ids" not in sample:
-            sample["token_type_ids"] = torch.zeros_like(sample["input_ids"])
-        axes = {name: {0: "batch", 1: "tokens"} for name in (*_INPUTS, "last_hidden_state")}
         fp32 = staging / "model.fp32.onnx"
-        with warnings.catch_warnings():  # the tracer's notes on control flow are about the exporter, not the user
-            warnings.simplefilter("ignore")
-            torch.onnx.export(_LastHiddenState(encoder.model), tuple(sample[name] for name in _INPUTS), str(fp32),
-                              input_names=list(_INPUTS), output_names=["last_hidden_state"], dynamic_axes=axes,
-                              opset_version=ONNX_OPSET, dynamo=False)  # fmt: skip
+        export_output(encoder.model, sample, fp32, "last_hidden_state", {0: "batch", 1: "tokens"})
         finish_export(fp32, staging, quantize, encoder.tokenizer)
         if encoder.count_head is not None:  # the concept-count head travels with the weights it was trained with
             encoder.count_head.save(staging)
@@ -88,6 +69,40 @@ def finish_export(fp32: Path, staging: Path, quantize: str, tokenizer: Any) -> N
     shutil.rmtree(staging / "tokenizer")
 
 
+def export_output(model: Any, sample: Any, fp32: Path, output: str, output_axes: dict[int, str]) -> None:
+    """Export one output of a transformers model (``last_hidden_state`` of an encoder, ``logits`` of a classifier:
+    the tagger's, the eligibility reranker's) to ``fp32``, with dynamic batch and token axes."""
+    import torch
+
+    class _Output(torch.nn.Module):
+        def __init__(self, inner: torch.nn.Module) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            outputs = self.inner(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            return getattr(outputs, output)
+
+    if "token_type_ids" not in sample:
+        sample["token_type_ids"] = torch.zeros_like(sample["input_ids"])
+    axes = {name: {0: "batch", 1: "tokens"} for name in _INPUTS} | {output: output_axes}
+    with warnings.catch_warnings():  # the tracer's notes on control flow are about the exporter, not the user
+        warnings.simplefilter("ignore")
+        torch.onnx.export(_Output(model), tuple(sample[name] for name in _INPUTS), str(fp32),
+                          input_names=list(_INPUTS), output_names=[output], dynamic_axes=axes,
+                          opset_version=ONNX_OPSET, dynamo=False)  # fmt: skip
+
+
+def cpu_session(model: Path, threads: int | None) -> Any:
+    """An ONNX Runtime session on the CPU (``threads``: intra-op threads; ``None``: ONNX Runtime's choice)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    return onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+
+
 class OnnxEncoder(KnownIdentity):
     """Runs an exported encoder folder with ONNX Runtime on the CPU.
 
@@ -106,14 +121,9 @@ class OnnxEncoder(KnownIdentity):
     def _session(self) -> tuple[Any, list[str], Any]:
         with self._opening:
             if self._runtime is None:
-                import onnxruntime
                 from tokenizers import Tokenizer
 
-                options = onnxruntime.SessionOptions()
-                if self.threads:
-                    options.intra_op_num_threads = self.threads
-                session = onnxruntime.InferenceSession(str(self.folder / "model.onnx"), options,
-                                                       providers=["CPUExecutionProvider"])  # fmt: skip
+                session = cpu_session(self.folder / "model.onnx", self.threads)
                 tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
                 tokenizer.enable_truncation(self._identity.max_length)
                 tokenizer.enable_padding(pad_id=tokenizer.token_to_id("[PAD]") or 0)

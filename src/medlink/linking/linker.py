@@ -23,6 +23,7 @@ from typing import Any, cast
 from medlink.encoders.base import Encoder
 from medlink.index import VectorIndex
 from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, annotate_many
+from medlink.linking.annotation.tagger import choose_tagger
 from medlink.linking.decisions import claim_counted, finish, test_terms
 from medlink.linking.mentions.branches import BranchScope
 from medlink.linking.mentions.composites import split_composite
@@ -78,6 +79,7 @@ class Linker:
         self._by_text: dict[str, LinkResult] = {}  # final results of mentions given without a document
         self._scope: BranchScope | None = None  # of config.branches
         self._rewriter_built: MentionRewriter | None = None
+        self._default_annotation: AnnotatorConfig | None = None
         self._lock = threading.RLock()
 
     @classmethod
@@ -129,6 +131,7 @@ class Linker:
         self._cache, self._by_text = {}, {}
         self._scope = None
         self._rewriter_built = None
+        self._default_annotation = None
         self._lock = threading.RLock()
 
     def __getattr__(self, name: str) -> Any:
@@ -153,10 +156,16 @@ class Linker:
     def annotate(self, text: str, config: AnnotatorConfig | None = None) -> list[Annotation]:
         """Every concept mention of running ``text``, linked and marked negated or uncertain
         (:mod:`medlink.linking.annotation`)."""
-        return annotate_many(self, [text], config or AnnotatorConfig())[0]
+        return self.annotate_many([text], config)[0]
 
     def annotate_many(self, texts: Sequence[str], config: AnnotatorConfig | None = None) -> list[list[Annotation]]:
-        return annotate_many(self, texts, config or AnnotatorConfig())
+        """``config`` ``None``: the defaults, with the packaged span tagger when ``medlink[tagger]`` is installed."""
+        if config is None:
+            with self._lock:
+                if self._default_annotation is None:
+                    self._default_annotation = AnnotatorConfig(tagger=choose_tagger("auto"))
+                config = self._default_annotation
+        return annotate_many(self, texts, config)
 
     @property
     def config(self) -> LinkerConfig:

@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException
 
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, Mention
+from medlink.linking.annotation.tagger import choose_tagger
 from medlink.serve.batching import Busy, LinkBatcher
 from medlink.serve.core import NO_TRIAL_INDEX, ServiceCore
 from medlink.serve.guards import Guard
@@ -61,7 +62,7 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
     metrics = ServiceMetrics()
     batcher = LinkBatcher(linker, settings.batch_chars, settings.batch_wait_seconds, settings.request_seconds,
                           settings.max_queued_mentions, metrics.observe_batch)  # fmt: skip
-    core = ServiceCore(linker, settings, batcher, matcher)
+    core = ServiceCore(linker, settings, batcher, matcher, choose_tagger("auto"))
     models = request_models(settings.max_batch, linker.config.max_mention_chars, settings.max_document_chars,
                             settings.max_note_chars)  # fmt: skip
 
@@ -170,7 +171,7 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         (as ``medlink annotate`` writes them)."""
         from dataclasses import replace
 
-        from medlink.linking.annotation.annotator import AnnotatorConfig
+        from medlink.linking.annotation.annotator import AnnotatorConfig, with_tagger
         from medlink.linking.mentions.branches import branches_for, has_tree_numbers
 
         _check_batch(len(body.documents), settings.max_batch, "documents")
@@ -178,7 +179,7 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         problems = text_problems(texts, settings.max_document_chars, None, "documents")
         if problems:
             return _error(422, "a document is over its limit or not text", problems)
-        config = AnnotatorConfig(context=body.context)
+        config = with_tagger(AnnotatorConfig(context=body.context), core.tagger, body.entity_type)
         if body.entity_type:
             if not has_tree_numbers(linker.terminology):
                 return _error(422, "this service's terminology has no tree numbers to restrict by entity_type")

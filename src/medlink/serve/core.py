@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, LinkResult, Mention
 from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig
+from medlink.linking.annotation.tagger import SpanTagger
 from medlink.serve.batching import Busy, LinkBatcher
 from medlink.serve.settings import ServiceSettings
 
@@ -37,6 +38,7 @@ class ServiceCore:
     settings: ServiceSettings
     batcher: LinkBatcher
     matcher: TrialMatcher | None = None
+    tagger: SpanTagger | None = None  # the span tagger annotation uses (the packaged one, when installed)
     _normalizer: TrialNormalizer | None = None
     _normalizer_made: asyncio.Lock = field(default_factory=asyncio.Lock)  # concurrent first requests make it once
     _trial_slots: asyncio.Semaphore | None = None

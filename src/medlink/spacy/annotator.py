@@ -21,7 +21,8 @@ from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
 from medlink.linking import Linker, LinkResult, Stage
-from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig
+from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, with_tagger
+from medlink.linking.annotation.tagger import choose_tagger
 from medlink.linking.mentions.branches import branches_for
 from medlink.spacy.component import register_extensions
 
@@ -62,17 +63,19 @@ def _result(annotation: Annotation) -> LinkResult:
 
 
 _DEFAULTS = {"index": None, "terminology": None, "exact_only": False, "entity_type": None, "label": "CONCEPT",
-             "context": True}
+             "context": True, "tagger": "auto"}
 
 
 @Language.factory("medlink_annotator", default_config=_DEFAULTS)
 def make_medlink_annotator(nlp: Language, name: str, index: str | None, terminology: str | None, exact_only: bool,
                            entity_type: str | None, label: str,
-                           context: bool) -> MedlinkAnnotatorComponent:  # fmt: skip
+                           context: bool, tagger: str) -> MedlinkAnnotatorComponent:  # fmt: skip
     """``index`` / ``terminology`` / ``exact_only`` as for ``medlink_linker``; ``entity_type``: annotate only
     concepts of this kind (its MeSH branches); ``label``: the entities' label (default: the entity type, upper
-    case, else ``CONCEPT``)."""
+    case, else ``CONCEPT``); ``tagger``: ``auto`` (the packaged span tagger when installed), ``none`` or a
+    tagger folder."""
     linker = Linker.load(Path(index) if index else None, terminology=terminology, exact_only=exact_only)
-    config = AnnotatorConfig(context=context, branches=branches_for(entity_type) if entity_type else None)
+    config = with_tagger(AnnotatorConfig(context=context, branches=branches_for(entity_type) if entity_type else None),
+                         choose_tagger(tagger), entity_type)  # fmt: skip
     return MedlinkAnnotatorComponent(linker, config, entity_type.upper() if entity_type and label == "CONCEPT"
                                      else label)  # fmt: skip

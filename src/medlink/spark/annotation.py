@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medlink.errors import MedlinkError
-from medlink.linking.annotation.annotator import AnnotatorConfig
+from medlink.linking.annotation.annotator import AnnotatorConfig, with_tagger
+from medlink.linking.annotation.tagger import choose_tagger
 from medlink.linking.mentions.branches import branches_for
 from medlink.spark.columns import prepare_recipe
 from medlink.spark.workers import annotate_batches
@@ -22,10 +23,11 @@ ANNOTATION_TYPE = ("array<struct<start:int,end:int,text:string,concepts:array<st
 
 def annotate_column(df: DataFrame, column: str, *, index: Path | str | None = None,
                     terminology: Path | str | None = None, exact_only: bool = False, entity_type: str | None = None,
-                    context: bool = True, output: str = "annotations") -> DataFrame:  # fmt: skip
+                    context: bool = True, tagger: str = "auto", output: str = "annotations") -> DataFrame:  # fmt: skip
     """``df`` with ``output``: the mentions found in ``column``, each with offsets, concepts, preferred names,
     score, stage, negation, uncertainty and reason (``medlink annotate``'s fields). Lazy; the linker is the one
-    ``Linker.load`` makes from the same arguments, loaded once per Python worker."""
+    ``Linker.load`` makes from the same arguments, loaded once per Python worker; ``tagger`` as for ``medlink
+    annotate --tagger``."""
     from pyspark.sql.types import StringType, StructField, StructType, _parse_datatype_string
 
     if column not in df.columns:
@@ -35,7 +37,8 @@ def annotate_column(df: DataFrame, column: str, *, index: Path | str | None = No
     if output in df.columns:
         raise MedlinkError(f"the DataFrame already has a column {output!r}: pass another output name")
     recipe = prepare_recipe(index, terminology, exact_only, None)
-    config = AnnotatorConfig(context=context, branches=branches_for(entity_type) if entity_type else None)
+    config = with_tagger(AnnotatorConfig(context=context, branches=branches_for(entity_type) if entity_type else None),
+                         choose_tagger(tagger), entity_type)  # fmt: skip
     schema = StructType([*df.schema.fields, StructField(output, _parse_datatype_string(ANNOTATION_TYPE))])
     return df.mapInPandas(partial(annotate_batches, recipe=recipe, config=config, column=column, output=output),
                           schema)  # fmt: skip

@@ -1,15 +1,26 @@
-"""Every concept mention of a document: candidate spans (:mod:`.spans`) linked by the linker with the document as
-context, nil spans dropped, each qualified by ConText (:mod:`.context`)."""
+"""Every concept mention of a document: candidate spans (:mod:`.spans`, and a span tagger's, :mod:`.tagger`, where
+one is given) linked by the linker with the document as context, nil spans dropped, each qualified by ConText
+(:mod:`.context`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from medlink.linking.annotation.approximate import ApproximateNames
 from medlink.linking.annotation.context import assess
 from medlink.linking.annotation.lexicon import Lexicon
-from medlink.linking.annotation.spans import Span, abbreviation_spans, dictionary_spans
+from medlink.linking.annotation.spans import (
+    Span,
+    abbreviation_spans,
+    approximate_spans,
+    dictionary_spans,
+    overlaps,
+    tagged_spans,
+    without_overlaps,
+)
+from medlink.linking.annotation.tagger import SpanTagger, TaggedSpan
 from medlink.linking.mentions.branches import BranchScope, branches_for, has_tree_numbers
 from medlink.linking.mentions.non_terms import function_words
 from medlink.linking.results import LinkResult, Mention, Stage
@@ -31,7 +42,10 @@ class AnnotatorConfig:
     are annotated as their long form; context: negation and uncertainty are assessed; branches: only concepts
     under these tree-number prefixes are annotated (``None``: for a terminology with tree numbers, MeSH's diseases
     and chemicals, C, F03 and D, not "Patients" or "Humans"; ``()``: every concept); lexicon: what annotated
-    training documents taught (:mod:`.lexicon`)."""
+    training documents taught (:mod:`.lexicon`); tagger: a span tagger whose spans join the dictionary's, each
+    kind a witness for the other (see ``_best_supported``); tagged_kinds: the tagger's
+    kinds kept (``None``: all it knows); approximate: names found by trigram similarity (QuickUMLS-style) among
+    the words no other span covers, linked as the name they resemble."""
 
     max_words: int = 8
     min_chars: int = 3
@@ -39,6 +53,9 @@ class AnnotatorConfig:
     context: bool = True
     branches: tuple[str, ...] | None = None
     lexicon: Lexicon = field(default_factory=Lexicon)
+    tagger: SpanTagger | None = None
+    tagged_kinds: tuple[str, ...] | None = None
+    approximate: ApproximateNames | None = None
 
 
 DEFAULT_BRANCHES = ("C", "F03", "D")
@@ -66,26 +83,49 @@ class Annotation:
 def annotate_many(linker: LinksMentions, texts: Sequence[str],
                   config: AnnotatorConfig = AnnotatorConfig()) -> list[list[Annotation]]:  # fmt: skip
     """The annotations of each text, in text order; all spans of all texts are linked in one batch."""
-    per_text = [find_spans(linker.terminology, text, config) for text in texts]
+    tagged = _tagged(texts, config)
+    per_text = [find_spans(linker.terminology, text, config, spans) for text, spans in zip(texts, tagged, strict=True)]
     lexicon = config.lexicon
-    to_link = [Mention(span.long_form or span.text, text) for text, spans in zip(texts, per_text, strict=True)
+    to_link = [Mention(_linked_text(span), text) for text, spans in zip(texts, per_text, strict=True)
                for span in spans if not lexicon.knows(span.key)]  # fmt: skip
     results = iter(linker.link_many(to_link))
     scope = _scope(linker.terminology, config.branches)
     annotated = []
     for text, spans in zip(texts, per_text, strict=True):
-        found = []
+        linked = {}
         for span in spans:
             result = _taught(span, lexicon, linker.terminology) if lexicon.knows(span.key) else next(results)
             if result.concepts and (scope is None or all(scope.allows(c) for c in result.concepts)):
-                found.append(_annotation(text, span, result, config))
-        annotated.append(found)
+                linked[span] = result
+        kept = _best_supported(linked, [span for span in spans if span.tagged is not None], lexicon)
+        annotated.append([_annotation(text, span, linked[span], config) for span in kept])
     return annotated
 
 
-def find_spans(terminology: Terminology, text: str, config: AnnotatorConfig) -> list[Span]:
-    """The candidate spans of ``text``, in order: names of the terminology or of the lexicon, then the short forms
-    the text defines."""
+def _best_supported(linked: dict[Span, LinkResult], tagged: list[Span], lexicon: Lexicon) -> list[Span]:
+    """Where spans overlap, the best supported one. With a tagger, a span needs two witnesses: a tagger span must
+    also be a name (an exact match: measured on BC5CDR dev, the tagger's spans that only the dense search could
+    link were wrong four times in five), and a dictionary span must be one the tagger also found (overlapping
+    one); the annotators' own texts (the lexicon) and the text's short forms need none. Order: the lexicon's, the
+    tagger's, then the longest."""
+    if not tagged:
+        return sorted(linked, key=lambda span: span.start)
+
+    def supported(span: Span) -> bool:
+        if lexicon.knows(span.key) or span.long_form is not None:
+            return True
+        return linked[span].stage is Stage.EXACT if span.tagged is not None else overlaps(span, tagged)
+
+    ranked = sorted((span for span in linked if supported(span)),
+                    key=lambda s: (not lexicon.knows(s.key), s.tagged is None, s.start - s.end, s.start))  # fmt: skip
+    return without_overlaps(ranked)
+
+
+def find_spans(terminology: Terminology, text: str, config: AnnotatorConfig,
+               tagged: Sequence[TaggedSpan] = ()) -> list[Span]:  # fmt: skip
+    """The candidate spans of ``text``, in order: names of the terminology or of the lexicon (and, where
+    ``config.approximate`` is set, names resembling the words left over), the short forms the text defines, and
+    the spans the tagger found (``tagged``), which may overlap the others: annotation keeps the best supported."""
     lexicon = config.lexicon
 
     def is_name(key: str) -> bool:
@@ -93,9 +133,36 @@ def find_spans(terminology: Terminology, text: str, config: AnnotatorConfig) -> 
 
     spans = dictionary_spans(text, is_name, terminology.normalizer, config.max_words, config.min_chars,
                              function_words().__contains__)  # fmt: skip
+    if config.approximate is not None:
+        spans += approximate_spans(text, spans, config.approximate.nearest, terminology.normalizer, config.max_words,
+                                   config.min_chars, function_words().__contains__)  # fmt: skip
     if config.abbreviations:
         spans += abbreviation_spans(text, spans, is_name, terminology.normalizer)
+    spans += tagged_spans(tagged, text, terminology.normalizer)
     return sorted(spans, key=lambda span: span.start)
+
+
+def with_tagger(config: AnnotatorConfig, tagger: SpanTagger | None, entity_type: str | None = None) -> AnnotatorConfig:
+    """``config`` with ``tagger``, keeping only its spans of ``entity_type`` when one is given (none when the
+    tagger does not know that kind)."""
+    kinds = None
+    if tagger is not None and entity_type is not None:
+        known = {kind.casefold(): kind for kind in tagger.card.entity_types}
+        kinds = (known[entity_type.casefold()],) if entity_type.casefold() in known else ()
+    return replace(config, tagger=tagger, tagged_kinds=kinds)
+
+
+def _tagged(texts: Sequence[str], config: AnnotatorConfig) -> list[list[TaggedSpan]]:
+    if config.tagger is None:
+        return [[] for _ in texts]
+    kinds = config.tagged_kinds
+    return [[span for span in spans if kinds is None or span.entity_type in kinds]
+            for spans in config.tagger.tag(texts)]  # fmt: skip
+
+
+def _linked_text(span: Span) -> str:
+    """What is linked for a span: a short form's long form, an approximate span's name, else its text."""
+    return span.long_form or (span.near.name if span.near else span.text)
 
 
 def _taught(span: Span, lexicon: Lexicon, terminology: Terminology) -> LinkResult:
@@ -124,6 +191,11 @@ def _annotation(text: str, span: Span, result: LinkResult, config: AnnotatorConf
     reason = result.reason
     if span.long_form is not None:
         reason = f"short form the text defines as {span.long_form!r}; {reason}"
+    if span.near is not None:
+        near = span.near
+        reason = f"approximate match of the name {near.name!r} (trigram similarity {near.similarity:.2f}); {reason}"
+    if span.tagged is not None:
+        reason = f"span found by the tagger ({span.tagged}); {reason}"
     negated = uncertain = False
     if config.context:
         finding = assess(text, span.start, span.end)

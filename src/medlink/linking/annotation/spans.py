@@ -5,9 +5,11 @@ disease (CKD)" makes every later "CKD" a span, read as its long form)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from medlink.linking.annotation.approximate import NearName
+from medlink.linking.annotation.tagger import TaggedSpan
 from medlink.linking.mentions.abbreviations import find_abbreviations
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
@@ -20,6 +22,8 @@ class Span:
     text: str
     long_form: str | None = None  # for a short form the document defines: what it stands for
     key: str = ""  # the normalized text that was looked up
+    tagged: str | None = None  # for a span the tagger found: its kind and confidence, e.g. "Disease, 0.97"
+    near: NearName | None = None  # for an approximate span: the name it resembles, linked in its place
 
 
 Test = Callable[[str], bool]
@@ -29,6 +33,33 @@ def dictionary_spans(text: str, is_name: Test, normalize: Callable[[str], str], 
                      min_chars: int = 3, is_function_word: Test = lambda _: False) -> list[Span]:  # fmt: skip
     """Greedy longest match from left to right over the words of ``text``: spans whose normalized text
     ``is_name``."""
+    return _longest_first(text, lambda key: Span(0, 0, "", key=key) if is_name(key) else None, normalize,
+                          max_words, min_chars, is_function_word)  # fmt: skip
+
+
+def approximate_spans(text: str, taken: list[Span], nearest: Callable[[str], NearName | None],
+                      normalize: Callable[[str], str], max_words: int, min_chars: int,
+                      is_function_word: Test) -> list[Span]:  # fmt: skip
+    """Greedy longest match, as :func:`dictionary_spans`, of the words outside the spans already ``taken``, with a
+    name that ``nearest`` finds similar enough."""
+
+    def near(key: str) -> Span | None:
+        words = key.split()
+        if is_function_word(words[0]) or is_function_word(words[-1]):
+            return None  # "a myocardal infarction": the name resembles the words without "a"
+        found = nearest(key)
+        return Span(0, 0, "", key=key, near=found) if found is not None else None
+
+    edges = [0, *(edge for span in sorted(taken, key=lambda s: s.start) for edge in (span.start, span.end)), len(text)]
+    spans = []
+    for gap_start, gap_end in zip(edges[::2], edges[1::2], strict=True):
+        for span in _longest_first(text[gap_start:gap_end], near, normalize, max_words, min_chars, is_function_word):
+            spans.append(Span(span.start + gap_start, span.end + gap_start, span.text, key=span.key, near=span.near))
+    return spans
+
+
+def _longest_first(text: str, accept: Callable[[str], Span | None], normalize: Callable[[str], str], max_words: int,
+                   min_chars: int, is_function_word: Test) -> list[Span]:  # fmt: skip
     words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
     spans, position = [], 0
     while position < len(words):
@@ -42,9 +73,10 @@ def dictionary_spans(text: str, is_name: Test, normalize: Callable[[str], str], 
             if len(piece) < min_chars or all(is_function_word(w.lower()) for w in piece.split()):
                 continue
             key = normalize(piece)
-            if key and is_name(key):
+            found = accept(key) if key else None
+            if found is not None:
                 width = size
-                spans.append(Span(start, end, piece, key=key))
+                spans.append(Span(start, end, piece, key=key, near=found.near))
                 break
         position += width or 1
     return spans
@@ -64,3 +96,22 @@ def abbreviation_spans(text: str, taken: list[Span], is_name: Test, normalize: C
             if not any(start < o_end and o_start < end for o_start, o_end in occupied):
                 spans.append(Span(start, end, short, long, key))
     return spans
+
+
+def tagged_spans(tagged: Sequence[TaggedSpan], text: str, normalize: Callable[[str], str]) -> list[Span]:
+    return [Span(t.start, t.end, text[t.start : t.end], key=normalize(text[t.start : t.end]),
+                 tagged=f"{t.entity_type}, {t.score:.2f}") for t in tagged]  # fmt: skip
+
+
+def overlaps(span: Span, others: Sequence[Span]) -> bool:
+    return any(span.start < other.end and other.start < span.end for other in others)
+
+
+def without_overlaps(ranked: Sequence[Span]) -> list[Span]:
+    """The spans in ``ranked`` order (best supported first), each kept unless it overlaps one kept before it;
+    returned in text order."""
+    kept: list[Span] = []
+    for span in ranked:
+        if not overlaps(span, kept):
+            kept.append(span)
+    return sorted(kept, key=lambda span: span.start)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from medlink.encoders.onnx import ONNX_OPSET, finish_export
+from medlink.encoders.onnx import export_output, finish_export
 from medlink.folders import staged_folder
 from medlink.training import runtime
 from medlink.training.runtime import TrainResult
@@ -91,24 +91,8 @@ def export_reranker(model: torch.nn.Module, tokenizer, output: Path, manifest: d
     renamed into place."""
     with staged_folder(output, MANIFEST, "a medlink reranker folder") as staging:
         sample = tokenizer(["a patient"], ["a trial"], return_tensors="pt")
-        names = ["input_ids", "attention_mask", "token_type_ids"]
-        axes = {name: {0: "batch", 1: "tokens"} for name in names} | {"logits": {0: "batch"}}
         fp32 = staging / "model.fp32.onnx"
-
-        class _Logits(torch.nn.Module):
-            def __init__(self, inner: torch.nn.Module) -> None:
-                super().__init__()
-                self.inner = inner
-
-            def forward(self, input_ids, attention_mask, token_type_ids):
-                return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                                  token_type_ids=token_type_ids).logits  # fmt: skip
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(_Logits(model), tuple(sample[n] for n in names), str(fp32), input_names=names,
-                              output_names=["logits"], dynamic_axes=axes, opset_version=ONNX_OPSET,
-                              dynamo=False)  # fmt: skip
+        export_output(model, sample, fp32, "logits", {0: "batch"})
         finish_export(fp32, staging, quantize, tokenizer)
         (staging / MANIFEST).write_text(json.dumps({**manifest, "quantization": quantize}, indent=2))
     return output

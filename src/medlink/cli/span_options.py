@@ -1,0 +1,35 @@
+"""Where ``medlink annotate`` and ``medlink eval --end-to-end`` find their spans besides the terminology's names:
+the span tagger and approximate (trigram) names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from medlink.linking.annotation.annotator import AnnotatorConfig
+    from medlink.terminology import Terminology
+
+
+def span_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    command = click.option(
+        "--approximate", type=click.FloatRange(0.5, 1.0), default=None, metavar="SIMILARITY",
+        help="Also spans that resemble a name (character-trigram Jaccard ≥ SIMILARITY, QuickUMLS-style, e.g. 0.8) "
+             "among the words nothing else found; linked as that name. Off by default (slower).")(command)  # fmt: skip
+    return click.option(
+        "--tagger", default="auto", show_default=True, metavar="auto|none|FOLDER",
+        help="Span tagger whose spans join the dictionary's: auto = the packaged one when medlink[tagger] is "
+             "installed; none; or a folder from `medlink train-tagger`.")(command)  # fmt: skip
+
+
+def span_config(config: AnnotatorConfig, terminology: Terminology, tagger: str, approximate: float | None,
+                entity_type: str | None) -> AnnotatorConfig:  # fmt: skip
+    from medlink.linking.annotation.annotator import with_tagger
+    from medlink.linking.annotation.approximate import ApproximateNames
+    from medlink.linking.annotation.tagger import choose_tagger
+
+    near = ApproximateNames(terminology.normalized_names(), approximate) if approximate is not None else None
+    return with_tagger(replace(config, approximate=near), choose_tagger(tagger), entity_type)

@@ -1,0 +1,202 @@
+"""A span tagger: a transformer fine-tuned for token classification (BIO tags over entity types) on annotated
+documents, run with ONNX Runtime. It finds mentions as the annotators of its training corpora marked them, names
+no dictionary has included ("cardiotoxicity", "5-HT3 antagonist-induced nausea"); the linker then says which
+concept each one is.
+
+A tagger folder holds ``model.onnx`` (token logits), ``tokenizer.json`` and ``tagger.json`` (:class:`TaggerCard`).
+Long documents are read in overlapping windows; each token keeps the logits of the window where it sits furthest
+from an edge."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medlink.errors import MedlinkError
+
+TAGGER_FORMAT = "medlink-span-tagger-1"
+OUTSIDE = "O"
+
+
+@dataclass(frozen=True)
+class TaggerCard:
+    """``labels``: the BIO labels, in the order of the model's outputs (``O``, ``B-Disease``, ``I-Disease``, …);
+    ``window`` / ``overlap``: tokens per window and how many consecutive windows share."""
+
+    labels: tuple[str, ...]
+    window: int
+    overlap: int
+    base: str
+    trained_on: tuple[str, ...]
+    format: str = TAGGER_FORMAT
+
+    @property
+    def entity_types(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(label[2:] for label in self.labels if label != OUTSIDE))
+
+    def save(self, folder: Path) -> None:
+        (folder / "tagger.json").write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: Path) -> TaggerCard:
+        path = folder / "tagger.json"
+        if not path.is_file():
+            raise MedlinkError(f"{folder} is not a span tagger: it has no tagger.json "
+                               "(`medlink train-tagger` makes one)")  # fmt: skip
+        fields = json.loads(path.read_text(encoding="utf-8"))
+        if fields.get("format") != TAGGER_FORMAT:
+            raise MedlinkError(f"{path}: a span tagger of format {fields.get('format')!r}; this medlink reads "
+                               f"{TAGGER_FORMAT!r}: train it again with `medlink train-tagger`")  # fmt: skip
+        return cls(**{**fields, "labels": tuple(fields["labels"]), "trained_on": tuple(fields["trained_on"])})
+
+
+@dataclass(frozen=True)
+class TaggedSpan:
+    start: int
+    end: int
+    entity_type: str
+    score: float  # the mean probability of the span's tags
+
+
+class SpanTagger:
+    """Loads lazily: the ONNX session and tokenizer are made on the first :meth:`tag`."""
+
+    batch_size = 8
+
+    def __init__(self, folder: Path, threads: int | None = None) -> None:
+        self.folder = Path(folder)
+        self.card = TaggerCard.load(self.folder)
+        self.threads = threads
+        self._runtime: tuple[Any, list[str], Any] | None = None
+        self._opening = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:  # a copy (a Spark worker's) opens its own session
+        return {"folder": self.folder, "threads": self.threads}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["folder"], state["threads"])  # type: ignore[misc]
+
+    def _session(self) -> tuple[Any, list[str], Any]:
+        with self._opening:
+            if self._runtime is None:
+                from tokenizers import Tokenizer
+
+                from medlink.encoders.onnx import cpu_session
+
+                session = cpu_session(self.folder / "model.onnx", self.threads)
+                tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+                tokenizer.no_truncation()
+                tokenizer.no_padding()
+                self._runtime = (session, [i.name for i in session.get_inputs()], tokenizer)
+            return self._runtime
+
+    def tag(self, texts: Sequence[str]) -> list[list[TaggedSpan]]:
+        """The spans of each text, in order."""
+        session, inputs, tokenizer = self._session()
+        encodings = tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        body = self.card.window - 2  # [CLS] and [SEP]
+        windows = [(number, start) for number, encoding in enumerate(encodings)
+                   for start in window_starts(len(encoding.ids), body, self.card.overlap)]  # fmt: skip
+        cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+        logits: list[np.ndarray] = [np.zeros((len(e.ids), len(self.card.labels)), np.float32) for e in encodings]
+        best_margin: list[np.ndarray] = [np.full(len(e.ids), -1) for e in encodings]
+        order = sorted(range(len(windows)), key=lambda i: -min(body, len(encodings[windows[i][0]].ids) - windows[i][1]))
+        for first in range(0, len(order), self.batch_size):
+            batch = [windows[i] for i in order[first : first + self.batch_size]]
+            pieces = [encodings[number].ids[start : start + body] for number, start in batch]
+            width = max(map(len, pieces)) + 2
+            ids = np.zeros((len(batch), width), np.int64)
+            mask = np.zeros_like(ids)
+            for row, piece in enumerate(pieces):
+                ids[row, : len(piece) + 2] = [cls_id, *piece, sep_id]
+                mask[row, : len(piece) + 2] = 1
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            out = session.run(None, {name: feed[name] for name in inputs})[0]
+            for row, (number, start) in enumerate(batch):
+                size = len(pieces[row])
+                positions = np.arange(size)
+                margin = np.minimum(positions, size - 1 - positions)  # distance from the window's edge
+                if start == 0:
+                    margin = np.where(positions < body // 2, body, margin)  # the document's own start is no edge
+                if start + size == len(encodings[number].ids):
+                    margin = np.where(positions >= size - body // 2, body, margin)
+                target = slice(start, start + size)
+                better = margin > best_margin[number][target]
+                logits[number][target][better] = out[row, 1 : size + 1][better]
+                best_margin[number][target] = np.maximum(best_margin[number][target], margin)
+        return [decode(self.card.labels, scores, encoding.offsets, text)
+                for scores, encoding, text in zip(logits, encodings, texts, strict=True)]  # fmt: skip
+
+
+def window_starts(length: int, body: int, overlap: int) -> list[int]:
+    """Where each window of ``body`` tokens starts so that consecutive ones share ``overlap`` tokens."""
+    if length <= body:
+        return [0]
+    step = max(1, body - overlap)
+    starts = list(range(0, length - body, step))
+    return [*starts, length - body]
+
+
+def decode(labels: Sequence[str], logits: np.ndarray, offsets: Sequence[tuple[int, int]],
+           text: str) -> list[TaggedSpan]:  # fmt: skip
+    """Spans from per-token BIO logits: a span starts at ``B-X`` (or an ``I-X`` that follows another type) and runs
+    while ``I-X`` follows; word pieces inside a word take the word's first piece's decision, so a span always
+    covers whole words."""
+    if not len(logits):
+        return []
+    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probabilities = shifted / shifted.sum(axis=1, keepdims=True)
+    best = probabilities.argmax(axis=1)
+    spans: list[TaggedSpan] = []
+    current: tuple[int, int, str, list[float]] | None = None
+    for index, (start, end) in enumerate(offsets):
+        continues_word = index > 0 and start == offsets[index - 1][1] and text[start - 1 : start].isalnum() \
+            and text[start : start + 1].isalnum()  # fmt: skip
+        if continues_word:
+            if current is not None and current[1] == offsets[index - 1][1]:
+                current = (current[0], end, current[2], current[3])
+            continue
+        label = labels[best[index]]
+        kind = label[2:]
+        if label == OUTSIDE:
+            _close(current, spans)
+            current = None
+        elif label.startswith("I-") and current is not None and current[2] == kind:
+            current = (current[0], end, kind, [*current[3], float(probabilities[index, best[index]])])
+        else:
+            _close(current, spans)
+            current = (start, end, kind, [float(probabilities[index, best[index]])])
+    _close(current, spans)
+    return spans
+
+
+def _close(current: tuple[int, int, str, list[float]] | None, spans: list[TaggedSpan]) -> None:
+    if current is not None:
+        spans.append(TaggedSpan(current[0], current[1], current[2], float(np.mean(current[3]))))
+
+
+PACKAGED = "span-tagger"  # the model name medlink[tagger] installs (`medlink models`)
+NO_TAGGER = "none"
+
+
+def choose_tagger(choice: str | Path | None) -> SpanTagger | None:
+    """``None`` or ``"auto"``: the packaged tagger when ``medlink[tagger]`` is installed, else none; ``"none"``: no
+    tagger; anything else: a tagger folder (``medlink train-tagger``)."""
+    from medlink.models.catalog import model_entry, model_location
+
+    if choice is None or choice == "auto":
+        folder = model_location(model_entry(PACKAGED))
+        return SpanTagger(folder) if folder is not None and (folder / "tagger.json").is_file() else None
+    if str(choice) == NO_TAGGER:
+        return None
+    folder = Path(choice)
+    if not folder.is_dir():
+        raise MedlinkError(f"--tagger {choice}: no such folder (give 'auto', 'none' or a folder from "
+                           "`medlink train-tagger`)")  # fmt: skip
+    return SpanTagger(folder)

@@ -1,0 +1,207 @@
+"""Training a span tagger (:mod:`medlink.linking.annotation.tagger`): a transformer fine-tuned for BIO token
+classification on annotated documents (PubTator, BioC), then exported to ONNX with int8 weights.
+
+Corpora annotate different kinds (BC5CDR diseases and chemicals, NCBI-disease diseases only), so a document's
+tokens outside its mentions are "outside" only for the kinds its corpus annotates: for the others the loss accepts
+any of them (a chemical in an NCBI abstract is neither taught as outside nor as a chemical). Only the first piece
+of each word is taught; the tagger decides per word."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from medlink.evaluation.corpus import Corpus
+from medlink.linking.annotation.tagger import OUTSIDE, TaggerCard, window_starts
+
+IGNORED = -100
+
+
+@dataclass(frozen=True)
+class TaggerTrainingConfig:
+    epochs: int = 3
+    batch_size: int = 16
+    learning_rate: float = 5e-5
+    warmup_share: float = 0.1
+    window: int = 256
+    overlap: int = 32
+    seed: int = 13
+    device: str = "auto"
+    quantize: str = "int8"
+    layers: int | None = None  # keep only the base's first N transformer layers (speed: the cost is per layer)
+
+
+# Corpus types that are one kind to a tagger: NCBI-disease's four classes are all disease mentions.
+KIND_ALIASES = {"SpecificDisease": "Disease", "DiseaseClass": "Disease", "Modifier": "Disease",
+                "CompositeMention": "Disease"}  # fmt: skip
+
+
+def tagger_kind(entity_type: str) -> str:
+    return KIND_ALIASES.get(entity_type, entity_type)
+
+
+@dataclass(frozen=True)
+class TaggedDocument:
+    """One training document: its text, its mentions (start, end, type) and the kinds its corpus annotates."""
+
+    text: str
+    mentions: tuple[tuple[int, int, str], ...]
+    kinds: frozenset[str]
+
+
+def tagged_documents(corpus: Corpus, kind_of: Callable[[str], str] = tagger_kind) -> list[TaggedDocument]:
+    """The documents of a corpus with its mentions; ``kind_of`` maps a corpus type (NCBI's ``SpecificDisease``)
+    to the tagger's kind (``Disease``)."""
+    by_document: dict[str, list[tuple[int, int, str]]] = {}
+    for mention in corpus.mentions:
+        if mention.document_id is not None and mention.start is not None and mention.end is not None:
+            by_document.setdefault(mention.document_id, []).append(
+                (mention.start, mention.end, kind_of(mention.entity_type or "")))
+    kinds = frozenset(kind for spans in by_document.values() for _, _, kind in spans)
+    return [TaggedDocument(text, tuple(sorted(by_document.get(document_id, []))), kinds)
+            for document_id, text in corpus.documents]  # fmt: skip
+
+
+def token_targets(document: TaggedDocument, offsets: Sequence[tuple[int, int]], labels: Sequence[str]) -> np.ndarray:
+    """A row per token: which labels the loss accepts (all False: the token is not taught)."""
+    index = {label: number for number, label in enumerate(labels)}
+    allowed = np.zeros((len(offsets), len(labels)), dtype=bool)
+    untaught = [index[label] for label in labels if label != OUTSIDE and label[2:] not in document.kinds]
+    mentions = iter(document.mentions)
+    mention = next(mentions, None)
+    previous_in: tuple[int, int, str] | None = None
+    for number, (start, _) in enumerate(offsets):
+        if number > 0 and start == offsets[number - 1][1] and document.text[start - 1 : start].isalnum() \
+                and document.text[start : start + 1].isalnum():  # fmt: skip
+            continue  # a later piece of a word
+        while mention is not None and mention[1] <= start:
+            mention = next(mentions, None)
+        if mention is not None and mention[0] <= start < mention[1]:
+            prefix = "I-" if previous_in == mention else "B-"
+            allowed[number, index[prefix + mention[2]]] = True
+            previous_in = mention
+        else:
+            allowed[number, index[OUTSIDE]] = True
+            allowed[number, untaught] = True
+            previous_in = None
+    return allowed
+
+
+def bio_labels(kinds: Sequence[str]) -> tuple[str, ...]:
+    return (OUTSIDE, *(f"{prefix}-{kind}" for kind in kinds for prefix in ("B", "I")))
+
+
+def train_span_tagger(documents: Sequence[TaggedDocument], base: str, output: Path, trained_on: Sequence[str],
+                      config: TaggerTrainingConfig = TaggerTrainingConfig(),
+                      report: Callable[[str], None] = print, base_name: str | None = None) -> Path:  # fmt: skip
+    """Fine-tune ``base`` (a folder or hub name; ``base_name`` is what the card calls it) on ``documents`` and write
+    an ONNX tagger folder to ``output`` (staged, then renamed)."""
+    import torch
+    from tokenizers import Tokenizer
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    from medlink.training.runtime import autocast, linear_warmup_and_decay, resolve_device, seed_everything
+
+    seed_everything(config.seed)
+    device = resolve_device(config.device)
+    kinds = sorted({kind for document in documents for kind in document.kinds})
+    labels = bio_labels(kinds)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    fast = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
+    fast.no_truncation()
+    fast.no_padding()
+    body = config.window - 2
+    windows: list[tuple[list[int], np.ndarray]] = []
+    for document in documents:
+        encoding = fast.encode(document.text, add_special_tokens=False)
+        allowed = token_targets(document, encoding.offsets, labels)
+        for start in window_starts(len(encoding.ids), body, config.overlap):
+            windows.append((encoding.ids[start : start + body], allowed[start : start + body]))
+    numbers = {name: number for number, name in enumerate(labels)}
+    model = AutoModelForTokenClassification.from_pretrained(base, num_labels=len(labels),
+                                                            id2label=dict(enumerate(labels)), label2id=numbers)
+    if config.layers is not None:
+        _keep_first_layers(model, config.layers)
+    model.to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
+    steps_per_epoch = math.ceil(len(windows) / config.batch_size)
+    scheduler = linear_warmup_and_decay(optimizer, steps_per_epoch * config.epochs, config.warmup_share)
+    report(f"{len(documents):,} documents, {len(windows):,} windows of ≤ {config.window} tokens, labels "
+           f"{', '.join(labels)}; {steps_per_epoch * config.epochs:,} steps on {device}")  # fmt: skip
+    shuffle = random.Random(config.seed)
+    started = time.monotonic()
+    for epoch in range(config.epochs):
+        order = list(range(len(windows)))
+        shuffle.shuffle(order)
+        total = 0.0
+        for first in range(0, len(order), config.batch_size):
+            batch = [windows[i] for i in order[first : first + config.batch_size]]
+            ids, mask, allowed = _batch(batch, tokenizer.cls_token_id, tokenizer.sep_token_id, len(labels))
+            with autocast(device):
+                logits = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits.float()
+            loss = _partial_label_loss(logits, allowed.to(device))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            total += loss.item()
+        report(f"epoch {epoch + 1}/{config.epochs}: mean loss {total / steps_per_epoch:.4f} "
+               f"({time.monotonic() - started:.0f} s)")  # fmt: skip
+    model.eval().cpu()
+    layers = f", first {config.layers} layers" if config.layers else ""
+    card = TaggerCard(labels, config.window, config.overlap, f"{base_name or base}{layers}", tuple(trained_on))
+    return export_tagger(model, tokenizer, card, output, config.quantize)
+
+
+def _keep_first_layers(model, layers: int) -> None:
+    encoder = model.base_model.encoder
+    if not 1 <= layers <= len(encoder.layer):
+        raise ValueError(f"layers must be between 1 and {len(encoder.layer)}, not {layers}")
+    encoder.layer = encoder.layer[:layers]
+    model.config.num_hidden_layers = layers
+
+
+def _batch(batch, cls_id: int, sep_id: int, label_count: int):
+    import torch
+
+    width = max(len(ids) for ids, _ in batch) + 2
+    ids = torch.zeros((len(batch), width), dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    allowed = torch.zeros((len(batch), width, label_count), dtype=torch.bool)
+    for row, (piece, piece_allowed) in enumerate(batch):
+        ids[row, : len(piece) + 2] = torch.tensor([cls_id, *piece, sep_id])
+        mask[row, : len(piece) + 2] = 1
+        allowed[row, 1 : len(piece) + 1] = torch.from_numpy(piece_allowed)
+    return ids, mask, allowed
+
+
+def _partial_label_loss(logits, allowed):
+    """Mean over taught tokens of −log P(any accepted label)."""
+    import torch
+
+    taught = allowed.any(dim=-1)
+    log_probabilities = torch.log_softmax(logits, dim=-1)
+    accepted = torch.logsumexp(log_probabilities.masked_fill(~allowed, float("-inf")), dim=-1)
+    return -(accepted[taught]).mean()
+
+
+def export_tagger(model, tokenizer, card: TaggerCard, output: Path, quantize: str) -> Path:
+    """``output``: ``model.onnx`` (logits per token), ``tokenizer.json`` and ``tagger.json``."""
+    from medlink.encoders.onnx import export_output, finish_export
+    from medlink.folders import staged_folder
+
+    with staged_folder(output, "tagger.json", "a span tagger") as staging:
+        sample = tokenizer(["No evidence of myocardial infarction.", "Cisplatin nephrotoxicity"], padding=True,
+                           return_tensors="pt")  # fmt: skip
+        fp32 = staging / "model.fp32.onnx"
+        export_output(model, sample, fp32, "logits", {0: "batch", 1: "tokens"})
+        finish_export(fp32, staging, quantize, tokenizer)
+        card.save(staging)
+    return output

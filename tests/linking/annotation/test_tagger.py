@@ -1,0 +1,190 @@
+"""The span tagger (windows, BIO decoding, training targets, a real training run exported to ONNX, the packaged
+tagger's real weights) and approximate names (against a brute-force Jaccard)."""
+
+from __future__ import annotations
+
+import pickle
+import re
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from medlink.errors import MedlinkError
+from medlink.linking import Linker
+from medlink.linking.annotation.annotator import AnnotatorConfig, with_tagger
+from medlink.linking.annotation.approximate import ApproximateNames, trigrams
+from medlink.linking.annotation.spans import Span, tagged_spans, without_overlaps
+from medlink.linking.annotation.tagger import SpanTagger, TaggedSpan, TaggerCard, choose_tagger, decode, window_starts
+from medlink.terminology import Terminology
+from medlink.terminology.records import Name, NameKind, make_concept
+from medlink.training.span_tagger_fit import TaggedDocument, bio_labels, token_targets
+
+LABELS = bio_labels(["Chemical", "Disease"])  # O, B-Chemical, I-Chemical, B-Disease, I-Disease
+
+
+@given(st.integers(1, 2000), st.integers(8, 300), st.integers(0, 7))
+def test_windows_cover_every_token_and_share_the_overlap(length: int, body: int, overlap: int) -> None:
+    starts = window_starts(length, body, overlap)
+    covered = np.zeros(length, dtype=bool)
+    for start in starts:
+        covered[start : start + body] = True
+        assert start >= 0 and (start + body <= length or start == 0)
+    assert covered.all()
+    assert all(b - a <= body - overlap for a, b in pairwise(starts))
+
+
+def _logits(labels: list[str]) -> np.ndarray:
+    scores = np.full((len(labels), len(LABELS)), -5.0, dtype=np.float32)
+    for row, label in enumerate(labels):
+        scores[row, LABELS.index(label)] = 5.0
+    return scores
+
+
+def test_decode_makes_whole_word_spans_from_bio_tags() -> None:
+    text = "Cisplatin nephrotoxicity and heart failure."
+    # word pieces: Cis|platin nephro|toxicity and heart failure .
+    offsets = [(0, 3), (3, 9), (10, 16), (16, 24), (25, 28), (29, 34), (35, 42), (42, 43)]
+    tags = ["B-Chemical", "O", "B-Disease", "O", "O", "I-Disease", "I-Disease", "O"]  # pieces' own tags are ignored
+    spans = decode(LABELS, _logits(tags), offsets, text)
+    assert [(text[s.start : s.end], s.entity_type) for s in spans] == [
+        ("Cisplatin", "Chemical"), ("nephrotoxicity", "Disease"), ("heart failure", "Disease")]  # fmt: skip
+    assert all(0.99 < s.score <= 1 for s in spans)
+
+
+def test_a_type_change_inside_a_run_starts_a_new_span() -> None:
+    text = "lithium toxicity"
+    spans = decode(LABELS, _logits(["B-Chemical", "I-Disease"]), [(0, 7), (8, 16)], text)
+    assert [(s.start, s.end, s.entity_type) for s in spans] == [(0, 7, "Chemical"), (8, 16, "Disease")]
+
+
+def test_training_targets_teach_only_what_the_corpus_annotates() -> None:
+    text = "Cisplatin nephrotoxicity"
+    offsets = [(0, 3), (3, 9), (10, 16), (16, 24)]
+    ncbi = TaggedDocument(text, ((10, 24, "Disease"),), frozenset({"Disease"}))
+    allowed = token_targets(ncbi, offsets, LABELS)
+    assert set(np.flatnonzero(allowed[0])) == {0, 1, 2}  # outside for diseases; a chemical is not taught either way
+    assert not allowed[1].any() and not allowed[3].any()  # later pieces of a word are not taught
+    assert np.flatnonzero(allowed[2]).tolist() == [LABELS.index("B-Disease")]
+    cdr = TaggedDocument(text, ((0, 9, "Chemical"), (10, 24, "Disease")), frozenset({"Chemical", "Disease"}))
+    assert np.flatnonzero(token_targets(cdr, offsets, LABELS)[0]).tolist() == [LABELS.index("B-Chemical")]
+
+
+def test_overlapping_spans_keep_the_best_ranked_in_text_order() -> None:
+    text = "acute lithium toxicity was seen"
+    tagged = tagged_spans([TaggedSpan(0, 22, "Disease", 0.9)], text, str.lower)
+    dictionary = [Span(6, 13, "lithium", key="lithium"), Span(26, 30, "seen", key="seen")]
+    kept = without_overlaps([*tagged, *dictionary])
+    assert [(s.text, s.tagged) for s in kept] == [("acute lithium toxicity", "Disease, 0.90"), ("seen", None)]
+    assert [s.text for s in without_overlaps([dictionary[0], *tagged])] == ["lithium"]
+
+
+def _brute_force(names: list[str], key: str, threshold: float) -> float:
+    query = trigrams(key)
+    best = max((len(query & trigrams(n)) / len(query | trigrams(n)) for n in names), default=0.0)
+    return best if best >= threshold else 0.0
+
+
+WORDS = st.text(alphabet="abcdeior ", min_size=1, max_size=14).map(str.strip).filter(bool)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(WORDS, min_size=1, max_size=30, unique=True), WORDS, st.sampled_from([0.5, 0.7, 0.8, 1.0]))
+def test_approximate_names_find_what_brute_force_jaccard_finds(names: list[str], key: str, threshold: float) -> None:
+    found = ApproximateNames(names, threshold).nearest(key)
+    expected = _brute_force(names, key, threshold)
+    assert (found.similarity if found else 0.0) == pytest.approx(expected)
+
+
+def test_approximate_spans_link_as_the_name_they_resemble() -> None:
+    terminology = Terminology.from_concepts([
+        make_concept("MESH:D009203", "Myocardial Infarction", [Name("heart attack", NameKind.ENTRY_TERM)],
+                     tree_numbers=("C14.280.647.500",))])  # fmt: skip
+    linker = Linker(terminology)
+    typo = "She had a myocardal infarction last year."
+    assert linker.annotate(typo, AnnotatorConfig()) == []
+    config = AnnotatorConfig(approximate=ApproximateNames(terminology.normalized_names(), 0.7))
+    [found] = linker.annotate(typo, config)
+    assert (found.text, found.concepts) == ("myocardal infarction", ("MESH:D009203",))
+    assert "approximate match of the name 'myocardial infarction'" in found.reason
+    with pytest.raises(ValueError, match="threshold"):
+        ApproximateNames(["x"], 0)
+
+
+def test_a_tagger_folder_is_checked() -> None:
+    with pytest.raises(MedlinkError, match="no such folder"):
+        choose_tagger("/nonexistent/tagger")
+    assert choose_tagger("none") is None
+
+
+@pytest.fixture(scope="module")
+def packaged() -> SpanTagger:
+    tagger = choose_tagger("auto")
+    if tagger is None:
+        pytest.skip("medlink-span-tagger is not installed (pip install -e packages/medlink-span-tagger)")
+    return tagger
+
+
+def test_the_packaged_tagger_finds_diseases_and_chemicals_with_real_weights(packaged: SpanTagger) -> None:
+    text = "Cisplatin-induced nephrotoxicity was ruled out, but the patient developed congestive heart failure."
+    spans = {(text[s.start : s.end], s.entity_type) for s in packaged.tag([text])[0]}
+    assert ("nephrotoxicity", "Disease") in spans
+    assert ("congestive heart failure", "Disease") in spans
+    assert ("Cisplatin", "Chemical") in spans
+    assert packaged.tag([""]) == [[]]
+    copy = pickle.loads(pickle.dumps(packaged))  # as a Spark worker gets it: it opens its own session
+    assert copy.tag([text]) == packaged.tag([text])
+
+
+def test_a_long_document_is_read_in_windows_with_the_same_spans(packaged: SpanTagger) -> None:
+    sentence = "The patient developed congestive heart failure after doxorubicin. "
+    long = sentence * 60  # about 700 word pieces: three windows
+    spans = packaged.tag([long])[0]
+    ends = {(s.end, s.entity_type) for s in spans}
+    # every sentence, in every window, edges included: a disease ending at "failure", a chemical at "doxorubicin"
+    assert all((m.end(), "Disease") in ends for m in re.finditer("failure", long))
+    assert all((m.end(), "Chemical") in ends for m in re.finditer("doxorubicin", long))
+
+
+def test_tagger_and_dictionary_are_each_others_witness(packaged: SpanTagger) -> None:
+    terminology = Terminology.from_concepts([
+        make_concept("MESH:D007674", "Kidney Diseases", [Name("nephrotoxicity", NameKind.ENTRY_TERM)],
+                     tree_numbers=("C12.777.419",)),
+        make_concept("MESH:D999999", "Daily Disorder", [Name("daily", NameKind.ENTRY_TERM)], tree_numbers=("C99",)),
+    ])  # fmt: skip
+    linker = Linker(terminology)
+    text = "Severe nephrotoxicity followed gentamicin; the patient was seen daily."
+    assert [a.text for a in linker.annotate(text, AnnotatorConfig())] == ["nephrotoxicity", "daily"]
+    tagged = linker.annotate(text, with_tagger(AnnotatorConfig(), packaged, "Disease"))
+    assert [a.text for a in tagged] == ["nephrotoxicity"]  # "daily" is a name, but no mention to the tagger
+    assert "span found by the tagger (Disease" in tagged[0].reason
+    assert linker.annotate(text, with_tagger(AnnotatorConfig(), packaged, "Chemical")) == []  # no disease witness
+    assert [a.text for a in linker.annotate(text)] == ["nephrotoxicity"]  # the default uses the packaged tagger
+
+
+@pytest.mark.slow
+def test_training_a_tagger_exports_an_onnx_folder_that_learned(tmp_path: Path) -> None:
+    from medlink.encoders import packaged_minilm_path
+    from medlink.training.span_tagger_fit import TaggerTrainingConfig, train_span_tagger
+
+    texts = ["Aspirin caused gastric ulcer in two patients.", "Heparin led to thrombocytopenia.",
+             "Gastric ulcer after aspirin is common.", "Thrombocytopenia was seen with heparin."]  # fmt: skip
+    terms = {"Aspirin": "Chemical", "aspirin": "Chemical", "Heparin": "Chemical", "heparin": "Chemical",
+             "gastric ulcer": "Disease", "Gastric ulcer": "Disease", "thrombocytopenia": "Disease",
+             "Thrombocytopenia": "Disease"}  # fmt: skip
+    documents = [TaggedDocument(text, tuple(sorted((text.index(t), text.index(t) + len(t), k)
+                                                   for t, k in terms.items() if t in text)),
+                                frozenset({"Chemical", "Disease"})) for text in texts]  # fmt: skip
+    folder = train_span_tagger(documents, str(packaged_minilm_path()), tmp_path / "tagger", ["toy"],
+                               TaggerTrainingConfig(epochs=30, batch_size=4, learning_rate=3e-4, layers=1,
+                                                    quantize="none"), report=lambda _: None)  # fmt: skip
+    card = TaggerCard.load(folder)
+    assert card.entity_types == ("Chemical", "Disease") and card.trained_on == ("toy",)
+    found = SpanTagger(folder).tag(["Heparin caused gastric ulcer."])[0]
+    assert [(s.start, s.end, s.entity_type) for s in found] == [(0, 7, "Chemical"), (15, 28, "Disease")]
+    (folder / "tagger.json").write_text('{"format": "other"}')
+    with pytest.raises(MedlinkError, match="train it again"):
+        SpanTagger(folder)
