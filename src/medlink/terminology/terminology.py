@@ -222,6 +222,12 @@ class Terminology:
                 index.setdefault(norm, []).append(name_row)
         return index
 
+    @cached_property
+    def name_words(self) -> frozenset[str]:
+        """Every word of every normalized name: a text's word outside this set is in no name (annotation skips
+        the spans that hold one without normalizing them)."""
+        return frozenset(word for norm in self._names_of_norm for word in norm.split())
+
     def normalized_names(self) -> list[str]:
         """Every distinct normalized name, in first-seen order: what a dense index needs to encode."""
         return list(self._names_of_norm)

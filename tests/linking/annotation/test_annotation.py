@@ -104,3 +104,18 @@ def test_annotation_is_fast_enough_to_matter(tmp_path: Path, linker: Linker) -> 
     texts = [TEXT, "Nothing here.", "A heart attack."] * 50
     found = linker.annotate_many(texts)
     assert len(found) == 150 and found[1] == [] and [a.text for a in found[2]] == ["heart attack"]
+
+
+def test_skipping_words_no_name_holds_finds_the_same_spans(linker: Linker) -> None:
+    from medlink.linking.annotation.annotator import NameWords
+    from medlink.linking.annotation.spans import dictionary_spans
+
+    terminology = linker.terminology
+    text = TEXT + " Type I heart attacks; the patients' drugs (CKD). Kidney-diseases, chronic kidney disease."
+    words = NameWords(terminology, Lexicon())
+    assert not words("evidence") and words("attacks") and words("I")
+
+    def spans(in_names):  # type: ignore[no-untyped-def]
+        return dictionary_spans(text, terminology.has_normalized, terminology.normalizer, in_names=in_names)
+
+    assert spans(words) == spans(lambda _: True) and len(spans(words)) >= 8

@@ -84,7 +84,9 @@ def annotate_many(linker: LinksMentions, texts: Sequence[str],
                   config: AnnotatorConfig = AnnotatorConfig()) -> list[list[Annotation]]:  # fmt: skip
     """The annotations of each text, in text order; all spans of all texts are linked in one batch."""
     tagged = _tagged(texts, config)
-    per_text = [find_spans(linker.terminology, text, config, spans) for text, spans in zip(texts, tagged, strict=True)]
+    words = NameWords(linker.terminology, config.lexicon)  # shared by the texts: their words repeat
+    per_text = [find_spans(linker.terminology, text, config, spans, words)
+                for text, spans in zip(texts, tagged, strict=True)]  # fmt: skip
     lexicon = config.lexicon
     to_link = [Mention(_linked_text(span), text) for text, spans in zip(texts, per_text, strict=True)
                for span in spans if not lexicon.knows(span.key)]  # fmt: skip
@@ -100,6 +102,25 @@ def annotate_many(linker: LinksMentions, texts: Sequence[str],
         kept = _best_supported(linked, [span for span in spans if span.tagged is not None], lexicon)
         annotated.append([_annotation(text, span, linked[span], config) for span in kept])
     return annotated
+
+
+class NameWords:
+    """Whether a word of the text could be part of a name (of the terminology or the lexicon): its normalized
+    words all are words of names. Remembered per word; a stand-alone "i" always could (it reads as the Roman
+    numeral only after "type", "class", …)."""
+
+    def __init__(self, terminology: Terminology, lexicon: Lexicon) -> None:
+        self.normalize = terminology.normalizer
+        self.words = terminology.name_words
+        self.lexicon_words = frozenset(word for key in lexicon.concepts for word in key.split())
+        self.seen: dict[str, bool] = {}
+
+    def __call__(self, word: str) -> bool:
+        known = self.seen.get(word)
+        if known is None:
+            known = self.seen[word] = word.casefold() == "i" or all(
+                part in self.words or part in self.lexicon_words for part in self.normalize(word).split())
+        return known
 
 
 def _best_supported(linked: dict[Span, LinkResult], tagged: list[Span], lexicon: Lexicon) -> list[Span]:
@@ -121,8 +142,8 @@ def _best_supported(linked: dict[Span, LinkResult], tagged: list[Span], lexicon:
     return without_overlaps(ranked)
 
 
-def find_spans(terminology: Terminology, text: str, config: AnnotatorConfig,
-               tagged: Sequence[TaggedSpan] = ()) -> list[Span]:  # fmt: skip
+def find_spans(terminology: Terminology, text: str, config: AnnotatorConfig, tagged: Sequence[TaggedSpan] = (),
+               words: NameWords | None = None) -> list[Span]:  # fmt: skip
     """The candidate spans of ``text``, in order: names of the terminology or of the lexicon (and, where
     ``config.approximate`` is set, names resembling the words left over), the short forms the text defines, and
     the spans the tagger found (``tagged``), which may overlap the others: annotation keeps the best supported."""
@@ -132,7 +153,7 @@ def find_spans(terminology: Terminology, text: str, config: AnnotatorConfig,
         return key not in lexicon.blocked and (lexicon.knows(key) or terminology.has_normalized(key))
 
     spans = dictionary_spans(text, is_name, terminology.normalizer, config.max_words, config.min_chars,
-                             function_words().__contains__)  # fmt: skip
+                             function_words().__contains__, words or NameWords(terminology, lexicon))  # fmt: skip
     if config.approximate is not None:
         spans += approximate_spans(text, spans, config.approximate.nearest, terminology.normalizer, config.max_words,
                                    config.min_chars, function_words().__contains__)  # fmt: skip

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 # Longer triggers first, so "no evidence of" wins over "no". Lower case; matched on word boundaries.
 NEGATION_BEFORE = ("no evidence of", "no signs of", "no sign of", "no history of", "negative for", "free of",
@@ -65,4 +66,9 @@ def _scope(words: list[str], from_end: bool) -> list[str]:
 
 
 def _has(words: str, trigger: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(trigger)}(?![\w-])", words) is not None
+    return trigger in words and _pattern(trigger).search(words) is not None  # the substring test is the cheap one
+
+
+@cache
+def _pattern(trigger: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w-]){re.escape(trigger)}(?![\w-])")

@@ -30,11 +30,12 @@ Test = Callable[[str], bool]
 
 
 def dictionary_spans(text: str, is_name: Test, normalize: Callable[[str], str], max_words: int = 8,
-                     min_chars: int = 3, is_function_word: Test = lambda _: False) -> list[Span]:  # fmt: skip
+                     min_chars: int = 3, is_function_word: Test = lambda _: False,
+                     in_names: Test = lambda _: True) -> list[Span]:  # fmt: skip
     """Greedy longest match from left to right over the words of ``text``: spans whose normalized text
-    ``is_name``."""
+    ``is_name``. ``in_names(word)`` False says no name holds that word, so no span is tried across it."""
     return _longest_first(text, lambda key: Span(0, 0, "", key=key) if is_name(key) else None, normalize,
-                          max_words, min_chars, is_function_word)  # fmt: skip
+                          max_words, min_chars, is_function_word, in_names)  # fmt: skip
 
 
 def approximate_spans(text: str, taken: list[Span], nearest: Callable[[str], NearName | None],
@@ -59,12 +60,15 @@ def approximate_spans(text: str, taken: list[Span], nearest: Callable[[str], Nea
 
 
 def _longest_first(text: str, accept: Callable[[str], Span | None], normalize: Callable[[str], str], max_words: int,
-                   min_chars: int, is_function_word: Test) -> list[Span]:  # fmt: skip
+                   min_chars: int, is_function_word: Test, in_names: Test = lambda _: True) -> list[Span]:  # fmt: skip
     words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    reach = [0] * (len(words) + 1)  # reach[i]: how many words from i on could all be in a name
+    for i in range(len(words) - 1, -1, -1):
+        reach[i] = reach[i + 1] + 1 if in_names(text[words[i][0] : words[i][1]]) else 0
     spans, position = [], 0
     while position < len(words):
         width = 0
-        for size in range(min(max_words, len(words) - position), 0, -1):
+        for size in range(min(max_words, reach[position]), 0, -1):
             last = position + size - 1
             if any(text[words[i][1] : words[i + 1][0]].strip() for i in range(position, last)):
                 continue  # punctuation between two words: a span never crosses it
