@@ -61,7 +61,7 @@ def annotate(texts: tuple[str, ...], linker_choice: LinkerChoice, inputs: tuple[
     linker = make_linker(linker_choice, progress=sys.stderr.isatty())
     branches = branches_of(linker.terminology, parse_branches(linker_choice.branches or ""), entity_type)
     config = span_config(AnnotatorConfig(context=context, branches=branches), linker.terminology, tagger, approximate,
-                         entity_type)  # fmt: skip
+                         entity_type, trained=train_spec is not None)  # fmt: skip
     if train_spec:
         train = load_corpus(train_spec, entity_type, None)
         config = replace(config, lexicon=learn_from_corpus(train, linker.terminology, config))

@@ -119,7 +119,7 @@ def _end_to_end(corpus: Corpus, train: Corpus | None, choice: LinkerChoice, enti
     linker = make_linker(choice, progress=False, training=train)
     config = AnnotatorConfig(branches=branches_of(linker.terminology, parse_branches(choice.branches or ""),
                                                   entity_type))  # fmt: skip
-    config = span_config(config, linker.terminology, tagger, approximate, entity_type)
+    config = span_config(config, linker.terminology, tagger, approximate, entity_type, trained=train is not None)
     if train is not None:
         config = replace(config, lexicon=learn_from_corpus(train, linker.terminology, config))
     started = time.perf_counter()

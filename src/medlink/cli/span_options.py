@@ -22,14 +22,19 @@ def span_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--tagger", default="auto", show_default=True, metavar="auto|none|FOLDER",
         help="Span tagger whose spans join the dictionary's: auto = the packaged one when medlink[tagger] is "
-             "installed; none; or a folder from `medlink train-tagger`.")(command)  # fmt: skip
+             "installed and no --train documents are given; none; or a folder from `medlink train-tagger`."
+    )(command)  # fmt: skip
 
 
 def span_config(config: AnnotatorConfig, terminology: Terminology, tagger: str, approximate: float | None,
-                entity_type: str | None) -> AnnotatorConfig:  # fmt: skip
+                entity_type: str | None, trained: bool = False) -> AnnotatorConfig:  # fmt: skip
+    """``trained``: training documents were given (``--train``). Then ``--tagger auto`` means none: what those
+    documents teach (the lexicon) was measured better alone (BC5CDR Disease dev document F1 0.837, with the
+    packaged tagger beside it 0.807)."""
     from medlink.linking.annotation.annotator import with_tagger
     from medlink.linking.annotation.approximate import ApproximateNames
     from medlink.linking.annotation.tagger import choose_tagger
 
     near = ApproximateNames(terminology.normalized_names(), approximate) if approximate is not None else None
-    return with_tagger(replace(config, approximate=near), choose_tagger(tagger), entity_type)
+    chosen = None if trained and tagger == "auto" else choose_tagger(tagger)
+    return with_tagger(replace(config, approximate=near), chosen, entity_type)

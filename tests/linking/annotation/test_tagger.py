@@ -188,3 +188,22 @@ def test_training_a_tagger_exports_an_onnx_folder_that_learned(tmp_path: Path) -
     (folder / "tagger.json").write_text('{"format": "other"}')
     with pytest.raises(MedlinkError, match="train it again"):
         SpanTagger(folder)
+
+
+def test_auto_means_no_tagger_beside_training_documents(packaged: SpanTagger) -> None:
+    from medlink.cli.span_options import span_config
+
+    terminology = Terminology.from_concepts([make_concept("MESH:D007674", "Kidney Diseases")])
+    assert span_config(AnnotatorConfig(), terminology, "auto", None, None).tagger is not None
+    assert span_config(AnnotatorConfig(), terminology, "auto", None, None, trained=True).tagger is None
+    forced = span_config(AnnotatorConfig(), terminology, str(packaged.folder), 0.8, "disease", trained=True)
+    assert forced.tagger is not None and forced.tagged_kinds == ("Disease",) and forced.approximate is not None
+
+
+def test_annotate_names_a_missing_tagger_folder() -> None:
+    from click.testing import CliRunner
+
+    from medlink.cli import main
+
+    result = CliRunner().invoke(main, ["annotate", "--exact-only", "--tagger", "/nonexistent/tagger", "heart attack"])
+    assert result.exit_code != 0 and "no such folder" in result.output

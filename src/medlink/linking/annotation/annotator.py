@@ -93,13 +93,14 @@ def annotate_many(linker: LinksMentions, texts: Sequence[str],
     results = iter(linker.link_many(to_link))
     scope = _scope(linker.terminology, config.branches)
     annotated = []
-    for text, spans in zip(texts, per_text, strict=True):
+    for text, spans, witnesses in zip(texts, per_text, tagged, strict=True):
         linked = {}
         for span in spans:
             result = _taught(span, lexicon, linker.terminology) if lexicon.knows(span.key) else next(results)
             if result.concepts and (scope is None or all(scope.allows(c) for c in result.concepts)):
                 linked[span] = result
-        kept = _best_supported(linked, [span for span in spans if span.tagged is not None], lexicon)
+        # A text where the tagger found nothing (unlike the abstracts it learned from) keeps the dictionary's spans.
+        kept = _best_supported(linked, witnesses, lexicon) if witnesses else sorted(linked, key=_start)
         annotated.append([_annotation(text, span, linked[span], config) for span in kept])
     return annotated
 
@@ -123,19 +124,20 @@ class NameWords:
         return known
 
 
-def _best_supported(linked: dict[Span, LinkResult], tagged: list[Span], lexicon: Lexicon) -> list[Span]:
-    """Where spans overlap, the best supported one. With a tagger, a span needs two witnesses: a tagger span must
-    also be a name (an exact match: measured on BC5CDR dev, the tagger's spans that only the dense search could
-    link were wrong four times in five), and a dictionary span must be one the tagger also found (overlapping
-    one); the annotators' own texts (the lexicon) and the text's short forms need none. Order: the lexicon's, the
-    tagger's, then the longest."""
-    if not tagged:
-        return sorted(linked, key=lambda span: span.start)
+def _start(span: Span) -> int:
+    return span.start
+
+
+def _best_supported(linked: dict[Span, LinkResult], tagged: Sequence[TaggedSpan], lexicon: Lexicon) -> list[Span]:
+    """Where spans overlap, the best supported one. With a tagger, a span needs two witnesses: a tagger span is
+    also a name (:func:`find_spans` keeps no other: on BC5CDR dev, the tagger's spans that only the dense search
+    could link were wrong four times in five), and a dictionary span must be one the tagger also found
+    (overlapping one); the annotators' own texts (the lexicon) and the text's short forms need none. Order: the
+    lexicon's, the tagger's, then the longest."""
 
     def supported(span: Span) -> bool:
-        if lexicon.knows(span.key) or span.long_form is not None:
-            return True
-        return linked[span].stage is Stage.EXACT if span.tagged is not None else overlaps(span, tagged)
+        return lexicon.knows(span.key) or span.long_form is not None or span.tagged is not None \
+            or overlaps(span, tagged)  # fmt: skip
 
     ranked = sorted((span for span in linked if supported(span)),
                     key=lambda s: (not lexicon.knows(s.key), s.tagged is None, s.start - s.end, s.start))  # fmt: skip
@@ -146,7 +148,8 @@ def find_spans(terminology: Terminology, text: str, config: AnnotatorConfig, tag
                words: NameWords | None = None) -> list[Span]:  # fmt: skip
     """The candidate spans of ``text``, in order: names of the terminology or of the lexicon (and, where
     ``config.approximate`` is set, names resembling the words left over), the short forms the text defines, and
-    the spans the tagger found (``tagged``), which may overlap the others: annotation keeps the best supported."""
+    the spans the tagger found (``tagged``) that are names too, which may overlap the others: annotation keeps the
+    best supported."""
     lexicon = config.lexicon
 
     def is_name(key: str) -> bool:
@@ -159,7 +162,7 @@ def find_spans(terminology: Terminology, text: str, config: AnnotatorConfig, tag
                                    config.min_chars, function_words().__contains__)  # fmt: skip
     if config.abbreviations:
         spans += abbreviation_spans(text, spans, is_name, terminology.normalizer)
-    spans += tagged_spans(tagged, text, terminology.normalizer)
+    spans += [span for span in tagged_spans(tagged, text, terminology.normalizer) if is_name(span.key)]
     return sorted(spans, key=lambda span: span.start)
 
 

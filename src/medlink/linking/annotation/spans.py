@@ -107,7 +107,7 @@ def tagged_spans(tagged: Sequence[TaggedSpan], text: str, normalize: Callable[[s
                  tagged=f"{t.entity_type}, {t.score:.2f}") for t in tagged]  # fmt: skip
 
 
-def overlaps(span: Span, others: Sequence[Span]) -> bool:
+def overlaps(span: Span, others: Sequence[Span | TaggedSpan]) -> bool:
     return any(span.start < other.end and other.start < span.end for other in others)
 
 
