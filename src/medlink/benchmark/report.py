@@ -149,8 +149,7 @@ def _cost_lines(results: list[dict], datasets: list[str], systems: list[str]) ->
             if row.get("unavailable"):
                 shown.append("—")
                 continue
-            rate = row["n"] / max(sum(f["seconds"] for f in row["folds"]), 1e-3)
-            text = f"nil {100 * row['nil_rate']:.1f} % · {rate:,.0f}/s"
+            text = f"nil {100 * row['nil_rate']:.1f} % · {mentions_per_second(row):,.0f}/s"
             startups = [f["startup_seconds"] for f in row["folds"] if f.get("startup_seconds") is not None]
             memory = [f["peak_rss_mb"] for f in row["folds"] if f.get("peak_rss_mb") is not None]
             if startups:
@@ -178,15 +177,16 @@ def to_svg(record: dict) -> str:
     return _bar_chart(record, lambda r: 100 * r["acc@1"], "Acc@1 (%)", 100.0)
 
 
+def mentions_per_second(row: dict) -> float:
+    """A result row's mentions linked per second over all its folds (index building excluded)."""
+    return row["n"] / max(sum(fold["seconds"] for fold in row["folds"]), 1e-3)
+
+
 def speed_svg(record: dict) -> str:
     """Mentions linked per second (index building excluded) per system per dataset."""
-
-    def rate(r: dict) -> float:
-        return r["n"] / max(sum(f["seconds"] for f in r["folds"]), 1e-3)
-
-    highest = max(rate(r) for r in record["results"])
+    highest = max(mentions_per_second(r) for r in record["results"])
     step = 10 ** math.floor(math.log10(highest))
-    return _bar_chart(record, rate, "mentions linked per second", step * math.ceil(highest / step))
+    return _bar_chart(record, mentions_per_second, "mentions linked per second", step * math.ceil(highest / step))
 
 
 def _bar_chart(record: dict, value_of: Callable[[dict], float], axis: str, top_value: float) -> str:
