@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from medlink.evaluation.corpus import Corpus
-from medlink.linking.annotation.tagger import OUTSIDE, TaggerCard, window_starts
+from medlink.linking.annotation.tagger import OUTSIDE, TaggerCard, continues_word, window_starts
 
 IGNORED = -100
 
@@ -77,9 +77,8 @@ def token_targets(document: TaggedDocument, offsets: Sequence[tuple[int, int]], 
     mention = next(mentions, None)
     previous_in: tuple[int, int, str] | None = None
     for number, (start, _) in enumerate(offsets):
-        if number > 0 and start == offsets[number - 1][1] and document.text[start - 1 : start].isalnum() \
-                and document.text[start : start + 1].isalnum():  # fmt: skip
-            continue  # a later piece of a word
+        if continues_word(offsets, number, document.text):
+            continue
         while mention is not None and mention[1] <= start:
             mention = next(mentions, None)
         if mention is not None and mention[0] <= start < mention[1]:

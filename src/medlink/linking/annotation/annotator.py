@@ -99,8 +99,9 @@ def annotate_many(linker: LinksMentions, texts: Sequence[str],
             result = _taught(span, lexicon, linker.terminology) if lexicon.knows(span.key) else next(results)
             if result.concepts and (scope is None or all(scope.allows(c) for c in result.concepts)):
                 linked[span] = result
-        # A text where the tagger found nothing (unlike the abstracts it learned from) keeps the dictionary's spans.
-        kept = _best_supported(linked, witnesses, lexicon) if witnesses else sorted(linked, key=_start)
+        # A text where the tagger found nothing (unlike the abstracts it learned from) keeps the dictionary's spans,
+        # which never overlap and come in text order.
+        kept = _best_supported(linked, witnesses, lexicon) if witnesses else list(linked)
         annotated.append([_annotation(text, span, linked[span], config) for span in kept])
     return annotated
 
@@ -122,10 +123,6 @@ class NameWords:
             known = self.seen[word] = word.casefold() == "i" or all(
                 part in self.words or part in self.lexicon_words for part in self.normalize(word).split())
         return known
-
-
-def _start(span: Span) -> int:
-    return span.start
 
 
 def _best_supported(linked: dict[Span, LinkResult], tagged: Sequence[TaggedSpan], lexicon: Lexicon) -> list[Span]:

@@ -90,15 +90,14 @@ def abbreviation_spans(text: str, taken: list[Span], is_name: Test, normalize: C
     """Every occurrence of a short form the text defines, outside the spans already taken, when its long form is
     itself a name (a short form for a phrase no name matches would be linked by a guess, and read everywhere)."""
     spans = []
-    occupied = [(span.start, span.end) for span in taken]
     for short, long in find_abbreviations(text).items():
         key = normalize(long)
         if not key or not is_name(key):
             continue
         for match in re.finditer(rf"(?<![\w-]){re.escape(short)}(?![\w-])", text):
-            start, end = match.span()
-            if not any(start < o_end and o_start < end for o_start, o_end in occupied):
-                spans.append(Span(start, end, short, long, key))
+            span = Span(*match.span(), short, long, key)
+            if not overlaps(span, taken):
+                spans.append(span)
     return spans
 
 

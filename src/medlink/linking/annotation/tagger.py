@@ -156,9 +156,7 @@ def decode(labels: Sequence[str], logits: np.ndarray, offsets: Sequence[tuple[in
     spans: list[TaggedSpan] = []
     current: tuple[int, int, str, list[float]] | None = None
     for index, (start, end) in enumerate(offsets):
-        continues_word = index > 0 and start == offsets[index - 1][1] and text[start - 1 : start].isalnum() \
-            and text[start : start + 1].isalnum()  # fmt: skip
-        if continues_word:
+        if continues_word(offsets, index, text):
             if current is not None and current[1] == offsets[index - 1][1]:
                 current = (current[0], end, current[2], current[3])
             continue
@@ -174,6 +172,13 @@ def decode(labels: Sequence[str], logits: np.ndarray, offsets: Sequence[tuple[in
             current = (start, end, kind, [float(probabilities[index, best[index]])])
     _close(current, spans)
     return spans
+
+
+def continues_word(offsets: Sequence[tuple[int, int]], index: int, text: str) -> bool:
+    """Whether token ``index`` is a later piece of the word the token before it began ("nephro|toxicity")."""
+    start = offsets[index][0]
+    return index > 0 and start == offsets[index - 1][1] and text[start - 1 : start].isalnum() \
+        and text[start : start + 1].isalnum()  # fmt: skip
 
 
 def _close(current: tuple[int, int, str, list[float]] | None, spans: list[TaggedSpan]) -> None:
