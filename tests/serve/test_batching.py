@@ -112,3 +112,22 @@ def test_a_client_that_goes_away_leaves_no_work_behind() -> None:
 
     run(scenario())
     assert sum(sieve.batches) < 60
+
+
+def test_long_documents_are_annotated_in_chunks_of_at_most_batch_chars() -> None:
+    from medlink.serve.core import AT_A_TIME, ServiceCore
+    from medlink.serve.settings import ServiceSettings
+
+    core = ServiceCore(None, ServiceSettings(batch_chars=1_000), None)  # type: ignore[arg-type]  # no linking here
+    chunks: list[list[int]] = []
+
+    def work(chunk: list[str]) -> list[int]:
+        chunks.append([len(text) for text in chunk])
+        return [len(text) for text in chunk]
+
+    texts = ["a" * 400] * 5 + ["b" * 3_000] + ["c" * 10] * 40
+    assert asyncio.run(core._in_chunks(work, texts, "annotated", "documents", size=len)) == [len(t) for t in texts]
+    assert chunks[:3] == [[400, 400], [400, 400], [400]] and chunks[3] == [3_000]  # one long document goes alone
+    assert all(len(chunk) <= AT_A_TIME and (len(chunk) == 1 or sum(chunk) <= 1_000) for chunk in chunks)
+    records = asyncio.run(core._in_chunks(work, ["r" * 5_000] * 40, "normalized", "records"))  # no size: count only
+    assert len(records) == 40 and [len(chunk) for chunk in chunks[-3:]] == [AT_A_TIME, AT_A_TIME, 8]

@@ -66,7 +66,7 @@ class ServiceCore:
         the request's time budget."""
         async with self._trial_slot():
             return await self._in_chunks(lambda chunk: self.linker.annotate_many(chunk, config), texts, "annotated",
-                                         "documents")  # fmt: skip
+                                         "documents", size=len)  # fmt: skip
 
     async def match(self, note: str, top: int) -> MatchResult:
         if self.matcher is None:
@@ -75,17 +75,27 @@ class ServiceCore:
         async with self._trial_slot():
             return await asyncio.to_thread(matcher.match, note, top)
 
-    async def _in_chunks(self, work: Callable[[list[Any]], list[Any]], items: list[Any], done: str,
-                         what: str) -> list[Any]:  # fmt: skip
+    async def _in_chunks(self, work: Callable[[list[Any]], list[Any]], items: list[Any], done: str, what: str,
+                         size: Callable[[Any], int] | None = None) -> list[Any]:  # fmt: skip
         """``work`` over ``items`` a chunk at a time in a worker thread (the items are independent), looking at the
-        request's time budget between chunks."""
+        request's time budget between chunks. A chunk holds :data:`AT_A_TIME` items, and with ``size`` (a document's
+        length) no more than ``settings.batch_chars`` of them once it has one: sixteen documents of the longest
+        allowed size were half a minute of work between two looks at a ten-second budget."""
         deadline = time.monotonic() + self.settings.request_seconds
         results: list[Any] = []
-        for start in range(0, len(items), AT_A_TIME):
+        start = 0
+        while start < len(items):
             if time.monotonic() > deadline:
                 raise Busy(f"not {done} within the request budget of {self.settings.request_seconds:g} s "
                            f"({start:,} of {len(items):,} {what} done): send fewer {what} per request")
-            results += await asyncio.to_thread(work, items[start : start + AT_A_TIME])
+            end, held = start + 1, size(items[start]) if size else 0
+            while end < min(len(items), start + AT_A_TIME):
+                more = size(items[end]) if size else 0
+                if held + more > self.settings.batch_chars:
+                    break
+                held, end = held + more, end + 1
+            results += await asyncio.to_thread(work, items[start:end])
+            start = end
         return results
 
     def _trial_slot(self) -> asyncio.Semaphore:

@@ -119,3 +119,13 @@ def test_skipping_words_no_name_holds_finds_the_same_spans(linker: Linker) -> No
         return dictionary_spans(text, terminology.has_normalized, terminology.normalizer, in_names=in_names)
 
     assert spans(words) == spans(lambda _: True) and len(spans(words)) >= 8
+
+
+def test_the_sentence_start_is_found_far_before_a_mention_too() -> None:
+    long_sentence = "Pneumonia. No " + "x " * 700 + "pneumonia"  # the sentence began 1,400 characters earlier
+    assert not assess(long_sentence, len(long_sentence) - 9, len(long_sentence)).negated  # "no" is out of the window
+    near = "Pneumonia. " + "x " * 700 + "denies pneumonia"
+    finding = assess(near, len(near) - 9, len(near))
+    assert finding.negated and finding.trigger == "denies"
+    one_sentence = "x " * 700 + "no pneumonia"  # no sentence end at all: the text's start begins it
+    assert assess(one_sentence, len(one_sentence) - 9, len(one_sentence)).negated

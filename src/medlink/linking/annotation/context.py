@@ -23,6 +23,7 @@ UNCERTAIN_AFTER = ("is suspected", "was suspected", "is possible", "is likely", 
 SCOPE_ENDS = ("but", "however", "although", "though", "except", "which", "yet", "aside from", "apart from")
 WINDOW = 6  # words a trigger reaches
 
+LOOKBACK_CHARS = 1_000  # searched first for the sentence's start: far more than the window's words need
 _SENTENCE_END = re.compile(r"[.;!?\n]\s|[.;!?\n]$")
 
 
@@ -35,7 +36,7 @@ class ContextFinding:
 
 def assess(text: str, start: int, end: int, window: int = WINDOW) -> ContextFinding:
     """Whether the mention at ``text[start:end]`` is negated or uncertain, and by which trigger."""
-    sentence_start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
+    sentence_start = _sentence_start(text, start)
     following = _SENTENCE_END.search(text, end)
     sentence_end = following.start() + 1 if following else len(text)
     before = _scope(text[sentence_start:start].lower().split()[-window:], from_end=True)
@@ -54,6 +55,16 @@ def assess(text: str, start: int, end: int, window: int = WINDOW) -> ContextFind
         if (trigger == "?" and text[end:sentence_end].lstrip().startswith("?")) or _has(after_text, trigger):
             return ContextFinding(False, True, trigger)
     return ContextFinding(False, False)
+
+
+def _sentence_start(text: str, start: int) -> int:
+    """Where the sentence holding ``start`` begins. The text just before the mention is searched first, the whole
+    text only when no sentence ends there: a scan from the top for every mention made long documents quadratic."""
+    for low in (max(0, start - LOOKBACK_CHARS), 0):
+        ends = [match.end() for match in _SENTENCE_END.finditer(text, low, start)]
+        if ends or low == 0:
+            return max(ends, default=0)
+    return 0
 
 
 def _scope(words: list[str], from_end: bool) -> list[str]:
