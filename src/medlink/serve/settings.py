@@ -20,7 +20,8 @@ class ServiceSettings:
     max_batch: most mentions (or trial records) in one request; more get 413.
     batch_chars: the batcher hands the linker batches of about this many characters, one mention from each waiting
         request in turn (serve/batching.py): a large request is linked over many batches, and a small one that
-        arrives meanwhile waits for one batch, not for the large request.
+        arrives meanwhile waits for one batch, not for the large request. Documents to annotate are also taken
+        this many characters at a time (one longer document alone), between two looks at the time budget.
     batch_wait_seconds: how long the batcher waits for more requests before linking what it has; a small wait
         fills encoder batches under load and costs an idle request almost nothing.
     request_seconds: a request not answered within this time gets 503 with the reason, and its remaining work is
