@@ -21,7 +21,7 @@ def main() -> int:
         return 1
     report = ReadReport()
     terminology = compile_terminology([SourceSpec(SOURCE, "mesh-desc-tsv")], report)
-    target = save_terminology(terminology, default_terminology_path())
+    target = save_terminology(terminology, default_terminology_path(), compression="zstd")  # small to ship
     print(f"{len(terminology):,} concepts, {terminology.name_count:,} names -> {target}")
     print("\n".join(report.lines()))
     return 0

@@ -278,3 +278,29 @@ def test_an_index_rebound_to_a_larger_terminology_reuses_its_vectors(built, term
     with pytest.raises(MedlinkError, match="MESH:D009203"):
         rebind_index(built, tmp_path / "refused", "0123456789abcdef", lambda c: c != "MESH:D009203", {})
     assert not (tmp_path / "refused").exists()
+
+
+def test_compressed_kind_finds_what_exact_search_finds_and_checks_its_vector_file(encoder, tmp_path) -> None:
+    from medlink.index.compressed import CompressedParameters
+    from medlink.terminology import load_default_terminology
+
+    mesh = load_default_terminology()
+    subset = Terminology.from_concepts(concept for _, concept in zip(range(700), mesh, strict=False))
+    entries = ontology_entries(subset)
+    assert len(entries) > 1_000
+    exact = VectorIndex.load(build_index(entries, encoder, tmp_path / "exact", subset.fingerprint(), kind="exact"))
+    folder = build_index(entries, encoder, tmp_path / "small", subset.fingerprint(), kind="compressed",
+                         compressed=CompressedParameters(rescore=30))  # fmt: skip
+    compressed = VectorIndex.load(folder)
+    assert compressed.manifest["kinds"] == {"O": "compressed"} and compressed.manifest["compressed"]["rescore"] == 30
+    assert {"O.faiss", "O.int8.npy", "O.scale.npy"} <= set(compressed.manifest["files"])
+    queries = encoder.encode([f"{entry.text} disorder" for entry in entries[::25]])
+    same = 0
+    for want, got in zip(exact.search(queries, k=1), compressed.search(queries, k=1), strict=True):
+        if want[0].entry == got[0].entry:
+            same += 1
+            assert abs(want[0].score - got[0].score) < 0.02  # int8 re-scoring is close to fp16
+    assert same >= 0.95 * len(queries)
+    (folder / "O.int8.npy").write_bytes(b"")
+    with pytest.raises(IndexFileError, match=r"O\.int8\.npy.*rebuild the index"):
+        VectorIndex.load(folder).search(queries[:1], k=1)

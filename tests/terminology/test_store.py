@@ -53,7 +53,10 @@ def test_manifest_records_sources_checksums_and_counts(compiled, tmp_path: Path,
 
     expected = hashlib.sha256((fixtures / "tiny.obo").read_bytes()).hexdigest()
     assert manifest["sources"][2]["sha256"] == expected
-    assert set(manifest["files"]) == {"concepts.parquet", "names.parquet", "relations.parquet"}
+    assert set(manifest["files"]) == {"concepts.arrow", "names.arrow", "relations.arrow", "name_offsets.npy",
+                                      "ids.hashes.npy", "ids.rows.npy", "norms.hashes.npy", "norms.rows.npy"}
+    names = manifest["files"]["names.arrow"]
+    assert names["size"] == (tmp_path / "term" / "names.arrow").stat().st_size and len(names["sha256"]) == 64
 
 
 def test_other_schema_version_is_refused_with_how_to_rebuild(compiled, tmp_path: Path) -> None:
@@ -66,13 +69,50 @@ def test_other_schema_version_is_refused_with_how_to_rebuild(compiled, tmp_path:
         load_terminology(tmp_path / "term")
 
 
+def test_lookup_tables_made_with_another_key_hash_are_refused(compiled, tmp_path: Path) -> None:
+    save_terminology(compiled, tmp_path / "term")
+    manifest_path = tmp_path / "term" / "manifest.json"
+    manifest_path.write_text(manifest_path.read_text().replace('"crc32-adler32"', '"blake2b-64"'))
+    with pytest.raises(TerminologyFormatError, match=r"another key hash \(blake2b-64.*rebuild it"):
+        load_terminology(tmp_path / "term")
+
+
 def test_corrupt_table_is_refused(compiled, tmp_path: Path) -> None:
     save_terminology(compiled, tmp_path / "term")
-    with open(tmp_path / "term" / "names.parquet", "r+b") as handle:
+    with open(tmp_path / "term" / "names.arrow", "r+b") as handle:
         handle.seek(100)
         handle.write(b"garbage")
-    with pytest.raises(TerminologyFormatError, match=r"names\.parquet does not match the checksum"):
+    with pytest.raises(TerminologyFormatError, match=r"names\.arrow does not match the checksum"):
         load_terminology(tmp_path / "term")
+
+
+def test_truncated_or_missing_file_is_refused_naming_it(compiled, tmp_path: Path) -> None:
+    save_terminology(compiled, tmp_path / "term")
+    table = tmp_path / "term" / "norms.hashes.npy"
+    table.write_bytes(table.read_bytes()[:-8])
+    with pytest.raises(TerminologyFormatError, match=r"norms\.hashes\.npy has .* bytes where its manifest says"):
+        load_terminology(tmp_path / "term")
+    table.unlink()
+    with pytest.raises(TerminologyFormatError, match=r"norms\.hashes\.npy is missing"):
+        load_terminology(tmp_path / "term")
+
+
+def test_full_verification_reads_the_middle_of_a_file_the_quick_check_skips(tmp_path: Path) -> None:
+    from medlink.terminology import Terminology
+    from medlink.terminology.records import make_concept
+
+    # Enough names that the text column runs past the quick check's two sampled MiB.
+    concepts = [make_concept(f"X:{i}", f"condition number {i} of a long synthetic list") for i in range(60_000)]
+    save_terminology(Terminology.from_concepts(concepts), tmp_path / "term")
+    names = tmp_path / "term" / "names.arrow"
+    size = names.stat().st_size
+    assert size > 3 << 20
+    with open(names, "r+b") as handle:
+        handle.seek(size // 2)
+        handle.write(b"#")
+    load_terminology(tmp_path / "term")  # the quick check does not read the middle
+    with pytest.raises(TerminologyFormatError, match=r"names\.arrow does not match the checksum"):
+        load_terminology(tmp_path / "term", verify="full")
 
 
 def test_not_a_terminology_folder(tmp_path: Path) -> None:
@@ -101,12 +141,12 @@ def test_save_refuses_to_overwrite_an_unrelated_folder(compiled, tmp_path: Path)
 def test_failed_save_leaves_the_old_terminology(compiled, tmp_path: Path, monkeypatch) -> None:
     target = tmp_path / "term"
     save_terminology(compiled, target)
-    import pyarrow.parquet as pq
+    import numpy as np
 
     def broken_write(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(pq, "write_table", broken_write)
+    monkeypatch.setattr(np, "save", broken_write)
     with pytest.raises(OSError, match="disk full"):
         save_terminology(compiled, target)
     monkeypatch.undo()
@@ -120,3 +160,30 @@ def test_keys_are_recomputed_for_another_normalizer(compiled, tmp_path: Path) ->
     loaded = load_terminology(tmp_path / "term", normalizer=literal)
     assert loaded.lookup("heart attacks") == []
     assert [m.concept_id for m in loaded.lookup("heart attack")] == ["MESH:D009203"]
+
+
+def test_loaded_terminology_answers_from_its_key_tables_without_converting_columns(compiled, tmp_path: Path) -> None:
+    save_terminology(compiled, tmp_path / "term")
+    loaded = load_terminology(tmp_path / "term")
+    assert loaded.lookups is not None
+    for concept in compiled:
+        assert loaded.resolve(concept.id) == concept.id
+        assert loaded.names_of(concept.id) == concept.names
+        for name in concept.names:
+            assert loaded.lookup(name.text) == compiled.lookup(name.text)
+    assert loaded.resolve("OMIM:608446") == "MESH:D009203" and loaded.resolve("MESH:D999999") is None
+    assert not loaded.has_normalized("no such name at all") and loaded.lookup("no such name at all") == []
+    assert loaded.concepts._lists == {} and loaded.names._lists == {}  # nothing was turned into Python lists
+
+
+def test_key_table_keeps_every_row_of_a_key_in_order(tmp_path: Path) -> None:
+    import numpy as np
+
+    from medlink.terminology.key_table import KeyTable
+
+    table = KeyTable.build(["b", "a", "b", "c", "b"], np.array([3, 1, 0, 7, 5]))
+    assert list(table.candidates("b")) == [3, 0, 5] and list(table.candidates("a")) == [1]
+    assert list(table.candidates("zzz")) == []
+    table.save(tmp_path, "keys")
+    mapped = KeyTable.load(tmp_path, "keys")
+    assert list(mapped.candidates("b")) == [3, 0, 5] and len(mapped) == 5

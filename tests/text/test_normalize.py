@@ -74,3 +74,12 @@ def test_chinese_text_is_kept() -> None:
 )
 def test_chinese_text_and_codes(text: str, expected: str) -> None:
     assert normalize(text) == expected
+
+
+def test_normalizing_in_worker_processes_gives_the_same_keys_in_order() -> None:
+    from medlink.text import Normalizer
+
+    texts = ["Heart Attacks", "Infarction, Myocardial", "AIDS", "β-blockers", "ICD I21.9 acute MI", "Type II diabetes"]
+    texts = [f"{text} {number}" for number in range(40) for text in texts]
+    normalizer = Normalizer()
+    assert normalizer.normalize_all(texts, workers=2, chunk=50) == [normalizer(text) for text in texts]

@@ -9,6 +9,7 @@ import click
 
 from medlink.cli.paths import PathOption, terminology_option
 from medlink.encoders.registry import BACKENDS, DEFAULT_MODEL, QUANTIZATIONS
+from medlink.index.faiss_backend import KINDS
 
 
 @click.group()
@@ -41,10 +42,11 @@ def _encoder_options(function):
 @click.option("--entity-type", default=None, help="With --train: only mentions of this type.")
 @click.option(
     "--kind",
-    type=click.Choice(["auto", "exact", "hnsw"]),
+    type=click.Choice(list(KINDS)),
     default="auto",
     show_default=True,
-    help="Exact search, or HNSW (auto: HNSW above 50,000 names).",
+    help="Exact search, HNSW, or compressed (IVF-PQ codes in memory, int8 vectors on disk re-scoring the best); "
+         "auto: HNSW above 50,000 names, compressed above 2,000,000.",
 )
 @click.option(
     "--encode-only",

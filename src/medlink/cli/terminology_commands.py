@@ -86,12 +86,15 @@ def compile(
 
 @terminology.command()
 @click.argument("directory", type=PathOption(path_type=Path, exists=True, file_okay=False))
-def info(directory: Path) -> None:
+@click.option("--verify", is_flag=True, help="Check every file's whole checksum (loading checks sizes and ends).")
+def info(directory: Path, verify: bool) -> None:
     """Summarize a compiled terminology: sources, counts per name kind and per namespace."""
     from medlink.terminology import load_terminology, read_manifest
 
     manifest = read_manifest(directory)
-    loaded = load_terminology(directory)
+    loaded = load_terminology(directory, verify="full" if verify else "quick")
+    if verify:
+        click.echo(f"{directory}: every file matches its checksum")
     click.echo(
         f"{directory}: {len(loaded):,} concepts, {loaded.name_count:,} names, {len(loaded.relations_table):,} relations"
     )

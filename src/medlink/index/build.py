@@ -32,6 +32,7 @@ from medlink.encoders.base import Encoder
 from medlink.errors import MedlinkError
 from medlink.folders import replace_folder, sha256_of, staged_folder
 from medlink.index import faiss_backend
+from medlink.index.compressed import CompressedParameters, write_compressed
 from medlink.index.entries import SOURCES, IndexEntry
 from medlink.index.vector_index import (
     ENTRIES,
@@ -55,17 +56,24 @@ def _entries_checksum(entries: Sequence[IndexEntry]) -> str:
     return digest.hexdigest()
 
 
-def encode_resumably(encoder: Encoder, texts: Sequence[str], workdir: Path, plan: dict, chunk_size: int,
-                     progress: bool) -> np.ndarray:  # fmt: skip
-    """Encode ``texts`` into fp16 chunk files under ``workdir``, reusing the chunks of an interrupted run."""
-    from tqdm import tqdm
-
+def prepare_workdir(workdir: Path, plan: dict) -> None:
+    """Keep ``workdir`` when an interrupted build of the same ``plan`` left it, else start it afresh."""
     plan_path = workdir / "plan.json"
     if workdir.exists() and (not plan_path.exists() or json.loads(plan_path.read_text()) != plan):
         shutil.rmtree(workdir)  # another build was interrupted here: start over
+    workdir.mkdir(parents=True, exist_ok=True)
+    plan_path.write_text(json.dumps(plan, indent=2))
+
+
+def encode_resumably(encoder: Encoder, texts: Sequence[str], workdir: Path, plan: dict, chunk_size: int,
+                     progress: bool, into: np.ndarray, rows: Sequence[int]) -> None:  # fmt: skip
+    """Encode ``texts`` into fp16 chunk files under ``workdir``, reusing the chunks of an interrupted run, and
+    copy text ``i``'s vector into ``into[rows[i]]`` (an array or, for millions of names, a memory map)."""
+    from tqdm import tqdm
+
+    prepare_workdir(workdir, plan)
     chunks = workdir / "chunks"
     chunks.mkdir(parents=True, exist_ok=True)
-    plan_path.write_text(json.dumps(plan, indent=2))
     starts = range(0, len(texts), chunk_size)
     with tqdm(total=len(texts), desc="encoding names", unit=" names", disable=not progress) as bar:
         for number, start in enumerate(starts):
@@ -77,9 +85,8 @@ def encode_resumably(encoder: Encoder, texts: Sequence[str], workdir: Path, plan
                 np.save(partial, vectors)
                 os.replace(partial, path)
             bar.update(len(batch))
-    parts = [np.load(chunks / f"{n:05d}.npy") for n in range(len(starts))]
-    dimension = encoder.dimension
-    return np.concatenate(parts) if parts else np.zeros((0, dimension), dtype=np.float16)
+    for number, start in enumerate(starts):
+        into[rows[start : start + chunk_size]] = np.load(chunks / f"{number:05d}.npy")
 
 
 def build_index(
@@ -93,6 +100,7 @@ def build_index(
     progress: bool = False,
     origin: dict[str, str] | None = None,
     reuse: Sequence[Path] = (),
+    compressed: CompressedParameters | None = None,
 ) -> Path:
     """Encode ``entries`` and write an index folder at ``output`` (atomically, resumably).
 
@@ -110,34 +118,49 @@ def build_index(
             "terminology": terminology_fingerprint,
             "encoded": hashlib.sha256(str(missing).encode()).hexdigest()}  # the rows not reused  # fmt: skip
     started = time.perf_counter()
-    encoded = encode_resumably(encoder, [texts[row] for row in missing], workdir, plan, chunk_size, progress)
-    vectors = np.zeros((len(texts), encoder.dimension), dtype=np.float16)
-    if missing:
-        vectors[missing] = encoded
-    if reused:
-        vectors[list(reused)] = np.stack(list(reused.values()))
-    encode_seconds = time.perf_counter() - started
     by_source: dict[str, list[IndexEntry]] = {}
     rows: dict[str, list[int]] = {}
     for row, entry in enumerate(entries):
         by_source.setdefault(entry.source, []).append(entry)
         rows.setdefault(entry.source, []).append(row)
+    kinds = {source: faiss_backend.choose_kind(len(source_rows), kind) for source, source_rows in rows.items()}
+    prepare_workdir(workdir, plan)
+    shape = (len(texts), encoder.dimension)
+    # Millions of names do not fit in memory as fp16 (12 M × 384 × 2 bytes = 9 GB): they wait on disk.
+    vectors = (np.lib.format.open_memmap(workdir / "vectors.npy", mode="w+", dtype=np.float16, shape=shape)
+               if "compressed" in kinds.values() else np.zeros(shape, dtype=np.float16))  # fmt: skip
+    encode_resumably(encoder, [texts[row] for row in missing], workdir, plan, chunk_size, progress, vectors, missing)
+    if reused:
+        vectors[list(reused)] = np.stack(list(reused.values()))
+    encode_seconds = time.perf_counter() - started
     staging = workdir / "index"
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir()
-    kinds = {}
+    compressed = compressed or CompressedParameters()
     for source, source_rows in rows.items():
-        kinds[source] = faiss_backend.choose_kind(len(source_rows), kind)
-        index = faiss_backend.build_faiss(vectors[source_rows], kinds[source], hnsw)
+        selected = vectors[_as_slice(source_rows)]
+        if kinds[source] == "compressed":
+            index = write_compressed(selected, staging, source, compressed)
+        else:
+            index = faiss_backend.build_faiss(selected, kinds[source], hnsw)
         faiss_backend.write_faiss(index, staging / faiss_file(source))
+    del vectors
     write_entries(by_source, staging / ENTRIES)
     timing = {"encode_seconds": round(encode_seconds, 1), "total_seconds": round(time.perf_counter() - started, 1),
               "encoded": len(missing), "reused": len(reused)}  # fmt: skip
-    _write_manifest(staging, encoder, terminology_fingerprint, kinds, hnsw, by_source, timing, origin or {})
+    extra = {"compressed": asdict(compressed)} if "compressed" in kinds.values() else None
+    _write_manifest(staging, encoder, terminology_fingerprint, kinds, hnsw, by_source, timing, origin or {}, extra)
     replace_folder(staging, output, MANIFEST, "a medlink index")
     shutil.rmtree(workdir, ignore_errors=True)
     return output
+
+
+def _as_slice(rows: Sequence[int]) -> slice | Sequence[int]:
+    """Consecutive rows as a slice: a memory map sliced stays on disk, indexed by a list it is copied."""
+    if rows and rows[-1] - rows[0] == len(rows) - 1:
+        return slice(rows[0], rows[-1] + 1)
+    return rows
 
 
 def reusable_vectors(texts: Sequence[str], indexes: Sequence[Path], encoder: Encoder) -> dict[int, np.ndarray]:

@@ -10,6 +10,9 @@ HNSW (``IndexHNSWSQ``, fp16), chosen automatically above :data:`HNSW_ABOVE` rows
 - ``efConstruction = 200``: build-time beam; higher builds a better graph, linearly slower to build.
 - ``efSearch = 64`` (:attr:`HnswParameters.ef_search`): query-time beam; the speed/recall knob. Measured values are
   in docs/performance.md.
+
+Compressed (IVF-PQ codes in memory, int8 vectors on disk; :mod:`medlink.index.compressed`), chosen automatically
+above :data:`COMPRESSED_ABOVE` rows, where HNSW's ~1 KB per name would no longer fit a laptop's memory.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from typing import Any
 import numpy as np
 
 HNSW_ABOVE = 50_000
+COMPRESSED_ABOVE = 2_000_000
+KINDS = ("auto", "exact", "hnsw", "compressed")
 _ADD_CHUNK = 65_536
 
 
@@ -38,11 +43,11 @@ class HnswParameters:
 
 
 def choose_kind(rows: int, requested: str = "auto") -> str:
-    if requested not in ("auto", "exact", "hnsw"):
-        raise ValueError(f"index kind must be auto, exact or hnsw, not {requested!r}")
+    if requested not in KINDS:
+        raise ValueError(f"index kind must be one of {', '.join(KINDS)}, not {requested!r}")
     if requested != "auto":
         return requested
-    return "hnsw" if rows > HNSW_ABOVE else "exact"
+    return "compressed" if rows > COMPRESSED_ABOVE else "hnsw" if rows > HNSW_ABOVE else "exact"
 
 
 def build_faiss(vectors: np.ndarray, kind: str, hnsw: HnswParameters):

@@ -24,6 +24,7 @@ from medlink.encoders.base import EncoderIdentity, l2_normalize
 from medlink.errors import MedlinkError
 from medlink.folders import read_manifest_json, verify_checksums
 from medlink.index import faiss_backend
+from medlink.index.compressed import CompressedParameters, RescoredIVF, vectors_file
 from medlink.index.entries import SOURCES, IndexEntry
 from medlink.version import __version__
 
@@ -49,14 +50,22 @@ def faiss_file(source: str) -> str:
     return f"{source}.faiss"
 
 
+def is_vector_file(name: str) -> bool:
+    """FAISS files and a compressed index's int8 vectors: checksummed at build, checked when first searched (the
+    int8 file by its shape: hashing gigabytes would make every load slow)."""
+    return name.endswith((".faiss", ".int8.npy"))
+
+
 class FaissFiles(dict[str, Any]):
     """Each source's FAISS index, read from ``SOURCE.faiss`` on first use: its file checked against the manifest's
     checksum (when ``checksums`` are given) and its vectors counted against the source's entries."""
 
     def __init__(self, folder: Path, counts: Mapping[str, int], checksums: Mapping[str, str] | None,
-                 ef_search: int | None) -> None:  # fmt: skip
+                 ef_search: int | None, manifest: Mapping[str, Any] | None = None) -> None:  # fmt: skip
         super().__init__()
         self.folder, self.counts, self.checksums, self.ef_search = folder, counts, checksums, ef_search
+        self.kinds = dict((manifest or {}).get("kinds", {}))
+        self.compressed = CompressedParameters(**(manifest or {}).get("compressed", {}))
         self._lock = threading.Lock()
 
     def __missing__(self, source: str) -> Any:
@@ -66,7 +75,14 @@ class FaissFiles(dict[str, Any]):
             name = faiss_file(source)
             if self.checksums is not None:
                 verify_checksums(self.folder, {name: self.checksums.get(name, "")}, IndexFileError, "index")
-            index = faiss_backend.read_faiss(self.folder / name, self.ef_search)
+            compressed = self.kinds.get(source) == "compressed"
+            index = faiss_backend.read_faiss(self.folder / name, self.ef_search, mmap=not compressed)
+            if compressed:
+                try:
+                    index = RescoredIVF(index, self.folder, source, self.compressed)
+                except (OSError, ValueError, EOFError) as error:
+                    raise IndexFileError(f"{self.folder / vectors_file(source)} cannot be read with {name} ({error}); "
+                                         f"rebuild the index") from None  # fmt: skip
             if index.ntotal != self.counts.get(source, 0):
                 raise IndexFileError(f"{self.folder / name} has {index.ntotal} vectors for "
                                      f"{self.counts.get(source, 0)} entries; rebuild the index")  # fmt: skip
@@ -98,12 +114,12 @@ class VectorIndex:
         for name in files:
             if not (folder / name).exists():
                 raise IndexFileError(f"{folder / name} is missing: the index is incomplete; rebuild it")
-        if verify:
-            verify_checksums(folder, {name: sha for name, sha in files.items() if not name.endswith(".faiss")},
+        if verify:  # the vector files are checked when first searched (a linker deciding by exact match never is)
+            verify_checksums(folder, {name: sha for name, sha in files.items() if not is_vector_file(name)},
                              IndexFileError, "index")  # fmt: skip
         entries = read_entries(folder / ENTRIES)
         indexes = FaissFiles(folder, {source: len(rows) for source, rows in entries.items()},
-                             files if verify else None, ef_search)  # fmt: skip
+                             files if verify else None, ef_search, manifest)  # fmt: skip
         return cls(entries, indexes, EncoderIdentity(**manifest["encoder"]), manifest["terminology"], manifest)
 
     def check_compatible(self, encoder: EncoderIdentity | None = None, terminology_fingerprint: str | None = None

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from medlink.errors import MedlinkError
 from medlink.terminology.diagnostics import ReadReport
+from medlink.terminology.hierarchy import closing_edges
 from medlink.terminology.records import Concept, Name, NameKind
 from medlink.terminology.terminology import SourceInfo, Terminology
 from medlink.text import Normalizer
@@ -80,39 +81,19 @@ class TerminologyBuilder:
         return list(self._break_cycles(fixed).values())
 
     def _break_cycles(self, concepts: dict[str, Concept]) -> dict[str, Concept]:
-        """Iterative depth-first search; an edge to a concept still on the stack closes a cycle."""
-        on_stack, done = set(), set()
+        ids = list(concepts)
+        row = {concept_id: number for number, concept_id in enumerate(ids)}
+        parent_rows = [[row[parent] for parent in concepts[concept_id].parents] for concept_id in ids]
         dropped: dict[str, set[str]] = {}
-        for start in concepts:
-            if start in done:
-                continue
-            stack: list[tuple[str, int]] = [(start, 0)]
-            path = [start]
-            on_stack.add(start)
-            while stack:
-                node, index = stack[-1]
-                parents = concepts[node].parents
-                if index == len(parents):
-                    stack.pop()
-                    path.pop()
-                    on_stack.discard(node)
-                    done.add(node)
-                    continue
-                stack[-1] = (node, index + 1)
-                parent = parents[index]
-                if parent in on_stack:
-                    cycle = " is_a ".join([*path[path.index(parent) :], parent])
-                    if self.report.strict:
-                        raise MedlinkError(f"is_a cycle: {cycle}")
-                    self.report.note("is_a cycles broken", cycle)
-                    dropped.setdefault(node, set()).add(parent)
-                elif parent not in done:
-                    stack.append((parent, 0))
-                    path.append(parent)
-                    on_stack.add(parent)
-        for node, cut in dropped.items():
-            kept = tuple(parent for parent in concepts[node].parents if parent not in cut)
-            concepts[node] = replace(concepts[node], parents=kept)
+        for node, parent, cycle in closing_edges(parent_rows):
+            text = " is_a ".join(ids[number] for number in cycle)
+            if self.report.strict:
+                raise MedlinkError(f"is_a cycle: {text}")
+            self.report.note("is_a cycles broken", text)
+            dropped.setdefault(ids[node], set()).add(ids[parent])
+        for node_id, cut in dropped.items():
+            kept = tuple(parent for parent in concepts[node_id].parents if parent not in cut)
+            concepts[node_id] = replace(concepts[node_id], parents=kept)
         return concepts
 
 

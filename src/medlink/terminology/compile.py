@@ -11,7 +11,7 @@ from medlink.errors import MedlinkError
 from medlink.folders import sha256_of
 from medlink.terminology.builder import TerminologyBuilder
 from medlink.terminology.diagnostics import ReadReport
-from medlink.terminology.readers import READERS, detect_format, read_source
+from medlink.terminology.readers import READERS, accepted_options, detect_format, read_source
 from medlink.terminology.terminology import SourceInfo, Terminology
 
 
@@ -43,17 +43,28 @@ def _checksum(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), sum(p.stat().st_size for p in files)
 
 
+def _source_info(spec: SourceSpec) -> SourceInfo:
+    sha256, size = _checksum(spec.path) if spec.path.exists() else ("", 0)
+    return SourceInfo(path=spec.path.name, format=spec.format, sha256=sha256, size=size, concepts=0)
+
+
 def compile_terminology(sources: Iterable[SourceSpec], report: ReadReport | None = None, **options: Any) -> Terminology:
     """Read every source and merge them. ``options`` go to the readers that take them (``namespace``…).
 
     Sources that hold no concept at all are an error, not an empty terminology that later commands would accept."""
     builder = TerminologyBuilder(report or ReadReport())
     specs = list(sources)
-    for spec in specs:
-        sha256, size = _checksum(spec.path) if spec.path.exists() else ("", 0)
-        info = SourceInfo(path=spec.path.name, format=spec.format, sha256=sha256, size=size, concepts=0)
-        builder.add_source(read_source(spec.path, spec.format, builder.report, **options), info)
-    terminology = builder.build()
+    infos = [_source_info(spec) for spec in specs]
+    if [spec.format for spec in specs] == ["umls"]:
+        # A UMLS release alone is read into columns: millions of rows never become Python records.
+        from medlink.terminology.readers.umls_columns import read_umls_columns
+
+        options = accepted_options(read_umls_columns, options)
+        terminology = read_umls_columns(specs[0].path, builder.report, info=infos[0], **options)
+    else:
+        for spec, info in zip(specs, infos, strict=True):
+            builder.add_source(read_source(spec.path, spec.format, builder.report, **options), info)
+        terminology = builder.build()
     if not len(terminology):
         read = ", ".join(f"{spec.path} (as {spec.format})" for spec in specs) or "no source"
         skipped = "; ".join(line.strip() for line in builder.report.lines()[:3])

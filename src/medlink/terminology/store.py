@@ -1,10 +1,17 @@
-"""The compiled on-disk form of a terminology: a folder of Parquet tables and a JSON manifest.
+"""The compiled on-disk form of a terminology: Arrow IPC tables, key tables and a JSON manifest.
 
-``DIR/manifest.json``   format, schema version, medlink version, normalizer, counts, sources with checksums, and
-                        the checksum of each table file
-``DIR/concepts.parquet`` one row per concept (the :data:`CONCEPT_FIELDS`)
-``DIR/names.parquet``    one row per name: concept row, text, kind, normalized key (grouped by concept)
-``DIR/relations.parquet`` typed relation triples
+``DIR/manifest.json``      format, schema version, medlink version, normalizer, counts, sources with checksums, and
+                           each file's size and checksums
+``DIR/concepts.arrow``     one row per concept (the :data:`CONCEPT_FIELDS`)
+``DIR/names.arrow``        one row per name: concept row, text, kind, normalized key (grouped by concept)
+``DIR/relations.arrow``    typed relation triples
+``DIR/name_offsets.npy``   where each concept's names start (concept row r: ``offsets[r]:offsets[r + 1]``)
+``DIR/norms.*.npy``        normalized name → name rows, ``DIR/ids.*.npy`` concept id or alternative id → row
+                           (:class:`KeyTable`)
+
+Uncompressed tables (the default) are memory-mapped: loading reads the manifest and maps the files, whatever the
+size, and the processes of a service or a Spark executor share one copy of the pages. ``compression="zstd"`` makes
+a small folder to ship (the embedded default) at the price of decompressing the tables on load.
 
 A folder is written next to its destination and renamed into place, so an interrupted compile never leaves a half
 terminology where a good one was.
@@ -12,80 +19,151 @@ terminology where a good one was.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import numpy as np
 
 from medlink.errors import MedlinkError
 from medlink.folders import read_manifest_json, sha256_of, staged_folder
+from medlink.terminology.key_table import KEY_HASH, KeyTable, row_dtype
 from medlink.terminology.terminology import (
     CONCEPT_FIELDS,
     NAME_FIELDS,
     RELATION_FIELDS,
     Columns,
+    Lookups,
     SourceInfo,
     Terminology,
+    arrow_to_list,
 )
 from medlink.text import Normalizer
 from medlink.version import __version__
 
 FORMAT_NAME = "medlink-terminology"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MANIFEST = "manifest.json"
-TABLE_FILES = {"concepts": "concepts.parquet", "names": "names.parquet", "relations": "relations.parquet"}
+TABLE_FILES = {"concepts": "concepts.arrow", "names": "names.arrow", "relations": "relations.arrow"}
+OFFSETS_FILE = "name_offsets.npy"
 _LIST_FIELDS = ("semantic_types", "parents", "alt_ids", "xrefs", "tree_numbers")
+_SAMPLE_BYTES = 1 << 20  # the quick check hashes this much at each end of a file
+Verify = Literal["quick", "full", "none"]
 
 
 class TerminologyFormatError(MedlinkError):
     """A compiled terminology that cannot be used as it is (other schema, corrupt file)."""
 
 
-def save_terminology(terminology: Terminology, directory: Path | str) -> Path:
+def concept_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([(name, pa.list_(pa.string()) if name in _LIST_FIELDS else pa.string())
+                      for name in CONCEPT_FIELDS])  # fmt: skip
+
+
+def names_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("concept", pa.int32()), ("text", pa.large_string()),
+                      ("kind", pa.dictionary(pa.int8(), pa.string())), ("norm", pa.large_string())])  # fmt: skip
+
+
+def relations_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([(name, pa.string()) for name in RELATION_FIELDS])
+
+
+def save_terminology(terminology: Terminology, directory: Path | str, compression: str | None = None) -> Path:
     """Write ``terminology`` to ``directory`` atomically (temporary folder, then rename)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
+
+    def table(columns: Columns, schema: Any) -> Any:
+        return pa.table({field.name: columns.arrow(field.name, field.type) for field in schema}, schema=schema)
+
+    tables = {
+        "concepts": table(terminology.concepts, concept_schema()),
+        "names": table(terminology.names, names_schema()),
+        "relations": table(terminology.relations_table, relations_schema()),
+    }
+    return write_store(directory, tables, terminology.normalizer, terminology.sources, compression)
+
+
+def write_store(
+    directory: Path | str,
+    tables: dict[str, Any],
+    normalizer: Normalizer,
+    sources: tuple[SourceInfo, ...] | list[SourceInfo],
+    compression: str | None = None,
+) -> Path:
+    """Write the three Arrow tables (names grouped by concept row) with their key tables and manifest."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     directory = Path(directory)
+    concepts, names = tables["concepts"], tables["names"]
     with staged_folder(directory, MANIFEST, "a compiled terminology") as staging:
-        concept_schema = pa.schema(
-            [(name, pa.list_(pa.string()) if name in _LIST_FIELDS else pa.string()) for name in CONCEPT_FIELDS]
-        )
-        tables = {
-            "concepts": pa.table({name: terminology.concepts[name] for name in CONCEPT_FIELDS}, schema=concept_schema),
-            "names": pa.table(
-                {
-                    "concept": pa.array(terminology.names["concept"], pa.int32()),
-                    "text": pa.array(terminology.names["text"], pa.string()),
-                    "kind": pa.array(terminology.names["kind"], pa.string()).dictionary_encode(),
-                    "norm": pa.array(terminology.names["norm"], pa.string()),
-                }
-            ),
-            "relations": pa.table(
-                {name: pa.array(terminology.relations_table[name], pa.string()) for name in RELATION_FIELDS}
-            ),
-        }
-        checksums = {}
+        files = []
+        options = pa.ipc.IpcWriteOptions(compression=compression)
         for table_name, table in tables.items():
             path = staging / TABLE_FILES[table_name]
-            pq.write_table(table, path, compression="zstd")
-            checksums[path.name] = sha256_of(path)
+            table = table.combine_chunks()
+            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer:
+                writer.write_table(table, max_chunksize=max(len(table), 1))  # one batch: rows index it directly
+            files.append(path)
+        concept_rows = names.column("concept").to_numpy()
+        offsets = np.searchsorted(concept_rows, np.arange(len(concepts) + 1), side="left")
+        offsets = offsets.astype(row_dtype(len(names)))
+        np.save(staging / OFFSETS_FILE, offsets)
+        files.append(staging / OFFSETS_FILE)
+        files.extend(_id_table(concepts).save(staging, "ids"))
+        norms = names.column("norm")
+        kept = np.flatnonzero(pc.fill_null(pc.greater(pc.utf8_length(norms), 0), False).to_numpy(zero_copy_only=False))
+        files.extend(KeyTable.build(norms.take(kept).to_pylist(), kept).save(staging, "norms"))
         manifest = {
             "format": FORMAT_NAME,
             "schema_version": SCHEMA_VERSION,
             "medlink_version": __version__,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "normalizer": terminology.normalizer.fingerprint,
-            "counts": {
-                "concepts": len(terminology),
-                "names": terminology.name_count,
-                "relations": len(terminology.relations_table),
-            },
-            "sources": [vars(source) for source in terminology.sources],
-            "files": checksums,
+            "normalizer": normalizer.fingerprint,
+            "compression": compression,
+            "key_hash": KEY_HASH,
+            "counts": {"concepts": len(concepts), "names": len(names), "relations": len(tables["relations"])},
+            "sources": [vars(source) for source in sources],
+            "files": {path.name: _file_record(path) for path in files},
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return directory
+
+
+def _id_table(concepts: Any) -> KeyTable:
+    """Own ids first, then alternative ids: a lookup prefers a concept's own id (as :meth:`Terminology.resolve`)."""
+    import pyarrow.compute as pc
+
+    alt_ids = concepts.column("alt_ids")
+    keys = concepts.column("id").to_pylist() + pc.list_flatten(alt_ids).to_pylist()
+    rows = np.concatenate([np.arange(len(concepts)), pc.list_parent_indices(alt_ids).to_numpy()])
+    return KeyTable.build(keys, rows)
+
+
+def _file_record(path: Path) -> dict[str, Any]:
+    return {"size": path.stat().st_size, "sha256": sha256_of(path), "sampled_sha256": _sampled_sha256(path)}
+
+
+def _sampled_sha256(path: Path) -> str:
+    """The checksum of a file's first and last MiB: catches a truncated, replaced or overwritten-at-the-head file
+    without reading gigabytes on every load."""
+    digest = hashlib.sha256()
+    size = path.stat().st_size
+    with open(path, "rb") as handle:
+        digest.update(handle.read(_SAMPLE_BYTES))
+        if size > _SAMPLE_BYTES:
+            handle.seek(max(_SAMPLE_BYTES, size - _SAMPLE_BYTES))
+            digest.update(handle.read(_SAMPLE_BYTES))
+    return digest.hexdigest()
 
 
 def read_manifest(directory: Path | str) -> dict[str, Any]:
@@ -103,38 +181,62 @@ def read_manifest(directory: Path | str) -> dict[str, Any]:
             f"version {SCHEMA_VERSION}. Rebuild it from its sources with `medlink terminology compile` "
             f"(its sources: {', '.join(source['path'] for source in manifest.get('sources', [])) or 'unknown'})"
         )
+    if manifest.get("key_hash") != KEY_HASH:
+        raise TerminologyFormatError(f"{directory} keeps its lookup tables under another key hash "
+                                     f"({manifest.get('key_hash')}, this medlink uses {KEY_HASH}); rebuild it with "
+                                     f"`medlink terminology compile`")  # fmt: skip
     return manifest
 
 
-def load_terminology(directory: Path | str, verify: bool = True, normalizer: Normalizer | None = None) -> Terminology:
-    """Load a compiled terminology. Columns convert to Python lazily; lookup tables build on first use."""
-    import pyarrow.parquet as pq
+def load_terminology(directory: Path | str, verify: bool | Verify = "quick",
+                     normalizer: Normalizer | None = None) -> Terminology:  # fmt: skip
+    """Load a compiled terminology by memory-mapping its files.
+
+    ``verify``: ``"quick"`` (the default) checks each file's size and the checksum of its ends; ``"full"`` (or
+    ``True``) its whole checksum (``medlink terminology info --verify``); ``"none"`` (or ``False``) nothing."""
+    import pyarrow as pa
 
     directory = Path(directory)
     manifest = read_manifest(directory)
+    mode: str = ("full" if verify else "none") if isinstance(verify, bool) else verify
+    for file_name, record in manifest["files"].items():
+        _check_file(directory / file_name, record, mode)
     tables = {}
     for table_name, file_name in TABLE_FILES.items():
         path = directory / file_name
-        if not path.exists():
-            raise TerminologyFormatError(f"{path} is missing; the compiled terminology is incomplete, rebuild it")
-        if verify and sha256_of(path) != manifest["files"].get(file_name):
-            raise TerminologyFormatError(f"{path} does not match the checksum in its manifest; rebuild it")
-        tables[table_name] = pq.ParquetFile(path).read()  # read_table would import pandas: +0.4 s, +50 MB
+        try:
+            tables[table_name] = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+        except (pa.ArrowInvalid, OSError) as error:
+            raise TerminologyFormatError(f"{path} cannot be read ({error}); rebuild the terminology") from None
     normalizer = normalizer or Normalizer()
     names = {name: tables["names"].column(name) for name in NAME_FIELDS}
+    lookups = None
     if manifest.get("normalizer") != normalizer.fingerprint:
         # Keys were made by another normalizer: recompute them rather than silently missing matches.
-        names["norm"] = [normalizer(text) for text in names["text"].to_pylist()]
+        names["norm"] = normalizer.normalize_all(names["text"].to_pylist())
+    else:
+        lookups = Lookups(ids=KeyTable.load(directory, "ids"), norms=KeyTable.load(directory, "norms"),
+                          name_offsets=np.load(directory / OFFSETS_FILE, mmap_mode="r"))  # fmt: skip
     return Terminology(
-        concepts=Columns({name: tables["concepts"].column(name) for name in CONCEPT_FIELDS}, _to_list),
-        names=Columns(names, _to_list),
-        relations_table=Columns({name: tables["relations"].column(name) for name in RELATION_FIELDS}, _to_list),
+        concepts=Columns({name: tables["concepts"].column(name) for name in CONCEPT_FIELDS}, arrow_to_list),
+        names=Columns(names, arrow_to_list),
+        relations_table=Columns({name: tables["relations"].column(name) for name in RELATION_FIELDS}, arrow_to_list),
         sources=tuple(SourceInfo(**source) for source in manifest.get("sources", [])),
         normalizer=normalizer,
+        lookups=lookups,
     )
 
 
-def _to_list(column: Any) -> list:
-    if hasattr(column, "type") and str(column.type).startswith("dictionary"):
-        column = column.cast(column.type.value_type)
-    return column.to_pylist()
+def _check_file(path: Path, record: dict[str, Any], mode: str) -> None:
+    if not path.exists():
+        raise TerminologyFormatError(f"{path} is missing; the compiled terminology is incomplete, rebuild it")
+    if mode == "none":
+        return
+    size = path.stat().st_size
+    if size != record["size"]:
+        raise TerminologyFormatError(f"{path} has {size:,} bytes where its manifest says {record['size']:,} (a "
+                                     f"truncated or replaced file); rebuild the terminology")  # fmt: skip
+    actual, expected = (sha256_of(path), record["sha256"]) if mode == "full" else (
+        _sampled_sha256(path), record["sampled_sha256"])  # fmt: skip
+    if actual != expected:
+        raise TerminologyFormatError(f"{path} does not match the checksum in its manifest; rebuild the terminology")

@@ -1,8 +1,10 @@
 """An in-memory terminology: concepts, their names and relations, with navigation and normalized-name lookup.
 
-Storage is columnar (one list per field) so that a compiled terminology of 350k concepts loads in about a second:
-columns arrive from Arrow lazily, and the lookup tables (id → row, normalized name → names, children) are built on
-first use. :class:`Concept` records are made on demand and never stored.
+Storage is columnar. A compiled terminology arrives as memory-mapped Arrow columns with its lookup tables on disk
+(:class:`Lookups`: id → row, normalized name → names), so that one of the UMLS's size loads at once and answers
+lookups without a Python object per name; a column becomes a Python list only when something reads all of it.
+Built in memory, the lookup tables are dictionaries made on first use. :class:`Concept` records are made on demand
+and never stored.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from medlink.terminology.key_table import KeyTable
 from medlink.terminology.records import IS_A, Concept, Name, NameKind, Relation
 from medlink.text import Normalizer
 
@@ -79,9 +82,43 @@ class Columns:
     def raw(self, name: str) -> Any:
         return self._raw[name]
 
+    def arrow(self, name: str, arrow_type: Any) -> Any:
+        """The column as an Arrow array of ``arrow_type`` (no Python detour when it is Arrow already)."""
+        import pyarrow as pa
+
+        raw = self._lists.get(name, self._raw[name])
+        if isinstance(raw, list):
+            if pa.types.is_dictionary(arrow_type):
+                return pa.array(raw, arrow_type.value_type).dictionary_encode().cast(arrow_type)
+            return pa.array(raw, arrow_type)
+        return raw if raw.type == arrow_type else raw.cast(arrow_type)
+
+    def at(self, name: str, row: int) -> Any:
+        """One value, without converting the whole column when it is still Arrow."""
+        if name in self._lists:
+            return self._lists[name][row]
+        raw = self._raw[name]
+        return raw[row] if isinstance(raw, list) else raw[row].as_py()
+
     def __len__(self) -> int:
         first: Any = next(iter(self._raw.values()), [])
         return len(first)
+
+
+def arrow_to_list(column: Any) -> list:
+    """A whole Arrow column as a Python list (dictionary-encoded columns as their values)."""
+    if hasattr(column, "type") and str(column.type).startswith("dictionary"):
+        column = column.cast(column.type.value_type)
+    return column.to_pylist()
+
+
+@dataclass(frozen=True)
+class Lookups:
+    """The lookup tables a compiled terminology keeps on disk (see :mod:`medlink.terminology.store`)."""
+
+    ids: KeyTable  # own ids first, then alternative ids → concept row
+    norms: KeyTable  # normalized name → name row
+    name_offsets: Any  # names of concept row r are name rows offsets[r]:offsets[r + 1]
 
 
 @dataclass
@@ -93,6 +130,7 @@ class Terminology:
     relations_table: Columns
     sources: tuple[SourceInfo, ...] = ()
     normalizer: Normalizer = field(default_factory=Normalizer)
+    lookups: Lookups | None = None
 
     # --- construction -------------------------------------------------------------------------------------------
 
@@ -117,8 +155,8 @@ class Terminology:
                 name_cols["concept"].append(row)
                 name_cols["text"].append(name.text)
                 name_cols["kind"].append(name.kind.value)
-                name_cols["norm"].append(normalizer(name.text))
             relation_list.extend(concept.relations)
+        name_cols["norm"] = normalizer.normalize_all(name_cols["text"])
         relation_cols = {
             "head": [r.head for r in relation_list],
             "relation": [r.relation for r in relation_list],
@@ -160,13 +198,18 @@ class Terminology:
         return rows
 
     def _row(self, concept_id: str) -> int | None:
+        if self.lookups is not None:
+            rows = [int(row) for row in self.lookups.ids.candidates(concept_id)]
+            own = next((row for row in rows if self.concepts.at("id", row) == concept_id), None)
+            return own if own is not None else next(
+                (row for row in rows if concept_id in (self.concepts.at("alt_ids", row) or ())), None)  # fmt: skip
         row = self._row_of_id.get(concept_id)
         return row if row is not None else self._row_of_alt_id.get(concept_id)
 
     def resolve(self, concept_id: str) -> str | None:
         """The concept's own id, following alternative ids (``OMIM:…`` in MEDIC); ``None`` if unknown."""
         row = self._row(concept_id)
-        return None if row is None else self.concepts["id"][row]
+        return None if row is None else self.concepts.at("id", row)
 
     def concept(self, concept_id: str) -> Concept:
         """The concept with this id or alternative id; ``KeyError`` if unknown."""
@@ -180,8 +223,10 @@ class Terminology:
         return None if row is None else self._concept_at(row)
 
     @cached_property
-    def _name_offsets(self) -> list[int]:
+    def _name_offsets(self) -> Sequence[int]:
         """Names are stored grouped by concept: names of row r are ``offsets[r]:offsets[r + 1]``."""
+        if self.lookups is not None:
+            return self.lookups.name_offsets
         offsets = [0] * (len(self) + 1)
         for row in self.names["concept"]:
             offsets[row + 1] += 1
@@ -190,12 +235,12 @@ class Terminology:
         return offsets
 
     def _names_at(self, row: int) -> tuple[Name, ...]:
-        start, end = self._name_offsets[row], self._name_offsets[row + 1]
-        texts, kinds = self.names["text"], self.names["kind"]
-        return tuple(Name(texts[i], NameKind(kinds[i])) for i in range(start, end))
+        start, end = int(self._name_offsets[row]), int(self._name_offsets[row + 1])
+        at = self.names.at
+        return tuple(Name(at("text", i), NameKind(at("kind", i))) for i in range(start, end))
 
     def _concept_at(self, row: int) -> Concept:
-        values = {column: self.concepts[column][row] for column in CONCEPT_FIELDS}
+        values = {column: self.concepts.at(column, row) for column in CONCEPT_FIELDS}
         for column in ("semantic_types", "parents", "alt_ids", "xrefs", "tree_numbers"):
             values[column] = tuple(values[column] or ())
         return Concept(names=self._names_at(row), relations=tuple(self.relations(values["id"])), **values)
@@ -204,7 +249,7 @@ class Terminology:
         row = self._row(concept_id)
         if row is None:
             raise KeyError(f"no concept {concept_id!r} in this terminology")
-        return self.concepts["preferred_name"][row]
+        return self.concepts.at("preferred_name", row)
 
     def names_of(self, concept_id: str) -> tuple[Name, ...]:
         row = self._row(concept_id)
@@ -240,19 +285,24 @@ class Terminology:
         """
         return self.lookup_normalized(self.normalizer(text))
 
+    def _name_rows(self, key: str) -> Sequence[int]:
+        if self.lookups is None:
+            return self._names_of_norm.get(key, ())
+        return [int(row) for row in self.lookups.norms.candidates(key) if self.names.at("norm", int(row)) == key]
+
     def has_normalized(self, key: str) -> bool:
-        return key in self._names_of_norm
+        return bool(self._name_rows(key)) if self.lookups is not None else key in self._names_of_norm
 
     def lookup_normalized(self, key: str) -> list[NameMatch]:
-        best: dict[int, int] = {}
-        concept_col, kind_col = self.names["concept"], self.names["kind"]
-        for name_row in self._names_of_norm.get(key, ()):
-            row = concept_col[name_row]
+        best: dict[int, tuple[int, NameKind]] = {}
+        at = self.names.at
+        for name_row in self._name_rows(key):
+            row, kind = at("concept", name_row), NameKind(at("kind", name_row))
             current = best.get(row)
-            if current is None or _KIND_RANK[NameKind(kind_col[name_row])] < _KIND_RANK[NameKind(kind_col[current])]:
-                best[row] = name_row
-        ids, texts = self.concepts["id"], self.names["text"]
-        matches = [NameMatch(ids[row], texts[name_row], NameKind(kind_col[name_row])) for row, name_row in best.items()]
+            if current is None or _KIND_RANK[kind] < _KIND_RANK[current[1]]:
+                best[row] = (name_row, kind)
+        matches = [NameMatch(self.concepts.at("id", row), at("text", name_row), kind)
+                   for row, (name_row, kind) in best.items()]  # fmt: skip
         matches.sort(key=lambda match: (_KIND_RANK[match.kind], match.concept_id))
         return matches
 
@@ -262,7 +312,7 @@ class Terminology:
         row = self._row(concept_id)
         if row is None:
             raise KeyError(f"no concept {concept_id!r} in this terminology")
-        return tuple(self.concepts["parents"][row] or ())
+        return tuple(self.concepts.at("parents", row) or ())
 
     @cached_property
     def _children(self) -> dict[str, list[str]]:

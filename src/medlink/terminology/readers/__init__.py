@@ -101,7 +101,10 @@ def read_source(path: Path, format_name: str | None, report: ReadReport, **optio
     if spec is None:
         raise MedlinkError(f"unknown terminology format {format_name!r} (known: {format_list()})")
     reader = spec.load()
-    accepted = inspect.signature(reader).parameters
-    return reader(
-        path, report, **{key: value for key, value in options.items() if key in accepted and value is not None}
-    )
+    return reader(path, report, **accepted_options(reader, options))
+
+
+def accepted_options(function: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
+    """The options ``function`` takes, without the ones left unset."""
+    accepted = inspect.signature(function).parameters
+    return {key: value for key, value in options.items() if key in accepted and value is not None}
