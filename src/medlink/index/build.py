@@ -72,21 +72,42 @@ def encode_resumably(encoder: Encoder, texts: Sequence[str], workdir: Path, plan
     from tqdm import tqdm
 
     prepare_workdir(workdir, plan)
-    chunks = workdir / "chunks"
-    chunks.mkdir(parents=True, exist_ok=True)
     starts = range(0, len(texts), chunk_size)
     with tqdm(total=len(texts), desc="encoding names", unit=" names", disable=not progress) as bar:
         for number, start in enumerate(starts):
-            path = chunks / f"{number:05d}.npy"
             batch = texts[start : start + chunk_size]
-            if not path.exists():
-                vectors = encoder.encode(batch).astype(np.float16)
-                partial = path.with_suffix(".partial.npy")
-                np.save(partial, vectors)
-                os.replace(partial, path)
+            if not chunk_path(workdir, number).exists():
+                encode_chunk(encoder, batch, workdir, number)
             bar.update(len(batch))
     for number, start in enumerate(starts):
-        into[rows[start : start + chunk_size]] = np.load(chunks / f"{number:05d}.npy")
+        into[rows[start : start + chunk_size]] = np.load(chunk_path(workdir, number))
+
+
+def chunk_path(workdir: Path, number: int) -> Path:
+    return workdir / "chunks" / f"{number:05d}.npy"
+
+
+def encode_chunk(encoder: Encoder, texts: Sequence[str], workdir: Path, number: int) -> None:
+    """Encode one chunk into its fp16 file, written beside it and renamed: a file there is always whole (a Spark
+    executor encodes chunks of the same build with this)."""
+    path = chunk_path(workdir, number)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.stem}.{os.getpid()}.partial.npy")
+    np.save(partial, encoder.encode(texts).astype(np.float16))
+    os.replace(partial, path)
+
+
+def workdir_of(output: Path) -> Path:
+    """Where a build of ``output`` keeps its plan and encoded chunks until it is done."""
+    return output.with_name(f".{output.name}.building")
+
+
+def build_plan(entries: Sequence[IndexEntry], encoder: Encoder, chunk_size: int, terminology_fingerprint: str,
+               missing: Sequence[int]) -> dict:  # fmt: skip
+    """What a build encodes: another plan in the work folder means another build, which starts over."""
+    return {"encoder": encoder.identity.fingerprint(), "entries": _entries_checksum(entries), "chunk": chunk_size,
+            "terminology": terminology_fingerprint,
+            "encoded": hashlib.sha256(str(list(missing)).encode()).hexdigest()}  # the rows not reused  # fmt: skip
 
 
 def build_index(
@@ -110,13 +131,11 @@ def build_index(
     """
     output = Path(output)
     hnsw = hnsw or faiss_backend.HnswParameters()
-    workdir = output.with_name(f".{output.name}.building")
+    workdir = workdir_of(output)
     texts = [e.text for e in entries]
     reused = reusable_vectors(texts, reuse, encoder)
     missing = [row for row in range(len(texts)) if row not in reused]
-    plan = {"encoder": encoder.identity.fingerprint(), "entries": _entries_checksum(entries), "chunk": chunk_size,
-            "terminology": terminology_fingerprint,
-            "encoded": hashlib.sha256(str(missing).encode()).hexdigest()}  # the rows not reused  # fmt: skip
+    plan = build_plan(entries, encoder, chunk_size, terminology_fingerprint, missing)
     started = time.perf_counter()
     by_source: dict[str, list[IndexEntry]] = {}
     rows: dict[str, list[int]] = {}

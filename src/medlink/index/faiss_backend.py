@@ -11,7 +11,7 @@ HNSW (``IndexHNSWSQ``, fp16), chosen automatically above :data:`HNSW_ABOVE` rows
 - ``efSearch = 64`` (:attr:`HnswParameters.ef_search`): query-time beam; the speed/recall knob. Measured values are
   in docs/performance.md.
 
-Compressed (IVF-PQ codes in memory, int8 vectors on disk; :mod:`medlink.index.compressed`), chosen automatically
+Compressed (HNSW over PQ codes in memory, int8 vectors on disk; :mod:`medlink.index.compressed`), chosen automatically
 above :data:`COMPRESSED_ABOVE` rows, where HNSW's ~1 KB per name would no longer fit a laptop's memory.
 """
 

@@ -24,7 +24,7 @@ from medlink.encoders.base import EncoderIdentity, l2_normalize
 from medlink.errors import MedlinkError
 from medlink.folders import read_manifest_json, verify_checksums
 from medlink.index import faiss_backend
-from medlink.index.compressed import CompressedParameters, RescoredIVF, vectors_file
+from medlink.index.compressed import CompressedParameters, Rescored, vectors_file
 from medlink.index.entries import SOURCES, IndexEntry
 from medlink.version import __version__
 
@@ -76,10 +76,12 @@ class FaissFiles(dict[str, Any]):
             if self.checksums is not None:
                 verify_checksums(self.folder, {name: self.checksums.get(name, "")}, IndexFileError, "index")
             compressed = self.kinds.get(source) == "compressed"
-            index = faiss_backend.read_faiss(self.folder / name, self.ef_search, mmap=not compressed)
+            index = faiss_backend.read_faiss(self.folder / name, self.ef_search)
             if compressed:
                 try:
-                    index = RescoredIVF(index, self.folder, source, self.compressed)
+                    index = Rescored(index, self.folder, source, self.compressed)
+                    if self.ef_search is not None:
+                        index.index.hnsw.efSearch = self.ef_search
                 except (OSError, ValueError, EOFError) as error:
                     raise IndexFileError(f"{self.folder / vectors_file(source)} cannot be read with {name} ({error}); "
                                          f"rebuild the index") from None  # fmt: skip
