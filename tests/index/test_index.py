@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from medlink.errors import MedlinkError
 from medlink.index import (
     IndexEntry,
     IndexFileError,
@@ -301,6 +302,8 @@ def test_compressed_kind_finds_what_exact_search_finds_and_checks_its_vector_fil
             same += 1
             assert abs(want[0].score - got[0].score) < 0.02  # int8 re-scoring is close to fp16
     assert same >= 0.95 * len(queries)
+    with pytest.raises(MedlinkError, match=r"compressed index, which names cannot be added to.*--reuse"):
+        add_entries(folder, [IndexEntry("new name", "new name", ("MESH:D009203",), "O")], encoder)
     (folder / "O.int8.npy").write_bytes(b"")
     with pytest.raises(IndexFileError, match=r"O\.int8\.npy.*rebuild the index"):
         VectorIndex.load(folder).search(queries[:1], k=1)

@@ -265,6 +265,9 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
     folder = Path(folder)
     index = VectorIndex.load(folder)
     index.check_compatible(encoder.identity)
+    if "compressed" in index.manifest.get("kinds", {}).values():
+        raise MedlinkError(f"{folder} is a compressed index, which names cannot be added to: build it again with "
+                           f"the new names and --reuse {folder} (only the new names are encoded)")  # fmt: skip
     entries = {source: list(rows) for source, rows in index.entries.items()}
     position = {(e.source, e.key): i for rows in entries.values() for i, e in enumerate(rows)}
     to_encode: list[IndexEntry] = []
