@@ -104,7 +104,7 @@ def read_umls_columns(
     ids = pc.binary_join_element_wise("UMLS:", cuis, "")
     parents, relations = _hierarchy_and_relations(folder / "MRREL.RRF", cuis, ids, keep, report)
     count = len(cuis)
-    empty_lists = pa.array([[]] * count, pa.list_(pa.string()))
+    empty_lists = _empty_lists(count)
     concepts = {
         "id": ids,
         "preferred_name": names["text"].take(pa.array(offsets)),
@@ -204,13 +204,20 @@ def _semantic_types(mrsty: Path, cuis: Any, report: ReadReport) -> Any:
     import pyarrow.compute as pc
 
     if not mrsty.exists():
-        return pa.array([[]] * len(cuis), pa.list_(pa.string()))
+        return _empty_lists(len(cuis))
     pieces = [pa.table({"row": pc.index_in(batch.column("CUI"), value_set=cuis), "tui": batch.column("TUI")})
               for batch in read_rrf(mrsty, MRSTY_FIELDS, ["CUI", "TUI"], report)]  # fmt: skip
     table = pa.concat_tables(pieces).combine_chunks() if pieces else pa.table({"row": pa.array([], pa.int32()),
                                                                                  "tui": pa.array([], pa.string())})
     table = table.filter(pc.is_valid(table.column("row")))
     return _lists_by_row(table.column("row"), table.column("tui"), len(cuis))
+
+
+def _empty_lists(count: int) -> Any:
+    """``count`` empty lists of strings, without a Python list per row."""
+    import pyarrow as pa
+
+    return pa.ListArray.from_arrays(pa.array(np.zeros(count + 1, dtype=np.int32)), pa.array([], pa.string()))
 
 
 def _lists_by_row(row: Any, value: Any, count: int) -> Any:
@@ -237,7 +244,7 @@ def _hierarchy_and_relations(mrrel: Path, cuis: Any, ids: Any, keep: _RowFilter,
 
     empty_relations = {name: pa.array([], pa.string()) for name in RELATION_FIELDS}
     if not mrrel.exists():
-        return pa.array([[]] * len(cuis), pa.list_(pa.string())), empty_relations
+        return _empty_lists(len(cuis)), empty_relations
     child, parent, head, relation, tail = [], [], [], [], []
     for batch in read_rrf(mrrel, MRREL_FIELDS, ["CUI1", "REL", "CUI2", "RELA", "SAB", "SUPPRESS"], report):
         row1 = pc.index_in(batch.column("CUI1"), value_set=cuis)
