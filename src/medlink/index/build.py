@@ -65,13 +65,13 @@ def prepare_workdir(workdir: Path, plan: dict) -> None:
     plan_path.write_text(json.dumps(plan, indent=2))
 
 
-def encode_resumably(encoder: Encoder, texts: Sequence[str], workdir: Path, plan: dict, chunk_size: int,
-                     progress: bool, into: np.ndarray, rows: Sequence[int]) -> None:  # fmt: skip
-    """Encode ``texts`` into fp16 chunk files under ``workdir``, reusing the chunks of an interrupted run, and
-    copy text ``i``'s vector into ``into[rows[i]]`` (an array or, for millions of names, a memory map)."""
+def encode_resumably(encoder: Encoder, texts: Sequence[str], workdir: Path, chunk_size: int, progress: bool,
+                     into: np.ndarray, rows: Sequence[int]) -> None:  # fmt: skip
+    """Encode ``texts`` into fp16 chunk files under ``workdir`` (made by :func:`prepare_workdir`), reusing the
+    chunks of an interrupted run, and copy text ``i``'s vector into ``into[rows[i]]`` (an array or, for millions
+    of names, a memory map)."""
     from tqdm import tqdm
 
-    prepare_workdir(workdir, plan)
     starts = range(0, len(texts), chunk_size)
     with tqdm(total=len(texts), desc="encoding names", unit=" names", disable=not progress) as bar:
         for number, start in enumerate(starts):
@@ -148,7 +148,7 @@ def build_index(
     # Millions of names do not fit in memory as fp16 (12 M × 384 × 2 bytes = 9 GB): they wait on disk.
     vectors = (np.lib.format.open_memmap(workdir / "vectors.npy", mode="w+", dtype=np.float16, shape=shape)
                if "compressed" in kinds.values() else np.zeros(shape, dtype=np.float16))  # fmt: skip
-    encode_resumably(encoder, [texts[row] for row in missing], workdir, plan, chunk_size, progress, vectors, missing)
+    encode_resumably(encoder, [texts[row] for row in missing], workdir, chunk_size, progress, vectors, missing)
     if reused:
         vectors[list(reused)] = np.stack(list(reused.values()))
     encode_seconds = time.perf_counter() - started

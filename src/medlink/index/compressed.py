@@ -90,8 +90,7 @@ def write_compressed(vectors: np.ndarray, folder: Path, source: str, parameters:
         codes[start : start + len(chunk)] = quantize(chunk, scale)
     codes.flush()
     del codes
-    index.hnsw.efSearch = parameters.ef_search
-    return index
+    return index  # ef_search is set where it is read (Rescored), from the manifest
 
 
 def quantize(vectors: np.ndarray, scale: np.ndarray) -> np.ndarray:
@@ -112,12 +111,12 @@ class Rescored:
         self.ntotal = index.ntotal
         self.rescore = parameters.rescore
         self.scale = np.load(folder / scale_file(source))
-        mapped = np.load(folder / vectors_file(source), mmap_mode="r")
+        self._path = folder / vectors_file(source)
+        mapped = np.load(self._path, mmap_mode="r")
         self._offset, self._shape = mapped.offset, mapped.shape
         if self._shape[0] != self.ntotal:
             raise ValueError(f"{self._shape[0]} vectors for {self.ntotal} codes")
         del mapped
-        self._path = folder / vectors_file(source)
         self._descriptor = os.open(self._path, os.O_RDONLY)
 
     def __del__(self) -> None:

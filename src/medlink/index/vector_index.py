@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -79,9 +79,9 @@ class FaissFiles(dict[str, Any]):
             index = faiss_backend.read_faiss(self.folder / name, self.ef_search)
             if compressed:
                 try:
-                    index = Rescored(index, self.folder, source, self.compressed)
-                    if self.ef_search is not None:
-                        index.index.hnsw.efSearch = self.ef_search
+                    parameters = self.compressed if self.ef_search is None else replace(
+                        self.compressed, ef_search=self.ef_search)  # fmt: skip
+                    index = Rescored(index, self.folder, source, parameters)
                 except (OSError, ValueError, EOFError) as error:
                     raise IndexFileError(f"{self.folder / vectors_file(source)} cannot be read with {name} ({error}); "
                                          f"rebuild the index") from None  # fmt: skip

@@ -67,7 +67,3 @@ class KeyTable:
         """Memory-mapped: nothing is read until a lookup touches it."""
         return cls(np.load(folder / f"{stem}.hashes.npy", mmap_mode="r"),
                    np.load(folder / f"{stem}.rows.npy", mmap_mode="r"))  # fmt: skip
-
-    @staticmethod
-    def files(stem: str) -> tuple[str, str]:
-        return f"{stem}.hashes.npy", f"{stem}.rows.npy"

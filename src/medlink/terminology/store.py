@@ -57,21 +57,21 @@ class TerminologyFormatError(MedlinkError):
     """A compiled terminology that cannot be used as it is (other schema, corrupt file)."""
 
 
-def concept_schema() -> Any:
+def _concept_schema() -> Any:
     import pyarrow as pa
 
     return pa.schema([(name, pa.list_(pa.string()) if name in _LIST_FIELDS else pa.string())
                       for name in CONCEPT_FIELDS])  # fmt: skip
 
 
-def names_schema() -> Any:
+def _names_schema() -> Any:
     import pyarrow as pa
 
     return pa.schema([("concept", pa.int32()), ("text", pa.large_string()),
                       ("kind", pa.dictionary(pa.int8(), pa.string())), ("norm", pa.large_string())])  # fmt: skip
 
 
-def relations_schema() -> Any:
+def _relations_schema() -> Any:
     import pyarrow as pa
 
     return pa.schema([(name, pa.string()) for name in RELATION_FIELDS])
@@ -85,20 +85,15 @@ def save_terminology(terminology: Terminology, directory: Path | str, compressio
         return pa.table({field.name: columns.arrow(field.name, field.type) for field in schema}, schema=schema)
 
     tables = {
-        "concepts": table(terminology.concepts, concept_schema()),
-        "names": table(terminology.names, names_schema()),
-        "relations": table(terminology.relations_table, relations_schema()),
+        "concepts": table(terminology.concepts, _concept_schema()),
+        "names": table(terminology.names, _names_schema()),
+        "relations": table(terminology.relations_table, _relations_schema()),
     }
-    return write_store(directory, tables, terminology.normalizer, terminology.sources, compression)
+    return _write_store(directory, tables, terminology.normalizer, terminology.sources, compression)
 
 
-def write_store(
-    directory: Path | str,
-    tables: dict[str, Any],
-    normalizer: Normalizer,
-    sources: tuple[SourceInfo, ...] | list[SourceInfo],
-    compression: str | None = None,
-) -> Path:
+def _write_store(directory: Path | str, tables: dict[str, Any], normalizer: Normalizer,
+                 sources: tuple[SourceInfo, ...], compression: str | None) -> Path:  # fmt: skip
     """Write the three Arrow tables (names grouped by concept row) with their key tables and manifest."""
     import pyarrow as pa
     import pyarrow.compute as pc

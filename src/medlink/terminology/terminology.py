@@ -291,7 +291,7 @@ class Terminology:
         return [int(row) for row in self.lookups.norms.candidates(key) if self.names.at("norm", int(row)) == key]
 
     def has_normalized(self, key: str) -> bool:
-        return bool(self._name_rows(key)) if self.lookups is not None else key in self._names_of_norm
+        return bool(self._name_rows(key))
 
     def lookup_normalized(self, key: str) -> list[NameMatch]:
         best: dict[int, tuple[int, NameKind]] = {}
