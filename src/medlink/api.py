@@ -15,7 +15,7 @@ from medlink.linking import Linker, LinkResult, Mention
 
 @functools.cache
 def default_linker() -> Linker:
-    """The embedded default (MeSH descriptors, exact → dense), loaded once per process."""
+    """The embedded default (all of MeSH, exact → dense), loaded once per process."""
     return Linker.load()
 
 

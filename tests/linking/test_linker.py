@@ -105,10 +105,21 @@ def test_to_dict_has_the_documented_fields(terminology: Terminology) -> None:
 
 
 def test_embedded_default_links_myocardial_infarction() -> None:
-    linker = Linker.load(exact_only=True)
+    linker = Linker.load(exact_only=True, embedded="descriptors")
     assert linker.link("myocardial infarction").concepts == ("MESH:D009203",)
     assert linker.link("heart attack").concepts == ("MESH:D009203",)
     assert len(linker.terminology) == 30_764
+
+
+def test_the_embedded_default_knows_all_of_mesh_descriptors_first() -> None:
+    linker = Linker.load(exact_only=True)  # descriptors + supplementary records, compiled into the cache once
+    assert len(linker.terminology) > 300_000
+    for drug, record in (("dostarlimab", "MESH:C000719628"), ("tirzepatide", "MESH:C000629749")):
+        assert linker.link(drug).concepts == (record,)
+    mpox = linker.link("mpox")  # the disease descriptor ("Mpox (monkeypox)"), then the chemical record "MPOX"
+    assert mpox.concepts == ("MESH:D045908", "MESH:C051836") and "descriptor" in mpox.reason
+    chemical = linker.with_config(LinkerConfig(branches=("D",))).link("mpox")
+    assert chemical.concepts == ("MESH:C051836",) and chemical.matched_name == "MPOX"
 
 
 def test_a_stream_longer_than_the_cache(terminology: Terminology) -> None:

@@ -64,8 +64,10 @@ def link(
       medlink link --index my-index/ --sieves exact,O-T "heart atack"
       medlink link --entity-type Disease "SRC"        # only MeSH diseases compete (branches C, F03)
 
-    The embedded default runs exact match, then dense retrieval with the packaged MiniLM over the MeSH
-    descriptors; the first run builds that index (about a minute and a half) and caches it.
+    The embedded default links to all of MeSH: exact match over descriptors and supplementary records (a
+    descriptor first where both share the name), then dense retrieval with the packaged MiniLM over the
+    descriptors; the first run builds that index (about two minutes) and caches it. --embedded descriptors links
+    to the descriptors alone.
     """
     from medlink.cli.mention_files import ResultWriter, read_mentions, rows_written
     from medlink.linking import Mention

@@ -29,8 +29,7 @@ class LinkerChoice:
     """What the shared options say about the linker to build; each field is its option."""
 
     terminology_dir: Path | None = setting(
-        None, "Compiled terminology (default: the embedded MeSH descriptors, or the index's own).",
-        flag="--terminology")
+        None, "Compiled terminology (default: the embedded MeSH, or the index's own).", flag="--terminology")
     index_dir: Path | None = setting(
         None, "Vector index from `medlink index build` (default: the embedded one, built on first use).",
         flag="--index")
@@ -72,9 +71,17 @@ class LinkerChoice:
     branches: str | None = setting(
         None, "Link only to concepts under these tree-number prefixes (MeSH: C diseases, F03 mental disorders, D "
         "chemicals and drugs); needs a terminology with tree numbers.", metavar="C,F03")
+    form_test: bool = setting(
+        True, "Let the linker's form test (the embedded default's, or an index's calibrated one) make a retrieved "
+        "look-alike nil: the mention has a word no name of the terminology has that the found name does not account "
+        "for, or a drug-name stem that differs ('quextatinib' → Lapatinib).")
     max_mention_chars: int = setting(
         LinkerConfig.max_mention_chars, "A longer mention is nil, with the reason, before any work is spent on it "
         "(0: no limit).", minimum=0)
+    embedded: str = setting(
+        "mesh", "Which embedded default links when no --index or --terminology is given: all of MeSH (descriptors, "
+        "and supplementary records of drugs, chemicals and rare diseases by exact match; a descriptor first where "
+        "both share a name) or the descriptors alone.", choices=("mesh", "descriptors"))
     ef_search: int | None = setting(
         None, "HNSW search beam: higher finds the true nearest names more often, lower is faster (default: what "
         "the index was built with; no effect on exact indexes).", minimum=1)
@@ -114,6 +121,7 @@ def make_linker(choice: LinkerChoice, progress: bool = True, training: Corpus | 
         rerank=choice.rerank,
         branches=parse_branches(choice.branches) if choice.branches else branches,
         max_mention_chars=choice.max_mention_chars,
+        form_test=choice.form_test,
     ))
 
 
@@ -124,30 +132,36 @@ def _number_margin(choice: LinkerChoice, configured: float | None) -> float | No
 
 
 def _base_linker(choice: LinkerChoice, progress: bool, training: Corpus | None) -> Linker:
-    from medlink.linking.defaults import default_index
     from medlink.linking.linker import open_index_linker
     from medlink.linking.pipeline import with_training_mentions
     from medlink.linking.recipe import LinkerRecipe
 
     try:  # the recipe checks that the options go together
         recipe = LinkerRecipe(choice.index_dir, choice.terminology_dir, choice.exact_only, choice.sieves,
-                              choice.ef_search, choice.ranker_dir, choice.reranker_dir)  # fmt: skip
+                              choice.ef_search, choice.ranker_dir, choice.reranker_dir, choice.embedded)  # fmt: skip
     except MedlinkError as error:
         raise click.UsageError(str(error)) from None
     if training is None or not training.labelled_pairs():
         return Linker.from_recipe(recipe, progress=progress)
     if choice.exact_only:
-        return _exact_linker(choice.terminology_dir, training)
-    folder = with_training_mentions(choice.index_dir or default_index(progress), training.labelled_pairs(),
+        return _exact_linker(choice, training)
+    folder = with_training_mentions(choice.index_dir or recipe.default_index(progress), training.labelled_pairs(),
                                     choice.terminology_dir, training.several_pairs())  # fmt: skip
     return open_index_linker(folder, choice.terminology_dir, choice.sieves or DEFAULT_SIEVES,
                              ef_search=choice.ef_search, reranker_dir=choice.reranker_dir)  # fmt: skip
 
 
-def _exact_linker(terminology_dir: Path | None, training: Corpus) -> Linker:
+def _exact_linker(choice: LinkerChoice, training: Corpus) -> Linker:
+    from medlink.linking.defaults import default_drug_terminology_path
     from medlink.linking.pipeline import parse_sieves
+    from medlink.linking.recipe import MESH
     from medlink.terminology import load_default_terminology, load_terminology
 
-    terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
+    if choice.terminology_dir:
+        terminology = load_terminology(choice.terminology_dir)
+    elif choice.embedded == MESH:
+        terminology = load_terminology(default_drug_terminology_path())
+    else:
+        terminology = load_default_terminology()
     entries = training.index_entries(terminology)
     return Linker(terminology, parse_sieves("exact", terminology, None, None, entries=entries))

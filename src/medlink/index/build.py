@@ -251,7 +251,9 @@ def rebind_index(source: Path | str, output: Path | str, terminology_fingerprint
         for path in source.iterdir():
             if path.is_file():
                 shutil.copy2(path, staging / path.name)
+        # a reranker fitted for the source index reads only the concepts its vectors name, so it still applies
         update_manifest(staging, terminology=terminology_fingerprint, origin=origin,
+                        rebound_from=index.manifest.get("rebound_from", index.manifest["terminology"]),
                         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))  # fmt: skip
     return output
 

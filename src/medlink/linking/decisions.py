@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from medlink.linking.mentions.numbers import agree_on_numbers
 from medlink.linking.results import LinkResult, Stage
-from medlink.linking.settings import RETRIEVAL, ConceptCounter, LinkerConfig, TermTest
+from medlink.linking.settings import RETRIEVAL, ConceptCounter, FormTest, LinkerConfig, TermTest
 from medlink.terminology import Terminology
 
 
@@ -46,6 +46,24 @@ def test_terms(results: dict[str, LinkResult], term_test: TermTest | None,
             tested[key] = as_nil(result, f"best candidate {result.matched_name!r} scored {result.score:.3f}, but "
                                          f"the mention does not read as a term (term model {decision:.2f}, "
                                          f"below {cut:.2f})")  # fmt: skip
+    return tested
+
+
+def test_forms(results: dict[str, LinkResult], form_test: FormTest | None,
+               config: LinkerConfig) -> dict[str, LinkResult]:  # fmt: skip
+    """Retrieval decisions whose found name disagrees with the mention in form become nil (a term the terminology
+    lacks, linked to a look-alike: linking/mentions/form.py); only while nil is declared."""
+    if form_test is None or not config.declares_nil or not config.form_test:
+        return results
+    tested = dict(results)
+    for key, result in results.items():
+        if result.stage not in RETRIEVAL or not result.concepts or result.score is None or result.several:
+            continue
+        decision, why = form_test.judge(result)
+        if decision < form_test.cut:
+            tested[key] = as_nil(result, f"best candidate {result.matched_name!r} scored {result.score:.3f}, but "
+                                         f"reads as another term: {why} (form test {decision:.2f}, below "
+                                         f"{form_test.cut:.2f})")  # fmt: skip
     return tested
 
 

@@ -14,6 +14,7 @@ records by exact match, nothing encoded again.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from medlink.encoders import load_encoder
@@ -24,7 +25,7 @@ from medlink.folders import building_lock, cache_root, cached_entry, sha256_of
 from medlink.index import build_index, ontology_entries
 from medlink.index.build import rebind_index, update_manifest
 from medlink.index.vector_index import is_current_index, read_index_manifest
-from medlink.resources import default_nil_calibration, supplementary_records_path
+from medlink.resources import default_form_calibration, default_nil_calibration
 from medlink.terminology import (
     ReadReport,
     SourceSpec,
@@ -34,18 +35,21 @@ from medlink.terminology import (
     load_terminology,
 )
 from medlink.terminology.builder import TerminologyBuilder
+from medlink.terminology.compile import release_of
+from medlink.terminology.embedded import default_supplementary_source, installed_update
+from medlink.terminology.glosses import with_glossed_names
 from medlink.terminology.readers import read_source
 from medlink.terminology.store import read_manifest, save_terminology
 from medlink.terminology.terminology import SourceInfo
 
-SUPPLEMENTARY_FORMAT = "mesh-supp-tsv"
+_UNION_RECIPE = "union2"  # changes when the union is compiled otherwise, so that cached copies are rebuilt
 
 
 def default_drug_terminology_path(progress: bool = False) -> Path:
     """The compiled descriptors + supplementary records, built into the cache on first use (with ``progress``, a
     line on standard error says so: it takes about 30 s)."""
     descriptors = load_default_terminology()
-    source = supplementary_records_path()
+    source, source_format = default_supplementary_source()
     sha256 = sha256_of(source)
 
     def current(folder: Path) -> bool:
@@ -57,16 +61,16 @@ def default_drug_terminology_path(progress: bool = False) -> Path:
 
     def build(folder: Path) -> None:
         if progress:
-            print("compiling the MeSH supplementary records into medlink's cache (first use, about 30 s)",
+            print("compiling the MeSH supplementary records into medlink's cache (first use, about 20 s)",
                   file=sys.stderr)  # fmt: skip
         builder = TerminologyBuilder(ReadReport())
-        for info in descriptors.sources:
-            builder.add_source(iter(descriptors), info)
-        info = SourceInfo(source.name, SUPPLEMENTARY_FORMAT, sha256, source.stat().st_size, 0)
-        builder.add_source(read_source(source, SUPPLEMENTARY_FORMAT, builder.report), info)
+        for info in descriptors.sources:  # the glossed names are reached by exact match, like the records' names
+            builder.add_source(with_glossed_names(descriptors, descriptors.normalizer), info)
+        info = SourceInfo(source.name, source_format, sha256, source.stat().st_size, 0, release_of(source))
+        builder.add_source(read_source(source, source_format, builder.report), info)
         save_terminology(builder.build(), folder)
 
-    folder = cache_root() / "terminologies" / f"mesh-drugs-{descriptors.fingerprint()}-{sha256[:16]}"
+    folder = cache_root() / "terminologies" / f"mesh-{_UNION_RECIPE}-{descriptors.fingerprint()}-{sha256[:16]}"
     return cached_entry(folder, current, build)
 
 
@@ -103,8 +107,15 @@ def default_drug_index(progress: bool = True) -> Path:
         origin = {**manifest.get("origin", {}), "terminology": str(terminology_dir)}
         rebind_index(base, folder, terminology.fingerprint(), terminology.__contains__, origin)
 
+    def current(folder: Path) -> bool:  # rebuilt when made before rebind_index recorded its source, or recalibrated
+        if not is_current_index(folder):
+            return False
+        cached = read_index_manifest(folder)
+        return "rebound_from" in cached and all(cached.get(key) == manifest.get(key)
+                                                for key in ("calibration", "form_model"))  # fmt: skip
+
     folder = cache_root() / "indexes" / f"{terminology_dir.name}-{manifest['encoder_fingerprint']}"
-    return cached_entry(folder, is_current_index, build)
+    return cached_entry(folder, current, build)
 
 
 def default_index_path(terminology: Terminology, encoder: Encoder) -> Path:
@@ -122,12 +133,22 @@ def default_index(progress: bool = True) -> Path:
     encoder = load_encoder(DEFAULT_MODEL)
 
     def build(folder: Path) -> None:
-        build_index(ontology_entries(terminology), encoder, folder, terminology.fingerprint(), progress=progress,
-                    origin={"encoder": DEFAULT_MODEL, "backend": "onnx"})  # fmt: skip
+        build_default_index(terminology, encoder, folder, progress)
 
     folder = cached_entry(default_index_path(terminology, encoder), is_current_index, build)
     _apply_shipped_calibration(folder, terminology, encoder)
     return folder
+
+
+def build_default_index(terminology: Terminology, encoder: Encoder, folder: Path, progress: bool,
+                        reuse: Sequence[Path] = ()) -> None:  # fmt: skip
+    """Encode the default index for ``terminology`` (vectors of ``reuse`` taken, not encoded again); an installed
+    update's index records the shipped release it replaces, whose reranker and calibration it inherits."""
+    update = installed_update()
+    build_index(ontology_entries(terminology), encoder, folder, terminology.fingerprint(), progress=progress,
+                origin={"encoder": DEFAULT_MODEL, "backend": "onnx"}, reuse=reuse)  # fmt: skip
+    if update is not None and update.replaces != terminology.fingerprint():
+        update_manifest(folder, updated_from=update.replaces)
 
 
 def _apply_shipped_calibration(folder: Path, terminology: Terminology, encoder: Encoder) -> None:
@@ -136,10 +157,14 @@ def _apply_shipped_calibration(folder: Path, terminology: Terminology, encoder: 
     shipped = default_nil_calibration()
     if shipped is None or shipped.get("encoder_fingerprint") != encoder.identity.fingerprint():
         return
-    if shipped.get("terminology") != terminology.fingerprint():
+    update = installed_update()
+    if shipped.get("terminology") not in (terminology.fingerprint(), update.replaces if update else None):
         return
-    if read_index_manifest(folder).get("calibration") == shipped:
+    form = default_form_calibration()
+    form_model = form["model"] if form and form.get("encoder_fingerprint") == encoder.identity.fingerprint() else None
+    manifest = read_index_manifest(folder)
+    if manifest.get("calibration") == shipped and manifest.get("form_model") == form_model:
         return
     with building_lock(folder):
         update_manifest(folder, nil_threshold=shipped["threshold"], term_model=shipped.get("term_model"),
-                        calibration=shipped)  # fmt: skip
+                        calibration=shipped, form_model=form_model)  # fmt: skip

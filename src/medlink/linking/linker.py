@@ -24,7 +24,7 @@ from medlink.encoders.base import Encoder
 from medlink.index import VectorIndex
 from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, annotate_many
 from medlink.linking.annotation.tagger import choose_tagger
-from medlink.linking.decisions import claim_counted, finish, test_terms
+from medlink.linking.decisions import claim_counted, finish, test_forms, test_terms
 from medlink.linking.mentions.branches import BranchScope
 from medlink.linking.mentions.composites import split_composite
 from medlink.linking.mentions.non_terms import control_characters, not_a_term
@@ -33,11 +33,12 @@ from medlink.linking.mentions.rewriting import MentionRewriter
 from medlink.linking.mentions.shorthand import links_better, shorthand_lexicon
 from medlink.linking.mentions.term_model import TermModel
 from medlink.linking.pipeline import DEFAULT_SIEVES, dense_parts, index_parts, ranker_parts
-from medlink.linking.recipe import LinkerRecipe
+from medlink.linking.recipe import MESH, LinkerRecipe
 from medlink.linking.results import LinkResult, Mention, Stage
 from medlink.linking.settings import (
     CandidateReranker,
     ConceptCounter,
+    FormTest,
     LinkerConfig,
     LinkerParts,
     Sieve,
@@ -57,7 +58,8 @@ class Linker:
     and encoder on first use, so it can be handed to process pools, spaCy's ``n_process`` and Spark workers.
     """
 
-    _BUILT_ON_USE = ("terminology", "sieves", "counter", "term_test", "reranker")  # what an unpickled linker rebuilds
+    # what an unpickled linker rebuilds
+    _BUILT_ON_USE = ("terminology", "sieves", "counter", "term_test", "reranker", "form_test")
 
     def __init__(
         self,
@@ -67,6 +69,7 @@ class Linker:
         counter: ConceptCounter | None = None,
         term_test: TermTest | None = None,
         reranker: CandidateReranker | None = None,
+        form_test: FormTest | None = None,
     ) -> None:
         self.terminology = terminology
         self.sieves: tuple[Sieve, ...] = tuple(sieves) if sieves is not None else (ExactSieve(terminology),)
@@ -74,6 +77,7 @@ class Linker:
         self.counter = counter
         self.term_test = term_test
         self.reranker = reranker
+        self.form_test = form_test
         self.recipe: LinkerRecipe | None = None  # set by from_recipe; what pickling carries
         self._cache: dict[str, LinkResult] = {}  # by normalized text, before abbreviations and literal preference
         self._by_text: dict[str, LinkResult] = {}  # final results of mentions given without a document
@@ -85,7 +89,8 @@ class Linker:
     @classmethod
     def from_parts(cls, parts: LinkerParts) -> Linker:
         """A linker over what the pipeline assembled (``medlink.linking.pipeline``)."""
-        return cls(parts.terminology, parts.sieves, parts.config, parts.counter, parts.term_test, parts.reranker)
+        return cls(parts.terminology, parts.sieves, parts.config, parts.counter, parts.term_test, parts.reranker,
+                   parts.form_test)  # fmt: skip
 
     @classmethod
     def from_recipe(cls, recipe: LinkerRecipe, config: LinkerConfig | None = None, progress: bool = False) -> Linker:
@@ -107,14 +112,17 @@ class Linker:
         ranker: Path | str | None = None,
         config: LinkerConfig | None = None,
         progress: bool = False,
+        embedded: str = MESH,
     ) -> Linker:
-        """A linker over a saved index, or with no arguments the embedded default (MeSH descriptors shipped with
-        medlink, exact match then dense retrieval; its index is built and cached on first use, about a minute and
-        a half). ``exact_only`` links by exact normalized match alone (``terminology`` or the embedded MeSH); see
+        """A linker over a saved index, or with no arguments the embedded default (all of MeSH shipped with
+        medlink: exact match over descriptors and supplementary records, then dense retrieval over the descriptors;
+        built and cached on first use, about two minutes; ``embedded="descriptors"``: the descriptors alone).
+        ``exact_only`` links by exact normalized match alone (``terminology`` or the embedded MeSH); see
         :class:`LinkerRecipe` for the other arguments; ``ranker`` links with a set ranker from ``medlink
         train-set-ranker`` over ``terminology``. ``config`` replaces the settings the index was calibrated with."""
         recipe = LinkerRecipe(Path(index_dir) if index_dir else None, Path(terminology) if terminology else None,
-                              exact_only, sieves, ef_search, Path(ranker) if ranker else None)  # fmt: skip
+                              exact_only, sieves, ef_search, Path(ranker) if ranker else None,
+                              embedded=embedded)  # fmt: skip
         return cls.from_recipe(recipe, config, progress)
 
     # --- pickling: the recipe travels, the heavy parts are rebuilt where the copy is used --------------------
@@ -174,7 +182,8 @@ class Linker:
 
     def with_config(self, config: LinkerConfig) -> Linker:
         """A linker with other settings over the same terminology, sieves and encoder (nothing is reloaded)."""
-        other = Linker(self.terminology, self.sieves, config, self.counter, self.term_test, self.reranker)
+        other = Linker(self.terminology, self.sieves, config, self.counter, self.term_test, self.reranker,
+                       self.form_test)  # fmt: skip
         other.recipe = self.recipe
         return other
 
@@ -232,7 +241,7 @@ class Linker:
                     and not says_the_same_cause(text, result.matched_name or ""):
                 (text, how), result = named[i], named_linked[i]
                 notes.append(f"{how} {text!r}")
-            result = self._prefer_written(prefer_literal(result, text), text)
+            result = self._prefer_written(prefer_literal(result, text, self.terminology), text)
             if notes:
                 result = replace(result, reason="; ".join([*notes, result.reason]))
             out.append(result if result.mention == original else replace(result, mention=original))
@@ -309,7 +318,7 @@ class Linker:
                         remaining.append((key, text))
                     else:
                         found[key] = finish(outcome, key, self.terminology, self.config)
-                tested = test_terms(found, self.term_test, self.config)
+                tested = test_forms(test_terms(found, self.term_test, self.config), self.form_test, self.config)
                 decided.update(claim_counted(tested, self.counter, self.terminology, self.config))
                 batch = remaining
             tried = ", ".join(sieve.name for sieve in self.sieves)

@@ -17,6 +17,7 @@ Sieves over training mentions (``D``) are skipped when the index holds none.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,6 +25,7 @@ from pathlib import Path
 from medlink.encoders.base import Encoder
 from medlink.errors import MedlinkError
 from medlink.index import MENTIONS, ONTOLOGY, IndexEntry, VectorIndex
+from medlink.linking.mentions.form import FormJudge, FormModel
 from medlink.linking.mentions.term_model import TermJudge, TermModel
 from medlink.linking.settings import LinkerConfig, LinkerParts, Sieve
 from medlink.linking.sieves.dense import CachingEncoder, DenseSieve, DenseStrategy, HeadCounter
@@ -124,8 +126,9 @@ def dense_parts(terminology: Terminology, index: VectorIndex, encoder: Encoder, 
                 config: LinkerConfig | None = None, term_model: TermModel | None = None,
                 reranker_dir: Path | None = None) -> LinkerParts:  # fmt: skip
     """A linker's parts over ``index``, refusing an index built with another encoder or terminology. It declares nil
-    below the index's calibrated threshold unless ``config`` sets one (0: never), and where the index's term model (or
-    ``term_model``, one not stored yet) says a mention is unlike a term. An encoder trained with a concept-count head
+    below the index's calibrated threshold unless ``config`` sets one (0: never), where the index's term model (or
+    ``term_model``, one not stored yet) says a mention is unlike a term, and where its form test says the found name
+    is a look-alike. An encoder trained with a concept-count head
     (``medlink train --count-head``) also decides how many concepts a mention claims; a reranker from ``medlink
     train-candidate-reranker`` for this terminology and encoder (``reranker_dir``) reorders close decisions."""
     index.check_compatible(encoder.identity, terminology.fingerprint())
@@ -140,9 +143,11 @@ def dense_parts(terminology: Terminology, index: VectorIndex, encoder: Encoder, 
     if reranker_dir is not None:
         from medlink.linking.rerank.reranker import Reranker
 
-        reranker = Reranker.load(reranker_dir, terminology.fingerprint(), encoder.identity.fingerprint())
+        # the terminology the vectors were built for, or the shipped MeSH an installed update replaces
+        fitted_for = index.manifest.get("updated_from") or index.manifest.get("rebound_from", terminology.fingerprint())
+        reranker = Reranker.load(reranker_dir, fitted_for, encoder.identity.fingerprint())
     return LinkerParts(terminology, tuple(parse_sieves(sieves, terminology, index, shared)), config, counter,
-                       _term_test(index, shared, term_model), reranker)  # fmt: skip
+                       _term_test(index, shared, term_model), reranker, _form_test(index, terminology))  # fmt: skip
 
 
 def ranker_parts(terminology: Terminology, ranker_dir: Path | str,
@@ -165,6 +170,19 @@ def _term_test(index: VectorIndex, encoder: CachingEncoder, given: TermModel | N
     if not stored or stored.get("encoder") != encoder.identity.fingerprint():
         return None
     return TermJudge(TermModel.from_dict(stored), encoder)
+
+
+def _form_test(index: VectorIndex, terminology: Terminology) -> FormJudge | None:
+    """The index's calibrated form test (``linking/mentions/form.py``), when it has one that this medlink reads (one
+    over other features is left out, with a warning: linking goes on without it)."""
+    stored = index.manifest.get("form_model")
+    if not stored:
+        return None
+    try:
+        return FormJudge(FormModel.from_dict(stored), terminology)
+    except (ValueError, KeyError, TypeError) as error:
+        warnings.warn(f"the index's form test is left out ({error})", stacklevel=2)
+        return None
 
 
 def index_parts(index_dir: Path | str, terminology_dir: Path | str | None = None,

@@ -18,16 +18,17 @@ from medlink.linking.settings import LinkerConfig, LinkerParts
 from medlink.resources import default_reranker_path
 from medlink.terminology import load_default_terminology, load_terminology
 
-DESCRIPTORS, DRUGS = "descriptors", "drugs"
-EMBEDDED = (DESCRIPTORS, DRUGS)
+MESH, DESCRIPTORS = "mesh", "descriptors"
+DRUGS = "drugs"  # the name MESH had while only the trials' drug linker used it; still accepted
+EMBEDDED = (MESH, DESCRIPTORS, DRUGS)
 
 
 @dataclass(frozen=True)
 class LinkerRecipe:
     """A linker over ``index_dir`` (exact match, then dense retrieval, with the index's own terminology unless
     ``terminology_dir`` is given), over ``terminology_dir`` alone with ``exact_only`` (no encoder, no index), or
-    the embedded default: the MeSH descriptors shipped with medlink, exact → dense, its index built and cached on
-    first use.
+    the embedded default: all of MeSH shipped with medlink, descriptors and supplementary records, exact → dense, its
+    index built and cached on first use.
 
     sieves: the sieve order (``medlink.linking.pipeline``; default ``exact,D-T@0.95,OD-T``); needs ``index_dir``.
     ef_search: the HNSW search beam (default: what the index was built with).
@@ -35,9 +36,12 @@ class LinkerRecipe:
         instead of sieves: each mention claims the set of concepts it names.
     reranker_dir: rerank close retrieval decisions with a reranker from ``medlink train-candidate-reranker`` for the
         index; the embedded default uses the reranker shipped for it (``LinkerConfig.rerank`` switches either off).
-    embedded: which embedded default links when no index or terminology is given: ``descriptors`` (the MeSH
-        descriptors) or ``drugs`` (descriptors + supplementary records, the latter by exact match; built into the
-        cache on first use, :mod:`medlink.linking.defaults`).
+    embedded: which embedded default links when no index or terminology is given: ``mesh`` (the default: the
+        descriptors, searched by exact match and dense retrieval, and the 323k supplementary records of drugs,
+        chemicals and rare diseases by exact match; compiled into the cache on first use,
+        :mod:`medlink.linking.defaults`) or ``descriptors`` (the descriptors alone). Where one text names both a
+        descriptor and a supplementary record ("mpox": the disease and a chemical), the descriptor comes first and
+        the record follows as an alternative, unless the linker's branches (``--entity-type``) leave only one.
     """
 
     index_dir: Path | None = None
@@ -47,14 +51,13 @@ class LinkerRecipe:
     ef_search: int | None = None
     ranker_dir: Path | None = None
     reranker_dir: Path | None = None
-    embedded: str = DESCRIPTORS
+    embedded: str = MESH
 
     def __post_init__(self) -> None:
         if self.embedded not in EMBEDDED:
-            raise MedlinkError(f"embedded must be one of {', '.join(EMBEDDED)}, not {self.embedded!r}")
-        if self.embedded != DESCRIPTORS and (self.index_dir or self.terminology_dir or self.ranker_dir):
-            raise MedlinkError(f"the embedded {self.embedded!r} default has its own terminology and index: drop "
-                               "the index, terminology or ranker, or the embedded choice")  # fmt: skip
+            raise MedlinkError(f"embedded must be one of {', '.join(EMBEDDED[:2])}, not {self.embedded!r}")
+        if self.embedded == DRUGS:
+            object.__setattr__(self, "embedded", MESH)
         for name in ("index_dir", "terminology_dir", "ranker_dir", "reranker_dir"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
@@ -81,14 +84,14 @@ class LinkerRecipe:
 
     def default_index(self, progress: bool = False) -> Path:
         """The embedded default's index this recipe links with, built and cached on first use."""
-        return default_drug_index(progress) if self.embedded == DRUGS else default_index(progress)
+        return default_drug_index(progress) if self.embedded == MESH else default_index(progress)
 
     def warm(self, progress: bool = False) -> None:
         """Build what :meth:`parts` would build on first use (the default index, the drug terminology), so that
         worker processes find it cached instead of all building it at once."""
         if self.uses_default_index:
             self.default_index(progress)
-        elif self.embedded == DRUGS:
+        elif self.embedded == MESH and self.terminology_dir is None:
             default_drug_terminology_path(progress)
 
     def parts(self, config: LinkerConfig | None = None, progress: bool = False) -> LinkerParts:
@@ -97,7 +100,7 @@ class LinkerRecipe:
         if self.exact_only or self.ranker_dir is not None:
             if self.terminology_dir:
                 terminology = load_terminology(self.terminology_dir)
-            elif self.embedded == DRUGS:
+            elif self.embedded == MESH and self.ranker_dir is None:  # rankers were fitted over the descriptors
                 terminology = load_terminology(default_drug_terminology_path(progress))
             else:
                 terminology = load_default_terminology()
@@ -105,7 +108,7 @@ class LinkerRecipe:
                 return exact_parts(terminology, config)
             return ranker_parts(terminology, self.ranker_dir, config)
         folder = self.index_dir or self.default_index(progress)
-        shipped = default_reranker_path() if self.index_dir is None and self.embedded == DESCRIPTORS else None
+        shipped = default_reranker_path() if self.index_dir is None else None
         reranker = self.reranker_dir or shipped
         if config is not None and not config.rerank:
             reranker = None  # not even loaded

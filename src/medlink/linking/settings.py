@@ -32,6 +32,16 @@ class TermTest(Protocol):
     def decisions(self, texts: Sequence[str], scores: Sequence[float]) -> Sequence[float]: ...
 
 
+class FormTest(Protocol):
+    """Says whether a retrieved name agrees with the mention in form (``linking/mentions/form.py``): a decision and,
+    for a low one, why; below ``cut`` the mention is nil."""
+
+    @property
+    def cut(self) -> float: ...
+
+    def judge(self, result: LinkResult) -> tuple[float, str]: ...
+
+
 class CandidateReranker(Protocol):
     """Reorders close retrieval decisions by reading the mention beside each candidate (``linking/rerank/``)."""
 
@@ -89,6 +99,10 @@ class LinkerConfig:
         has a handful: "breast and ovarian cancer", a drug combination).
     max_document_chars: only the first this many characters of a mention's document are read for the short forms
         it defines (an abstract has about 2,000; a whole paper fits).
+    form_test: let the linker's form test (an index calibrated with one, and the embedded default, carry it) make a
+        retrieved look-alike nil: a mention with a word no name of the terminology has that the found name does
+        not account for, or a drug-name affix whose stem differs ("quextatinib" → Lapatinib;
+        linking/mentions/form.py).
     respell: also search a mention spelled the American way ("oedema" → "edema", "sulphate" → "sulfate") and keep
         that when it links better; and a drug salt that is no name ("metformin hydrochloride") as its parent drug,
         an anion ("metrizoate") as its acid, a possessive eponym ("Parkinson's") as the disease it names, when that
@@ -112,6 +126,7 @@ class LinkerConfig:
     max_mention_chars: int = 1000
     max_composite_parts: int = 8
     max_document_chars: int = 100_000
+    form_test: bool = True
 
     @property
     def declares_nil(self) -> bool:
@@ -129,3 +144,4 @@ class LinkerParts:
     counter: ConceptCounter | None = None
     term_test: TermTest | None = None
     reranker: CandidateReranker | None = None
+    form_test: FormTest | None = None

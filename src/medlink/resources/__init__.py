@@ -57,6 +57,13 @@ def default_reranker_path() -> Path | None:
 
 
 DEFAULT_NIL = "default-nil.json"
+DEFAULT_FORM = "default-form.json"
+
+
+def default_form_calibration() -> dict[str, Any] | None:
+    """The shipped form test of the embedded default (``scripts/calibrate_default_form.py``), if any."""
+    path = resource_path(DEFAULT_FORM)
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
 def default_nil_calibration() -> dict[str, Any] | None:

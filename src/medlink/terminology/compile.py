@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +46,21 @@ def _checksum(path: Path) -> tuple[str, int]:
 
 def _source_info(spec: SourceSpec) -> SourceInfo:
     sha256, size = _checksum(spec.path) if spec.path.exists() else ("", 0)
-    return SourceInfo(path=spec.path.name, format=spec.format, sha256=sha256, size=size, concepts=0)
+    return SourceInfo(path=spec.path.name, format=spec.format, sha256=sha256, size=size, concepts=0,
+                      release=release_of(spec.path))  # fmt: skip
+
+
+_RELEASE = re.compile(r"(?<!\d)((?:19|20)\d\d(?:A[AB])?)(?!\d)")
+
+
+def release_of(path: Path) -> str:
+    """The release a source's name states: a year ("desc2026.xml", "icd10cm_tabular_2026.xml") or a UMLS release
+    ("2025AA/META"), from the file's name or its folder's; "" when neither states one."""
+    for name in (path.name, path.parent.name):
+        found = _RELEASE.search(name.upper())
+        if found:
+            return found.group(1)
+    return ""
 
 
 def compile_terminology(sources: Iterable[SourceSpec], report: ReadReport | None = None, **options: Any) -> Terminology:

@@ -54,6 +54,7 @@ class SourceInfo:
     sha256: str
     size: int
     concepts: int
+    release: str = ""  # the release as its files name it ("2026" for desc2026.xml, "2025AA" for a UMLS folder)
 
 
 @dataclass(frozen=True)

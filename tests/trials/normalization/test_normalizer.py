@@ -162,12 +162,11 @@ def test_normalizer_spec_carries_the_respelling_and_shorthand_choices() -> None:
 
 
 def test_embedded_defaults_are_checked() -> None:
-    from medlink.linking.recipe import DRUGS, LinkerRecipe
+    from medlink.linking.recipe import DRUGS, MESH, LinkerRecipe
 
     with pytest.raises(MedlinkError, match="embedded must be one of"):
         LinkerRecipe(embedded="chemicals")
-    with pytest.raises(MedlinkError, match="has its own terminology and index"):
-        LinkerRecipe(Path("my-index"), embedded=DRUGS)
+    assert LinkerRecipe(embedded=DRUGS).embedded == MESH  # the old name of all of MeSH still works
 
 
 def test_retrieval_below_a_field_threshold_is_nil(encoder, tmp_path: Path) -> None:

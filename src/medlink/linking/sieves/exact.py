@@ -95,24 +95,36 @@ def prefer_written_name(result: LinkResult, mention: str, terminology: Terminolo
     )
 
 
-def prefer_literal(result: LinkResult, mention: str) -> LinkResult:
+def prefer_literal(result: LinkResult, mention: str, terminology: Terminology | None = None) -> LinkResult:
     """An exact result shared by several concepts, reordered so the concepts whose name is ``mention`` itself (up
     to case and spacing) come first: "phenothiazines" names MeSH's Phenothiazines before the supplementary
-    "phenothiazine", which normalizes alike. Applied per mention after the cache, which keys on the normalized
-    text, so the order never depends on which spelling the linker met first."""
-    if result.stage is not Stage.EXACT or len(result.candidates) < 2 or result.several:
+    "phenothiazine", which normalizes alike. Then, with ``terminology``, concepts placed in its hierarchy by tree
+    numbers of their own (MeSH descriptors) before those without (supplementary records): "mpox" is the disease
+    Mpox before the chemical record MPOX, which stays listed as an alternative. Applied per mention after the
+    cache, which keys on the normalized text, so the order never depends on which spelling the linker met first."""
+    if result.stage is not Stage.EXACT or len(result.candidates) < 2 or result.several or not result.concepts:
         return result
     literal = _literal(mention)
-    order = sorted(range(len(result.candidates)), key=lambda i: _literal(result.candidates[i].name) != literal)
-    if order[0] == 0:
-        return result
+
+    def placed(concept_id: str) -> bool:
+        concept = terminology.get(concept_id) if terminology is not None else None
+        return concept is None or bool(concept.tree_numbers)
+
+    rank = [(_literal(c.name) != literal, not placed(c.concept_id)) for c in result.candidates]
+    order = sorted(range(len(result.candidates)), key=rank.__getitem__)
     candidates = tuple(result.candidates[i] for i in order)
-    concepts = tuple(dict.fromkeys(c.concept_id for c in candidates))
+    # only the concepts the result holds: a branch scope may have dropped some candidates' concepts
+    concepts = tuple(dict.fromkeys(c.concept_id for c in candidates if c.concept_id in result.concepts))
+    first = next(i for i in order if result.candidates[i].concept_id == concepts[0])
+    name = result.candidates[first].name
+    if concepts[:1] == result.concepts[:1]:  # the same first concept, named by its own candidate
+        return result if name == result.matched_name else replace(result, matched_name=name)
     names = dict(zip(result.concepts, result.preferred_names, strict=False))
-    return replace(result, concepts=concepts, candidates=candidates, matched_name=candidates[0].name,
+    why = ("is written as the mention" if rank[first][0] != rank[0][0]
+           else "is a descriptor (descriptors come before supplementary records)")  # fmt: skip
+    return replace(result, concepts=concepts, candidates=candidates, matched_name=name,
                    preferred_names=tuple(names.get(c, "") for c in concepts),
-                   reason=f"{result.reason}; {candidates[0].name!r} is written as the mention, so its concept "
-                          "comes first")  # fmt: skip
+                   reason=f"{result.reason}; {name!r} {why}, so its concept comes first")  # fmt: skip
 
 
 def _literal(text: str) -> str:

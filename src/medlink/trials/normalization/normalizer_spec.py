@@ -8,7 +8,7 @@ import functools
 from dataclasses import dataclass, field, replace
 
 from medlink.linking import Linker, LinkerConfig
-from medlink.linking.recipe import DESCRIPTORS, DRUGS, LinkerRecipe
+from medlink.linking.recipe import DESCRIPTORS, MESH, LinkerRecipe
 from medlink.options import setting
 from medlink.trials.normalization.normalizer import NilThresholds, TrialNormalizer
 
@@ -19,12 +19,12 @@ _NO_NIL = LinkerConfig(nil_threshold=0)
 
 @dataclass(frozen=True)
 class NormalizerSpec:
-    """Conditions (and non-drug interventions) linked by ``conditions``; drug-like interventions by
-    ``interventions`` (default: the embedded MeSH descriptors + supplementary records), or by the same linker when
-    it is ``None``."""
+    """Conditions (and non-drug interventions) linked by ``conditions`` (default: the embedded MeSH descriptors, over
+    which the per-field nil thresholds were calibrated); drug-like interventions by ``interventions`` (default: the
+    embedded MeSH, descriptors + supplementary records), or by the same linker when it is ``None``."""
 
-    conditions: LinkerRecipe = field(default_factory=LinkerRecipe)
-    interventions: LinkerRecipe | None = field(default_factory=lambda: LinkerRecipe(embedded=DRUGS))
+    conditions: LinkerRecipe = field(default_factory=lambda: LinkerRecipe(embedded=DESCRIPTORS))
+    interventions: LinkerRecipe | None = field(default_factory=lambda: LinkerRecipe(embedded=MESH))
     thresholds: NilThresholds = field(default_factory=NilThresholds)
     batch_records: int = setting(256, "Records linked together (larger: fuller encoder batches, more memory).",
                                  minimum=1)  # fmt: skip
@@ -53,14 +53,13 @@ class NormalizerSpec:
 
 
 def drug_recipe_for(linker: Linker) -> LinkerRecipe | None:
-    """The embedded drug default with ``linker``'s choices (exact only, the HNSW beam) when ``linker`` is the
-    embedded default, else ``None``: a linker of the user's own links drugs itself. A reranker fitted to the
-    descriptors' index is left out: it would be refused over the drug terminology."""
+    """The embedded MeSH (descriptors + supplementary records) with ``linker``'s choices (exact only, the HNSW beam)
+    when ``linker`` is an embedded default, else ``None``: a linker of the user's own links drugs itself."""
     recipe = linker.recipe
-    if (recipe is None or recipe.embedded != DESCRIPTORS or recipe.index_dir is not None
-            or recipe.terminology_dir is not None or recipe.ranker_dir is not None):  # fmt: skip
+    if (recipe is None or recipe.index_dir is not None or recipe.terminology_dir is not None
+            or recipe.ranker_dir is not None):  # fmt: skip
         return None
-    return replace(recipe, embedded=DRUGS, reranker_dir=None)
+    return replace(recipe, embedded=MESH, reranker_dir=None)
 
 
 def normalizer_around(linker: Linker, thresholds: NilThresholds | None = None, progress: bool = False
