@@ -23,7 +23,7 @@ LAYERS = [
 # The rooms inside a room, lowest first (a module at a room's top is a room of its own).
 INNER_LAYERS = {
     "linking": [["results"], ["settings"], ["sieves"], ["mentions"], ["rerank", "sets"], ["decisions"], ["annotation"],
-                ["defaults"], ["pipeline"], ["recipe"], ["linker"]],
+                ["defaults"], ["default_update"], ["pipeline"], ["recipe"], ["linker"]],
     "trials": [["criteria"], ["records"], ["readers"], ["normalization"], ["matching"]],
 }  # fmt: skip
 

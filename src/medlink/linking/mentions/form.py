@@ -22,23 +22,32 @@ from typing import Any
 
 import numpy as np
 from rapidfuzz import fuzz
+from rapidfuzz.distance import OSA
 
 from medlink.linking.results import LinkResult
 from medlink.terminology import Terminology
 
-# INN stems (WHO, "The use of stems in the selection of International Nonproprietary Names"), longest first so that
-# "-zumab" wins over "-mab".
-INN_AFFIXES = ("ciclib", "gliptin", "glutide", "tinib", "zumab", "ximab", "parin", "prazole", "sartan", "statin",
-               "tide", "mab", "olol", "pril", "vir", "cillin", "mycin", "oxacin", "dipine", "setron",
-               "lukast")  # fmt: skip
-FEATURES = ("score", "unmatched", "novel", "stem_clash", "name_dice", "words", "extra", "margin", "crowd")
+# Word endings of INN stems (WHO, "The use of stems in the selection of International Nonproprietary Names"), longest
+# first so that "-zumab" wins over "-mab". Endings that ordinary words share ("-ase", "-amide", "-one") are left out.
+INN_AFFIXES = tuple(sorted({
+    "mab", "ximab", "zumab", "umab", "cept", "kinra", "grastim", "poetin", "teplase", "tinib", "anib", "rafenib",
+    "ciclib", "lisib", "parib", "degib", "zomib", "limus", "imod", "lidomide", "lutamide", "sartan", "pril", "olol",
+    "alol", "dipine", "azepam", "azolam", "caine", "cillin", "conazole", "mycin", "micin", "oxacin", "vir", "previr",
+    "buvir", "asvir", "navir", "tegravir", "vudine", "gliptin", "glutide", "glinide", "gliflozin", "glitazone",
+    "statin", "prazole", "tidine", "setron", "triptan", "coxib", "profen", "fenac", "dronate", "parin", "xaban",
+    "gatran", "tide", "relin", "relix", "pressin", "semide", "thiazide", "terol", "tropium", "curium", "afil",
+    "oxetine", "faxine", "triptyline", "peridol", "apine", "idone", "mustine", "platin", "rubicin", "taxel", "tecan",
+    "trexed", "citabine", "lukast",
+}, key=lambda affix: (-len(affix), affix)))  # fmt: skip
+FEATURES = ("score", "unmatched", "novel", "stem_clash", "name_dice", "words", "extra", "margin", "crowd", "codes")
 _CROWD = 0.03  # candidates of other concepts this close to the best make a crowd: no name stands out
 _WORD = re.compile(r"[^\W_]+")
 _STOP = frozenset(("a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to",
                    "with", "without"))  # fmt: skip
-_SAME_WORD = 80.0  # rapidfuzz ratio at which two words are one word spelled differently ("infarctoin", "infarction")
-_SAME_STEM = 75.0
-_SHARED_PREFIX = 5
+_ENDING = 4  # letters an inflection or derivation adds to a word ("-ion", "-s", "-ally")
+_SHARED_STEM = 6
+_INFLECTIONS = 64  # words sharing a stem that are compared with a word not in the vocabulary
+_SAME_STEM = 75.0  # rapidfuzz ratio at which two INN stems are one stem misspelled ("trastuza-", "trastuzu-")
 
 
 def words(text: str) -> list[str]:
@@ -47,16 +56,25 @@ def words(text: str) -> list[str]:
 
 
 def inn_affix(word: str) -> str | None:
-    """The INN affix ``word`` bears, when its stem is left with at least three letters."""
-    return next((a for a in INN_AFFIXES if word.endswith(a) and len(word) > len(a) + 2 and word.isalpha()), None)
+    """The INN affix ``word`` bears, when a stem of at least two letters is left ("ke-lutamide")."""
+    return next((a for a in INN_AFFIXES if word.endswith(a) and len(word) >= len(a) + 2 and word.isalpha()), None)
 
 
 def same_word(a: str, b: str) -> bool:
+    """One word, inflected or misspelled: "infarct"/"infarction", "neoplastic"/"neoplasms", "infarctoin"; not two
+    chemicals that share a prefix ("hydroxyshidasterone"/"hydroxyprogesterone"), nor two codes or numbers ("slc2a12"
+    /"slc12a2", "3"/"1")."""
     if a == b:
         return True
-    if min(len(a), len(b)) >= _SHARED_PREFIX and a[:_SHARED_PREFIX] == b[:_SHARED_PREFIX]:
+    if any(c.isdigit() for c in a + b):
+        return False
+    short, long = sorted((a, b), key=len)
+    common = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(short))
+    if len(short) >= 4 and common == len(short) and len(long) - len(short) <= _ENDING:
         return True
-    return fuzz.ratio(a, b) >= _SAME_WORD
+    if common >= _SHARED_STEM and common >= 0.75 * len(short):
+        return True
+    return OSA.distance(a, b) <= 1 + len(short) // 6
 
 
 def _stem_clash(word: str, affix: str, others: Sequence[str]) -> bool:
@@ -82,12 +100,13 @@ class FormReading:
     novel: tuple[str, ...] = ()
     clashing: tuple[str, ...] = ()
     unmatched: tuple[str, ...] = ()
+    codes: tuple[str, ...] = ()
 
 
 class Vocabulary:
-    """Every word of a terminology's names, asked by stem: a word is known when some name has a word that starts
-    with its first letters (all but its last few: "deficits" is known from "deficit", "tumours" from "tumour"). A
-    short form in capitals is never new: it abbreviates words, it does not coin them ("NSCLC")."""
+    """Every word of a terminology's names. A word is known when a name has it or an inflection of it: a word that
+    shares all but its last few letters and differs in at most two ("deficits" from "deficit", "tumours" from
+    "tumour"; not "abikovirovir" from "abikoviromycin")."""
 
     def __init__(self, words: Iterable[str]) -> None:
         self._sorted = sorted(set(words))
@@ -95,7 +114,12 @@ class Vocabulary:
     def knows(self, word: str) -> bool:
         stem = word[: max(4, len(word) - 3)]
         at = bisect.bisect_left(self._sorted, stem)
-        return at < len(self._sorted) and self._sorted[at].startswith(stem)
+        for other in self._sorted[at : at + _INFLECTIONS]:
+            if not other.startswith(stem):
+                return False
+            if OSA.distance(other, word) <= 2:
+                return True
+        return False
 
 
 def read_form(mention: str, names: Sequence[str], score: float, known: Vocabulary,
@@ -108,15 +132,18 @@ def read_form(mention: str, names: Sequence[str], score: float, known: Vocabular
     unmatched = [w for w in own if not any(same_word(w, t) for t in theirs)]
     capitals = {w.casefold() for w in _WORD.findall(mention) if w.isupper() and len(w) > 1}
     novel = [w for w in unmatched if w not in capitals and not known.knows(w)]
-    clashing = [w for w in own if (affix := inn_affix(w)) is not None and _stem_clash(w, affix, theirs)]
+    # only a word the terminology does not know coins a drug name ("cocaine" ends like "-caine" and is no new drug)
+    clashing = [w for w in own if (affix := inn_affix(w)) is not None and _stem_clash(w, affix, theirs)
+                and not known.knows(w)]  # fmt: skip
     matched_words = words(names[0]) if names else []
     extra = [w for w in matched_words if not any(same_word(w, o) for o in own)]
+    codes = [w for w in unmatched if any(c.isdigit() for c in w)]
     n = max(1, len(own))
     features = (score, len(unmatched) / n, len(novel) / n, float(bool(clashing)),
                 max((dice(mention, name) for name in names), default=0.0), float(np.log1p(len(own))),
                 len(extra) / max(1, len(matched_words)), score - max(others, default=0.0),
-                float(sum(1 for s in others if s >= score - _CROWD)))  # fmt: skip
-    return FormReading(features, tuple(novel), tuple(clashing), tuple(unmatched))
+                float(sum(1 for s in others if s >= score - _CROWD)), float(bool(codes)))  # fmt: skip
+    return FormReading(features, tuple(novel), tuple(clashing), tuple(unmatched), tuple(codes))
 
 
 @dataclass(frozen=True)
@@ -198,6 +225,8 @@ def explain(reading: FormReading, matched_name: str) -> str:
     if reading.novel:
         return (f"closest name {matched_name!r} does not account for {reading.novel[0]!r}, a word no name of the "
                 "terminology has")  # fmt: skip
+    if reading.codes:
+        return f"closest name {matched_name!r} does not state {reading.codes[0]!r}"
     if reading.unmatched:
         return f"closest name {matched_name!r} does not account for {', '.join(map(repr, reading.unmatched[:3]))}"
     return f"closest name {matched_name!r} agrees too little with the mention in form"

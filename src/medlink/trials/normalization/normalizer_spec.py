@@ -47,7 +47,7 @@ class NormalizerSpec:
         if self.interventions is None or self.interventions == self.conditions:
             interventions = conditions
         else:
-            interventions = Linker.from_recipe(self.interventions, config, progress)
+            interventions = Linker.from_recipe(self.interventions, _drug_config(self.interventions, config), progress)
         return TrialNormalizer(conditions, interventions, self.thresholds, self.batch_records, refine=self.refine,
                                qualifiers=self.qualifiers)  # fmt: skip
 
@@ -74,7 +74,14 @@ def normalizer_around(linker: Linker, thresholds: NilThresholds | None = None, p
         return TrialNormalizer(conditions, conditions, thresholds or NilThresholds())
     own = linker.config
     drug_config = replace(_NO_NIL, shorthand=own.shorthand, shorthand_file=own.shorthand_file, respell=own.respell)
-    return TrialNormalizer(conditions, Linker.from_recipe(drugs, drug_config, progress), thresholds or NilThresholds())
+    return TrialNormalizer(conditions, Linker.from_recipe(drugs, _drug_config(drugs, drug_config), progress),
+                           thresholds or NilThresholds())  # fmt: skip
+
+
+def _drug_config(recipe: LinkerRecipe, config: LinkerConfig) -> LinkerConfig:
+    """The embedded default links drugs without the shipped reranker, as when the interventions' nil threshold was
+    calibrated (docs/trials.md); a reranker of the user's own stays."""
+    return replace(config, rerank=False) if recipe.reranker_dir is None and recipe.index_dir is None else config
 
 
 @functools.cache
