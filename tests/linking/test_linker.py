@@ -120,6 +120,9 @@ def test_the_embedded_default_knows_all_of_mesh_descriptors_first() -> None:
     assert mpox.concepts == ("MESH:D045908", "MESH:C051836") and "descriptor" in mpox.reason
     chemical = linker.with_config(LinkerConfig(branches=("D",))).link("mpox")
     assert chemical.concepts == ("MESH:C051836",) and chemical.matched_name == "MPOX"
+    typed = linker.link(Mention("mpox", entity_type="Chemical"))  # the mention's own type chooses, the other stays
+    assert typed.concepts == ("MESH:C051836", "MESH:D045908") and "the mention is a Chemical" in typed.reason
+    assert linker.link(Mention("mpox", entity_type="Gene")).concepts[0] == "MESH:D045908"  # a type MeSH lacks
 
 
 def test_a_stream_longer_than_the_cache(terminology: Terminology) -> None:

@@ -25,7 +25,7 @@ from medlink.index import VectorIndex
 from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, annotate_many
 from medlink.linking.annotation.tagger import choose_tagger
 from medlink.linking.decisions import claim_counted, finish, test_forms, test_terms
-from medlink.linking.mentions.branches import BranchScope
+from medlink.linking.mentions.branches import BranchScope, type_scope
 from medlink.linking.mentions.composites import split_composite
 from medlink.linking.mentions.non_terms import control_characters, not_a_term
 from medlink.linking.mentions.respelling import says_the_same_cause
@@ -82,6 +82,7 @@ class Linker:
         self._cache: dict[str, LinkResult] = {}  # by normalized text, before abbreviations and literal preference
         self._by_text: dict[str, LinkResult] = {}  # final results of mentions given without a document
         self._scope: BranchScope | None = None  # of config.branches
+        self._type_scopes: dict[str, BranchScope | None] = {}  # of the entity types mentions were given with
         self._rewriter_built: MentionRewriter | None = None
         self._default_annotation: AnnotatorConfig | None = None
         self._lock = threading.RLock()
@@ -138,6 +139,7 @@ class Linker:
         self._config = state["config"]
         self._cache, self._by_text = {}, {}
         self._scope = None
+        self._type_scopes = {}
         self._rewriter_built = None
         self._default_annotation = None
         self._lock = threading.RLock()
@@ -242,6 +244,8 @@ class Linker:
                 (text, how), result = named[i], named_linked[i]
                 notes.append(f"{how} {text!r}")
             result = self._prefer_written(prefer_literal(result, text, self.terminology), text)
+            if isinstance(mention, Mention) and mention.entity_type:
+                result = self._prefer_type(result, mention.entity_type)
             if notes:
                 result = replace(result, reason="; ".join([*notes, result.reason]))
             out.append(result if result.mention == original else replace(result, mention=original))
@@ -255,6 +259,14 @@ class Linker:
             return (f"the mention has {len(original):,} characters, more than the limit of {limit:,} "
                     "(LinkerConfig.max_mention_chars): no term is that long")  # fmt: skip
         return control_characters(original) if self.config.declares_nil else None
+
+    def _prefer_type(self, result: LinkResult, entity_type: str) -> LinkResult:
+        """A name several concepts share, resolved by the mention's type when MeSH branches know it."""
+        key = entity_type.casefold()
+        if key not in self._type_scopes:
+            self._type_scopes[key] = type_scope(self.terminology, key)
+        scope = self._type_scopes[key]
+        return result if scope is None else scope.prefer(result, f"the mention is a {entity_type}")
 
     def _prefer_written(self, result: LinkResult, text: str) -> LinkResult:
         chosen = prefer_written_name(result, text, self.terminology)

@@ -34,6 +34,15 @@ def branches_for(entity_type: str) -> tuple[str, ...]:
                            f"--branches") from None
 
 
+def type_scope(terminology: Terminology, entity_type: str) -> BranchScope | None:
+    """The branches of a mention's entity type, or ``None`` when the type has none known or the terminology has no
+    tree numbers (the type then changes nothing)."""
+    branches = ENTITY_BRANCHES.get(entity_type.casefold())
+    if not branches or not has_tree_numbers(terminology):
+        return None
+    return BranchScope(terminology, branches)
+
+
 def has_tree_numbers(terminology: Terminology) -> bool:
     """Whether branches can restrict this terminology (MeSH descriptors have tree numbers; MEDIC's TSV does not)."""
     return any(terminology.concepts["tree_numbers"])
@@ -91,6 +100,20 @@ class BranchScope:
         return replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False,
                        reason=f"{result.reason}; nothing it found is in branches "
                               f"{','.join(self.prefixes)}")  # fmt: skip
+
+    def prefer(self, result: LinkResult, why: str) -> LinkResult:
+        """An exact result shared by several concepts with its in-scope concepts first (the others stay, as
+        alternatives): "mpox" given as a Chemical is the record MPOX before the disease."""
+        if result.stage is not Stage.EXACT or len(result.concepts) < 2 or result.several:
+            return result
+        inside = [c for c in result.concepts if self.allows(c)]
+        if not inside or inside[0] == result.concepts[0]:
+            return result
+        concepts = (*inside, *(c for c in result.concepts if c not in inside))
+        names = dict(zip(result.concepts, result.preferred_names, strict=False))
+        matched = next((c.name for c in result.candidates if c.concept_id == concepts[0]), result.matched_name)
+        return replace(result, concepts=concepts, preferred_names=tuple(names.get(c, "") for c in concepts),
+                       matched_name=matched, reason=f"{result.reason}; {why}: {matched!r} comes first")  # fmt: skip
 
     def _names(self, concepts: Sequence[str]) -> tuple[str, ...]:
         return tuple(self.terminology.concept_preferred_name(c) for c in concepts)
