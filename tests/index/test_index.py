@@ -307,3 +307,27 @@ def test_compressed_kind_finds_what_exact_search_finds_and_checks_its_vector_fil
     (folder / "O.int8.npy").write_bytes(b"")
     with pytest.raises(IndexFileError, match=r"O\.int8\.npy.*rebuild the index"):
         VectorIndex.load(folder).search(queries[:1], k=1)
+
+
+def test_a_long_build_says_how_long_it_expects_to_take(encoder) -> None:
+    from medlink.index.build import expected_time
+
+    names = [f"{word} disease type {i}" for i in range(40) for word in ("cardiac", "renal", "hepatic")]
+    said = expected_time(encoder, names, done=1_000)
+    assert said.startswith("encoding 120 names (1,000 encoded by an interrupted run are kept): about ")
+    assert "names/s, timed on 120 of them" in said
+
+
+def test_worker_processes_build_the_index_one_process_builds(terminology, encoder, tmp_path) -> None:
+    from medlink.index.build import workdir_of
+
+    entries = ontology_entries(terminology)
+    origin = {"encoder": "minilm", "backend": "onnx"}
+    alone = build_index(entries, encoder, tmp_path / "alone", terminology.fingerprint(), origin=origin)
+    pooled = build_index(entries, encoder, tmp_path / "pooled", terminology.fingerprint(), origin=origin, chunk_size=3,
+                         workers=2)  # fmt: skip
+    queries = encoder.encode(["cardiac illness", "heart attack", "high blood pressure"])
+    first, second = VectorIndex.load(alone), VectorIndex.load(pooled)
+    assert [[hit.entry.text for hit in hits] for hits in first.search(queries, 3)] == \
+        [[hit.entry.text for hit in hits] for hits in second.search(queries, 3)]  # fmt: skip
+    assert not workdir_of(tmp_path / "pooled").exists()  # the workers' chunks were assembled and cleared

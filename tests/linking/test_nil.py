@@ -187,3 +187,32 @@ def test_index_build_with_training_mentions_calibrates(fixtures: Path, tmp_path:
     runner.invoke(main, ["index", "build", "--terminology", str(terminology), "--train", f"tsv:{train}",
                          "--no-calibrate", "-o", str(plain)])  # fmt: skip
     assert "nil_threshold" not in json.loads((plain / "manifest.json").read_text())
+
+
+@pytest.mark.slow
+def test_calibrate_fits_a_form_test_for_an_index_of_ones_own(tmp_path: Path) -> None:
+    """A terminology of 3,000 MeSH diseases and drugs: calibrate stores a form test fitted on the corpus's right
+    decisions against the look-alikes its held-out concepts give (too few drug names to invent from); the linker
+    uses it."""
+    from medlink.linking.mentions.form import FEATURES
+    from medlink.terminology import Terminology, load_default_terminology
+    from medlink.terminology.store import save_terminology
+
+    mesh = load_default_terminology()
+    chosen = [c for c in mesh if any(t.startswith(("C", "D")) for t in c.tree_numbers)][::5][:3_000]
+    terminology = Terminology.from_concepts(chosen, normalizer=mesh.normalizer)
+    save_terminology(terminology, tmp_path / "term")
+    runner = CliRunner()
+    built = runner.invoke(main, ["index", "build", "--terminology", str(tmp_path / "term"), "-o", str(tmp_path / "i")])
+    assert built.exit_code == 0, built.output
+    misspelled = [(name[:2] + name[3] + name[2] + name[4:], c.id) for c in chosen[::10]
+                  if len(name := c.preferred_name) > 8 and " " not in name]  # fmt: skip
+    corpus = tmp_path / "dev.tsv"
+    corpus.write_text("".join(f"{text}\t{concept}\n" for text, concept in misspelled), encoding="utf-8")
+    result = runner.invoke(main, ["calibrate", "--index", str(tmp_path / "i"), "--corpus", f"tsv:{corpus}"])
+    assert result.exit_code == 0, result.output
+    assert "look-alikes caught: " in result.output and "stored the form test" in result.output
+    manifest = json.loads((tmp_path / "i" / "manifest.json").read_text())
+    assert len(manifest["form_model"]["weights"]) == len(FEATURES)
+    assert set(manifest["form_calibration"]["examples"]) == {"corpus", "held-out concepts"}
+    assert Linker.load(tmp_path / "i").form_test is not None

@@ -1,14 +1,19 @@
-"""``medlink calibrate``: choose the nil threshold of an index from labelled development data."""
+"""``medlink calibrate``: choose the nil threshold of an index from labelled development data, and fit its form test
+(a retrieved look-alike of a concept the terminology lacks is nil)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from medlink.cli.paths import PathOption
 from medlink.evaluation.calibration import DEFAULT_STRATEGY, STRATEGIES
+
+if TYPE_CHECKING:
+    from medlink.evaluation.corpus import Corpus
 
 
 @click.command()
@@ -29,9 +34,16 @@ from medlink.evaluation.calibration import DEFAULT_STRATEGY, STRATEGIES
 @click.option("--negatives/--no-negatives", default=True, show_default=True,
               help="Also link medlink's non-medical negatives (stop words, everyday nouns, random strings) as nil.")
 @click.option("--sieves", default=None, help="Sieve order to calibrate (default: the index's default pipeline).")
+@click.option("--form-test/--no-form-test", default=True, show_default=True,
+              help="Also fit the form test: the corpus's right decisions against the look-alikes the index gives for "
+                   "the names of concepts held out of it and for invented drug-like names (docs/reliability.md).")
+@click.option("--form-budget", type=click.FloatRange(0, 1), default=0.003, show_default=True,
+              help="The share of the corpus's distinct mentions linked right that the form test may turn nil.")
 def calibrate(index_dir: Path, corpus_spec: str, entity_type: str | None, namespace: str | None, strategy: str,
-              max_loss: float | None, negatives: bool, sieves: str | None) -> None:  # fmt: skip
-    """Compute the nil-threshold strategies and store the chosen threshold with the index."""
+              max_loss: float | None, negatives: bool, sieves: str | None, form_test: bool,
+              form_budget: float) -> None:  # fmt: skip
+    """Compute the nil-threshold strategies and store the chosen threshold with the index; then fit the index's form
+    test and store it too."""
     from medlink.evaluation.calibration import DEFAULT_MAX_LOSS
     from medlink.evaluation.calibration import calibrate as run_calibration
     from medlink.evaluation.corpus_formats import load_corpus
@@ -58,3 +70,20 @@ def calibrate(index_dir: Path, corpus_spec: str, entity_type: str | None, namesp
         return
     update_manifest(index_dir, nil_threshold=result.threshold, calibration={**asdict(result), "corpus": corpus.name})
     click.echo(f"stored nil threshold {result.threshold:.4f} ({result.strategy}) in {index_dir}")
+    if form_test:
+        _fit_form_test(index_dir, corpus, form_budget, sieves)
+
+
+def _fit_form_test(index_dir: Path, corpus: Corpus, budget: float, sieves: str | None) -> None:
+    from medlink.evaluation.form_fit import calibrate_form
+    from medlink.index.build import update_manifest
+
+    try:
+        fit = calibrate_form(index_dir, corpus, budget, sieves=sieves)
+    except ValueError as error:  # nothing to tell apart: a tiny terminology, or no retrieval decision right
+        click.echo(f"no form test fitted ({error}); the index keeps none")
+        return
+    click.echo("\n".join(fit.lines()))
+    update_manifest(index_dir, form_model=fit.model.to_dict(), form_calibration={
+        "budget": budget, "examples": fit.examples, "look_alikes_caught": fit.caught, "corpus": corpus.name})
+    click.echo(f"stored the form test in {index_dir}")

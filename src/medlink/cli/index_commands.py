@@ -65,13 +65,16 @@ def _encoder_options(function):
               help="Encode on Spark (local[4], spark://HOST:7077, yarn…): each task one chunk of names, one encoder "
                    "per Python worker; the output's folder must be shared by the executors. A rerun after a kill "
                    "encodes only the chunks not written yet.")  # fmt: skip
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Encode in this many processes of one thread each (the onnx backend; about one per core).")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
 def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantize: str, train_spec: str | None,
           entity_type: str | None, kind: str, encode_only: str | None, calibrate: bool, reuse: tuple[Path, ...],
-          spark_master: str | None, output_dir: Path) -> None:  # fmt: skip
+          spark_master: str | None, workers: int, output_dir: Path) -> None:  # fmt: skip
     """Encode every distinct name (and training mention) and save a searchable index.
 
-    An interrupted build resumes from where it stopped when run again with the same arguments.
+    A long build first says how long it expects to take (timed on a sample of the names), and an interrupted one
+    resumes from where it stopped when run again with the same arguments.
     """
     if spark_master:
         _build_on_spark(spark_master, terminology_dir, encoder_name, backend, quantize, kind, output_dir,
@@ -106,8 +109,10 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
                                      f"({earlier['encoder_fingerprint']}), this build uses {encoder.identity.model} "
                                      f"({encoder.identity.fingerprint()}): its vectors cannot be reused",
                                      param_hint="--reuse")  # fmt: skip
+    if workers > 1 and backend != "onnx":
+        raise click.UsageError("--workers encodes with the onnx backend (one thread per process)")
     build_index(entries, encoder, output_dir, terminology.fingerprint(), kind=kind, progress=True, origin=origin,
-                reuse=reuse)  # fmt: skip
+                reuse=reuse, workers=workers)  # fmt: skip
     timing = read_index_manifest(output_dir)["timing"]
     reused = f" ({timing['reused']:,} taken from --reuse, {timing['encoded']:,} encoded)" if reuse else ""
     click.echo(f"indexed {len(entries):,} distinct texts into {output_dir}{reused}")

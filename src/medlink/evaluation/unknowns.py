@@ -103,9 +103,10 @@ def held_out_linker(terminology: Terminology, held: Sequence[str], base_index: P
     return Linker.from_recipe(LinkerRecipe(index_dir=work / "index", terminology_dir=work / "terms"), config)
 
 
-def invented_names(known: Terminology, part: int, n: int, seed: int = 0) -> UnknownSet:
+def invented_names(known: Terminology, part: int, n: int, seed: int = 0, minimum_stems: int = 1) -> UnknownSet:
     """Real drug names split into stem + INN affix, stems of one half recombined with the affixes into names no
-    concept of ``known`` has ("kiaciclib", "plipaparin")."""
+    concept of ``known`` has ("kiaciclib", "plipaparin"); ValueError when ``known`` has fewer than
+    ``minimum_stems`` such stems."""
     stems: set[str] = set()
     for text in known.names["text"]:
         word = text.lower()
@@ -113,11 +114,15 @@ def invented_names(known: Terminology, part: int, n: int, seed: int = 0) -> Unkn
             affix = next((a for a in INVENTED_AFFIXES if word.endswith(a) and len(word) > len(a) + 2), None)
             if affix is not None and half_of(stem := word[: -len(affix)]) == part:
                 stems.add(stem)
+    if len(stems) < max(1, minimum_stems):
+        raise ValueError(f"{len(stems)} drug-name stems, fewer than {minimum_stems}: nothing to invent names from")
     ordered, rng = sorted(stems), random.Random(seed)
     invented: set[str] = set()
-    while len(invented) < n:
+    for _ in range(50 * n):  # a small vocabulary may run out of new combinations
         name = rng.choice(ordered) + rng.choice(INVENTED_AFFIXES)
         if not known.lookup(name):
             invented.add(name)
+            if len(invented) == n:
+                break
     names = tuple(sorted(invented))
     return UnknownSet(names, tuple(frozenset() for _ in names))

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
@@ -32,6 +33,7 @@ from medlink.encoders.base import Encoder
 from medlink.errors import MedlinkError
 from medlink.folders import replace_folder, sha256_of, staged_folder
 from medlink.index import faiss_backend
+from medlink.index.chunks import chunk_path, encode_chunk
 from medlink.index.compressed import CompressedParameters, write_compressed
 from medlink.index.entries import SOURCES, IndexEntry
 from medlink.index.vector_index import (
@@ -73,6 +75,10 @@ def encode_resumably(encoder: Encoder, texts: Sequence[str], workdir: Path, chun
     from tqdm import tqdm
 
     starts = range(0, len(texts), chunk_size)
+    pending = [t for number, start in enumerate(starts) if not chunk_path(workdir, number).exists()
+               for t in texts[start : start + chunk_size]]  # fmt: skip
+    if progress and len(pending) >= _ESTIMATE_ABOVE:
+        print(expected_time(encoder, pending, len(texts) - len(pending)), file=sys.stderr)
     with tqdm(total=len(texts), desc="encoding names", unit=" names", disable=not progress) as bar:
         for number, start in enumerate(starts):
             batch = texts[start : start + chunk_size]
@@ -83,18 +89,36 @@ def encode_resumably(encoder: Encoder, texts: Sequence[str], workdir: Path, chun
         into[rows[start : start + chunk_size]] = np.load(chunk_path(workdir, number))
 
 
-def chunk_path(workdir: Path, number: int) -> Path:
-    return workdir / "chunks" / f"{number:05d}.npy"
+_ESTIMATE_ABOVE = 5_000  # names to encode before a build says how long it expects to take
+_SAMPLE = 1024  # as many as an encoder batch holds: fewer would time a slower, emptier batch
 
 
-def encode_chunk(encoder: Encoder, texts: Sequence[str], workdir: Path, number: int) -> None:
-    """Encode one chunk into its fp16 file, written beside it and renamed: a file there is always whole (a Spark
-    executor encodes chunks of the same build with this)."""
-    path = chunk_path(workdir, number)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.stem}.{os.getpid()}.partial.npy")
-    np.save(partial, encoder.encode(texts).astype(np.float16))
-    os.replace(partial, path)
+def expected_time(encoder: Encoder, pending: Sequence[str], done: int) -> str:
+    """How long encoding ``pending`` should take, from timing the encoder on an even sample of them (their lengths
+    decide the speed), in words for the user before a long build starts."""
+    step = max(1, len(pending) // _SAMPLE)
+    sample = list(pending[::step][:_SAMPLE])
+    encoder.encode(sample[:8])  # the first call of a session is slow: not part of the rate
+    started = time.perf_counter()
+    encoder.encode(sample)
+    rate = len(sample) / max(time.perf_counter() - started, 1e-6)
+    when = _duration(len(pending) / rate)
+    resumed = f" ({done:,} encoded by an interrupted run are kept)" if done else ""
+    return (f"encoding {len(pending):,} names{resumed}: about {when} at {rate:,.0f} names/s, timed on {len(sample)} "
+            "of them on this machine (interrupt it and run the same command again to resume)")
+
+
+def reload_spec(encoder: Encoder, origin: dict[str, str]) -> dict[str, object]:
+    """What ``load_encoder`` takes to make ``encoder`` again in another process (as an index's manifest reopens it)."""
+    identity = encoder.identity
+    return {"name": origin.get("encoder", identity.model), "backend": origin.get("backend", "onnx"),
+            "quantize": identity.quantization, "pooling": identity.pooling, "max_length": identity.max_length}
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 5400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
 def workdir_of(output: Path) -> Path:
@@ -122,12 +146,14 @@ def build_index(
     origin: dict[str, str] | None = None,
     reuse: Sequence[Path] = (),
     compressed: CompressedParameters | None = None,
+    workers: int = 1,
 ) -> Path:
     """Encode ``entries`` and write an index folder at ``output`` (atomically, resumably).
 
     ``origin`` records how to reopen what the index was built from (terminology folder, encoder name and backend),
     so ``medlink link --index`` needs nothing else. Texts that an index in ``reuse`` built with the same encoder
-    holds are taken from it instead of encoded (indexes of other encoders are passed over).
+    holds are taken from it instead of encoded (indexes of other encoders are passed over). With ``workers`` > 1
+    the names are encoded in that many processes of one thread each (the encoder reloaded from ``origin``).
     """
     output = Path(output)
     hnsw = hnsw or faiss_backend.HnswParameters()
@@ -148,7 +174,14 @@ def build_index(
     # Millions of names do not fit in memory as fp16 (12 M × 384 × 2 bytes = 9 GB): they wait on disk.
     vectors = (np.lib.format.open_memmap(workdir / "vectors.npy", mode="w+", dtype=np.float16, shape=shape)
                if "compressed" in kinds.values() else np.zeros(shape, dtype=np.float16))  # fmt: skip
-    encode_resumably(encoder, [texts[row] for row in missing], workdir, chunk_size, progress, vectors, missing)
+    pending = [texts[row] for row in missing]
+    if workers > 1 and pending:
+        from medlink.index.workers import encode_in_workers
+
+        if progress and len(pending) >= _ESTIMATE_ABOVE:
+            print(expected_time(encoder, pending, 0) + f"; {workers} workers", file=sys.stderr)
+        encode_in_workers(pending, workdir, chunk_size, reload_spec(encoder, origin or {}), workers, progress)
+    encode_resumably(encoder, pending, workdir, chunk_size, progress and workers <= 1, vectors, missing)
     if reused:
         vectors[list(reused)] = np.stack(list(reused.values()))
     encode_seconds = time.perf_counter() - started

@@ -7,8 +7,9 @@ terminology has (so it names something the terminology has never heard of) and t
 account for either — not even as a misspelling — or it bears a drug-name affix (-tinib, -zumab, -gliptin) whose stem
 differs from the found name's. A paraphrase ("kidney stones" → Nephrolithiasis) has words the terminology knows; a
 misspelling ("infarctoin") resembles a word of the found name. A small logistic model over these features and the
-dense score, fitted on simulated unknowns and on correct decisions of annotated corpora
-(``scripts/calibrate_default_form.py``), decides; below its cut the mention is nil, saying why.
+dense score, fitted on simulated unknowns and on correct decisions of annotated corpora (``evaluation/form_fit.py``:
+``medlink calibrate`` for an index, ``scripts/calibrate_default_form.py`` for the embedded default), decides; below
+its cut the mention is nil, saying why.
 """
 
 from __future__ import annotations
