@@ -57,6 +57,7 @@ def test_an_update_becomes_the_default_encoding_only_new_names(own_cache: Path, 
 
     info = CliRunner().invoke(main, ["terminology", "info"])
     assert info.exit_code == 0 and "MeSH release 2032" in info.output and "release 2032" in info.output
+    assert "supplementary records: supplementary-" in info.output and "release 2031" in info.output
     reverted = CliRunner().invoke(main, ["terminology", "update", "--revert"])
     assert reverted.exit_code == 0 and installed_update() is None
     assert len(load_default_terminology()) == 30_764

@@ -128,7 +128,8 @@ def formats() -> None:
 
 def _describe_embedded() -> Path:
     """Say which MeSH the embedded default is; its compiled descriptors' folder."""
-    from medlink.terminology.embedded import default_terminology_folder, installed_update
+    from medlink.terminology.compile import release_of
+    from medlink.terminology.embedded import default_supplementary_source, default_terminology_folder, installed_update
     from medlink.version import __version__
 
     update = installed_update()
@@ -142,6 +143,10 @@ def _describe_embedded() -> Path:
         click.echo(f"embedded default: MeSH release {release}, installed {update.installed} from "
                    f"{', '.join(update.sources)} (`medlink terminology update --revert` goes back to the shipped "
                    "one)")  # fmt: skip
+    records, records_format = default_supplementary_source()
+    stated = release_of(records)
+    click.echo(f"supplementary records: {records.name} ({records_format}{f', release {stated}' if stated else ''}), "
+               "linked by exact match; the compiled descriptors:")  # fmt: skip
     return default_terminology_folder()
 
 
