@@ -33,17 +33,12 @@ from medlink.evaluation.unknowns import (
     invented_names,
 )
 from medlink.linking import Linker, LinkerConfig, LinkResult
-from medlink.linking.mentions.form import FEATURES, FormJudge, FormModel
-from medlink.linking.settings import RETRIEVAL
+from medlink.linking.mentions.form import FEATURES, FormJudge, FormModel, judged
 
 CORPUS = "corpus"
 BUDGETS = (0.001, 0.002, 0.005, 0.01, 0.02)  # the trade-off reported beside the chosen budget
 _PLACEHOLDER = FormModel(tuple(0.0 for _ in FEATURES), 0.0, 0.0)
 _INVENTED_FROM = 50  # stems of drug names a terminology needs before invented names are made from them
-
-
-def retrieved(result: LinkResult) -> bool:
-    return result.stage in RETRIEVAL and bool(result.concepts) and result.score is not None and not result.several
 
 
 @dataclass
@@ -80,14 +75,14 @@ class FormExamples:
             if key in seen:
                 continue
             seen.add(key)
-            if retrieved(result):
+            if judged(result):
                 chosen.append(result)
                 labels.append(int(result.concepts[0] in gold.parts[0]))
         self.add(CORPUS, judge, chosen, labels)
 
     def add_unknowns(self, kind: str, linker: Linker, unknowns: UnknownSet) -> None:
         results = linker.link_many(list(unknowns.mentions))
-        chosen = [(r, o) for r, o in zip(results, unknowns.outcomes(results), strict=True) if retrieved(r)]
+        chosen = [(r, o) for r, o in zip(results, unknowns.outcomes(results), strict=True) if judged(r)]
         judge = FormJudge(_PLACEHOLDER, linker.terminology)
         self.add(kind, judge, [r for r, _ in chosen], [int(o == ANCESTOR) for _, o in chosen])
 

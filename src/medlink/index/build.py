@@ -75,10 +75,11 @@ def encode_resumably(encoder: Encoder, texts: Sequence[str], workdir: Path, chun
     from tqdm import tqdm
 
     starts = range(0, len(texts), chunk_size)
-    pending = [t for number, start in enumerate(starts) if not chunk_path(workdir, number).exists()
-               for t in texts[start : start + chunk_size]]  # fmt: skip
-    if progress and len(pending) >= _ESTIMATE_ABOVE:
-        print(expected_time(encoder, pending, len(texts) - len(pending)), file=sys.stderr)
+    if progress:  # the estimate's list of what is left is made only when it is shown
+        pending = [t for number, start in enumerate(starts) if not chunk_path(workdir, number).exists()
+                   for t in texts[start : start + chunk_size]]  # fmt: skip
+        if len(pending) >= _ESTIMATE_ABOVE:
+            print(expected_time(encoder, pending, len(texts) - len(pending)), file=sys.stderr)
     with tqdm(total=len(texts), desc="encoding names", unit=" names", disable=not progress) as bar:
         for number, start in enumerate(starts):
             batch = texts[start : start + chunk_size]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from medlink.linking.mentions.form import judged
 from medlink.linking.mentions.numbers import agree_on_numbers
 from medlink.linking.results import LinkResult, Stage
 from medlink.linking.settings import RETRIEVAL, ConceptCounter, FormTest, LinkerConfig, TermTest
@@ -57,7 +58,7 @@ def test_forms(results: dict[str, LinkResult], form_test: FormTest | None,
         return results
     tested = dict(results)
     for key, result in results.items():
-        if result.stage not in RETRIEVAL or not result.concepts or result.score is None or result.several:
+        if not judged(result):
             continue
         decision, why = form_test.judge(result)
         if decision < form_test.cut:

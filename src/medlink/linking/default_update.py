@@ -25,8 +25,8 @@ from medlink.terminology.embedded import (
     EmbeddedUpdate,
     installed_update,
     load_default_terminology,
+    load_shipped_terminology,
     record_update,
-    shipped_fingerprint,
     updates_folder,
 )
 from medlink.terminology.readers import detect_format, read_source
@@ -56,15 +56,13 @@ def update_embedded(descriptors: Path, supplementary: Path | None = None, releas
     from medlink.encoders.registry import DEFAULT_MODEL
     from medlink.index.vector_index import is_current_index
     from medlink.linking.defaults import build_default_index, default_drug_index, default_index, default_index_path
-    from medlink.resources import default_terminology_path
-    from medlink.terminology import load_terminology
 
     started = time.perf_counter()
-    current = load_default_terminology()
+    current, shipped = load_default_terminology(), load_shipped_terminology()
     before = set(current.ids)
     encoder = load_encoder(DEFAULT_MODEL)
-    reuse = [path for path in dict.fromkeys((default_index_path(current, encoder), default_index_path(
-        load_terminology(default_terminology_path()), encoder))) if is_current_index(path)]  # fmt: skip
+    earlier = dict.fromkeys(default_index_path(terms, encoder) for terms in (current, shipped))
+    reuse = [path for path in earlier if is_current_index(path)]
     terminology = _compile_descriptors(descriptors)
     supplementary_format = _check_supplementary(supplementary) if supplementary else ""
     folder = updates_folder() / f"mesh-{terminology.fingerprint()}"
@@ -78,7 +76,7 @@ def update_embedded(descriptors: Path, supplementary: Path | None = None, releas
             partial.replace(kept_records)
     previous = installed_update()
     update = EmbeddedUpdate(folder, kept_records, supplementary_format or "mesh-supp-tsv",
-                            release or release_of(descriptors), shipped_fingerprint(),
+                            release or release_of(descriptors), shipped.fingerprint(),
                             time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                             tuple(p.name for p in (descriptors, supplementary) if p))  # fmt: skip
     record_update(update)

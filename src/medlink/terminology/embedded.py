@@ -97,8 +97,9 @@ def default_supplementary_source() -> tuple[Path, str]:
     return supplementary_records_path(), SHIPPED_SUPPLEMENTARY_FORMAT
 
 
-def shipped_fingerprint() -> str:
-    return _load(default_terminology_path()).fingerprint()
+def load_shipped_terminology() -> Terminology:
+    """The MeSH descriptors shipped with medlink, whatever update is installed (loaded once per process)."""
+    return _load(default_terminology_path())
 
 
 def load_default_terminology() -> Terminology:

@@ -38,9 +38,12 @@ def type_scope(terminology: Terminology, entity_type: str) -> BranchScope | None
     """The branches of a mention's entity type, or ``None`` when the type has none known or the terminology has no
     tree numbers (the type then changes nothing)."""
     branches = ENTITY_BRANCHES.get(entity_type.casefold())
-    if not branches or not has_tree_numbers(terminology):
+    if not branches:
         return None
-    return BranchScope(terminology, branches)
+    try:
+        return BranchScope(terminology, branches)
+    except MedlinkError:  # no tree numbers to place concepts by
+        return None
 
 
 def has_tree_numbers(terminology: Terminology) -> bool:

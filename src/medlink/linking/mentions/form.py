@@ -26,6 +26,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
 from medlink.linking.results import LinkResult
+from medlink.linking.settings import RETRIEVAL
 from medlink.terminology import Terminology
 
 # Word endings of INN stems (WHO, "The use of stems in the selection of International Nonproprietary Names"), longest
@@ -91,6 +92,12 @@ def _trigrams(text: str) -> set[str]:
 def dice(a: str, b: str) -> float:
     x, y = _trigrams(a), _trigrams(b)
     return 2 * len(x & y) / (len(x) + len(y)) if x or y else 0.0
+
+
+def judged(result: LinkResult) -> bool:
+    """Whether the form test reads ``result``: a retrieval decision for one concept (or one name's concepts) with
+    a score; exact matches and claimed sets are left as they are."""
+    return result.stage in RETRIEVAL and bool(result.concepts) and result.score is not None and not result.several
 
 
 @dataclass(frozen=True)
