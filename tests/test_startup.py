@@ -25,13 +25,23 @@ def test_importing_medlink_loads_nothing_heavy() -> None:
     assert heavy_modules_after("import medlink; medlink.Linker; medlink.LinkResult") == []
 
 
+def warm_mesh() -> None:
+    """Compile all of MeSH into the session's cache (which the child inherits) here: that first use, once per
+    machine, converts Python lists to Arrow, which pyarrow does with pandas at hand; an answer does not."""
+    from medlink.linking.recipe import LinkerRecipe
+
+    LinkerRecipe(exact_only=True).warm()
+
+
 def test_an_exact_match_loads_nothing_heavy() -> None:
+    warm_mesh()
     code = ("from medlink import Linker\n"
             "assert Linker.load(exact_only=True).link('heart attack').concept_id == 'MESH:D009203'")  # fmt: skip
     assert heavy_modules_after(code) == []
 
 
 def test_the_command_line_exact_path_loads_nothing_heavy() -> None:
+    warm_mesh()
     code = ("from medlink.cli import main\n"
             "try:\n    main(['link', '--exact-only', 'heart attack'], standalone_mode=False)\n"
             "except SystemExit:\n    pass")  # fmt: skip
@@ -40,9 +50,9 @@ def test_the_command_line_exact_path_loads_nothing_heavy() -> None:
 
 @pytest.mark.slow  # the embedded default's index is built on first use
 def test_the_default_linker_answers_an_exact_match_without_its_encoder_or_faiss() -> None:
-    from medlink.linking.defaults import default_index
+    from medlink.linking.recipe import LinkerRecipe
 
-    default_index(progress=False)  # built here (in the session's cache, which the child inherits), not timed there
+    LinkerRecipe().warm()  # the index and all of MeSH built here (in the session's cache, which the child inherits)
     code = ("from medlink import Linker\n"
             "result = Linker.load().link('heart attack')\n"
             "assert result.concept_id == 'MESH:D009203' and result.stage.value == 'exact'")  # fmt: skip
