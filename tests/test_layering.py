@@ -22,8 +22,8 @@ LAYERS = [
 ]  # fmt: skip
 # The rooms inside a room, lowest first (a module at a room's top is a room of its own).
 INNER_LAYERS = {
-    "linking": [["results"], ["settings"], ["sieves"], ["mentions"], ["rerank", "sets"], ["decisions"], ["annotation"],
-                ["defaults"], ["default_update"], ["pipeline"], ["recipe"], ["linker"]],
+    "linking": [["results"], ["settings"], ["sieves"], ["mentions"], ["rerank"], ["sets"], ["decisions"],
+                ["annotation"], ["defaults"], ["default_update"], ["pipeline"], ["recipe"], ["linker"]],
     "trials": [["criteria"], ["records"], ["readers"], ["normalization"], ["matching"]],
 }  # fmt: skip
 

@@ -25,6 +25,7 @@ COMMANDS = {
     "mcsm": "medlink.cli.mcsm_command:mcsm",
     "train": "medlink.cli.train_command:train",
     "train-set-ranker": "medlink.cli.train_set_ranker_command:train_set_ranker",  # mentions naming several concepts
+    "train-pair-rescorer": "medlink.cli.train_pair_rescorer_command:train_pair_rescorer",  # set ranker, 2nd stage
     "train-candidate-reranker": "medlink.cli.train_candidate_reranker_command:train_candidate_reranker",  # KAR
     "train-tagger": "medlink.cli.train_tagger_command:train_tagger",  # span tagger for annotate
     "distill": "medlink.cli.distill_command:distill",

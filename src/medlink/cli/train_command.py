@@ -28,14 +28,22 @@ from medlink.training.config import TrainConfig
     "multi-implication). Off by default: a coordination ('breast and ovarian cancer') would blur its parts.",
 )
 @click.option(
+    "--hold-out-fold",
+    type=int,
+    default=None,
+    help="With --mentions: leave out the mentions of this cross-fitting fold (0 ... --folds - 1, by a hash of the "
+    "text): a fold encoder, whose vectors for those mentions the set ranker can learn from honestly.",
+)
+@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True, help="With --hold-out-fold.")
+@click.option(
     "--base", default=PACKAGED_MINILM, show_default=True, help="Model to start from: minilm, a folder or a hub name."
 )
 @dataclass_options(TrainConfig)
 @click.option("--max-names-per-concept", type=int, default=None, help="Sample at most this many names per concept.")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
 def train(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_type: str | None,
-          several_as_parts: bool, base: str, max_names_per_concept: int | None, output_dir: Path,
-          **settings: object) -> None:  # fmt: skip
+          several_as_parts: bool, hold_out_fold: int | None, folds: int, base: str,
+          max_names_per_concept: int | None, output_dir: Path, **settings: object) -> None:  # fmt: skip
     """Train an encoder; run the same command again to resume an interrupted run.
 
     The result is a sentence-transformers folder: `medlink index build --encoder OUTPUT` uses it.
@@ -50,11 +58,15 @@ def train(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_
     terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
     mentions: list[tuple[str, str]] = []
     counts: list[int] = []
+    if hold_out_fold is not None and not 0 <= hold_out_fold < folds:
+        raise click.UsageError(f"--hold-out-fold {hold_out_fold}: folds are numbered 0 to {folds - 1}")
     if mentions_specs:
         from medlink.evaluation.corpus_formats import load_corpus
 
         for spec in mentions_specs:
             corpus = load_corpus(spec, entity_type)
+            if hold_out_fold is not None:
+                corpus = corpus.without_fold(hold_out_fold, folds)
             triples = [(t, ids, 1) for t, ids in corpus.labelled_pairs()]
             if several_as_parts:
                 triples += [(text, part, len(parts)) for text, parts in corpus.several_pairs() for part in parts]

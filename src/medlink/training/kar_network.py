@@ -22,10 +22,14 @@ ONNX_OPSET = 17
 
 
 class KarNetwork(nn.Module):
-    def __init__(self, encoder: nn.Module, hidden_size: int, keywords: bool) -> None:
+    """``mean_pooled``: a plain cross-encoder reads the mean of the pair's tokens instead of the first token's
+    state (for a base trained with mean pooling, such as e5, whose first token was never a summary)."""
+
+    def __init__(self, encoder: nn.Module, hidden_size: int, keywords: bool, mean_pooled: bool = False) -> None:
         super().__init__()
         self.encoder = encoder
         self.keywords = keywords
+        self.mean_pooled = mean_pooled and not keywords
         self.head = nn.Linear(hidden_size, 1)
 
     def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor, attention_mask: torch.Tensor,
@@ -38,17 +42,23 @@ class KarNetwork(nn.Module):
         additive = (~rows)[:, None].to(dtype) * torch.finfo(dtype).min
         hidden = self.encoder(input_ids=input_ids, token_type_ids=token_type_ids,
                               attention_mask=additive).last_hidden_state  # fmt: skip
-        pooled = hidden[:, : 1 + KEYWORD_ROWS].mean(dim=1) if self.keywords else hidden[:, 0]
+        if self.keywords:
+            pooled = hidden[:, : 1 + KEYWORD_ROWS].mean(dim=1)
+        elif self.mean_pooled:
+            weights = attention_mask[:, :, None].to(hidden.dtype)
+            pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
+        else:
+            pooled = hidden[:, 0]
         return self.head(pooled).squeeze(-1)
 
 
-def load_network(source: str | Path, keywords: bool) -> KarNetwork:
+def load_network(source: str | Path, keywords: bool, mean_pooled: bool = False) -> KarNetwork:
     """A ranker initialized from an encoder (a model folder or a Hugging Face name); the head starts at zero so
     that the first steps do not push the encoder around at random."""
     from transformers import AutoModel
 
     encoder = AutoModel.from_pretrained(str(source), attn_implementation="eager")
-    network = KarNetwork(encoder, int(encoder.config.hidden_size), keywords)
+    network = KarNetwork(encoder, int(encoder.config.hidden_size), keywords, mean_pooled)
     nn.init.zeros_(network.head.weight)
     nn.init.zeros_(network.head.bias)
     return network

@@ -1,5 +1,6 @@
-"""The settings of the rerank stage's training (:mod:`~medlink.training.reranker_fit`), free of torch so that the
-command line reads them for its options."""
+"""The settings of the rerank stage's training (:mod:`~medlink.training.reranker_fit`) and of the set ranker's pair
+rescorer's (:mod:`~medlink.training.pair_rescorer_fit`), free of torch so that the command line reads them for its
+options."""
 
 from __future__ import annotations
 
@@ -35,3 +36,22 @@ class RerankerFitConfig:
     device: str = "auto"
     freeze_embeddings: bool = False
     significance: float = 0.05
+    mean_pooled: bool = False  # a plain cross-encoder over the mean of its tokens (see KarNetwork)
+
+
+@dataclass(frozen=True)
+class RescorerFitConfig:
+    """depth: candidates read per mention. held_out_fold: the ranker's fold the cross-encoder never sees (the
+    fusion is fitted on it). The rest trains the cross-encoder, as for ``medlink train-candidate-reranker``."""
+
+    depth: int = 5
+    held_out_fold: int = 0
+    epochs: int = 1
+    batch_size: int = 32
+    learning_rate: float = 3e-5
+    max_length: int = 32
+    quantize: str = "int8"
+    mean_pooled: bool = True  # e5's tokens were trained to be averaged; its first token is no summary
+    freeze_embeddings: bool = True  # a multilingual vocabulary is most of the model: its rows stay as they are
+    device: str = "auto"
+    seed: int = 13

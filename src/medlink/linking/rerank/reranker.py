@@ -23,10 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from medlink.encoders.base import length_sorted_batches
 from medlink.errors import MedlinkError
-from medlink.linking.rerank.inputs import PairEncoder
 from medlink.linking.rerank.keywords import KeywordLexicon
+from medlink.linking.rerank.pair_model import PairModel
 from medlink.linking.results import Candidate, LinkResult, Stage
 
 RERANKER_FORMAT = "medlink-reranker-1"
@@ -96,28 +95,13 @@ def is_close(candidates: Sequence[Candidate], margin: float) -> bool:
     return len(candidates) > 1 and candidates[0].score - candidates[1].score < margin
 
 
-def pair_batches(mentions: Sequence[str], names: Sequence[str], batch_size: int) -> list[list[int]]:
-    """Pair indices in batches of similar length (little padding)."""
-    return length_sorted_batches([m + n for m, n in zip(mentions, names, strict=True)], batch_size)
-
-
 class Reranker:
     """Reranks retrieval decisions with an ONNX cross-encoder (see the module text)."""
 
     def __init__(self, folder: Path, card: RerankerCard, lexicon: KeywordLexicon | None, threads: int | None = None,
                  batch_size: int = 64) -> None:  # fmt: skip
-        import onnxruntime
-        from tokenizers import Tokenizer
-
         self.folder, self.card, self.batch_size = folder, card, batch_size
-        self.pairs = PairEncoder(Tokenizer.from_file(str(folder / "tokenizer.json")), lexicon, card.max_length)
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
-        if threads:
-            options.intra_op_num_threads = threads
-        self._session = onnxruntime.InferenceSession(str(folder / "model.onnx"), options,
-                                                     providers=["CPUExecutionProvider"])  # fmt: skip
-        self._inputs = {i.name for i in self._session.get_inputs()}  # a zero-shot model takes no keyword mask
+        self.model = PairModel(folder, card.max_length, lexicon, threads, batch_size)
 
     @classmethod
     def load(cls, folder: Path | str, terminology_fingerprint: str, retriever_fingerprint: str) -> Reranker:
@@ -137,13 +121,8 @@ class Reranker:
         return cls(folder, card, lexicon)
 
     def logits(self, mentions: Sequence[str], names: Sequence[str]) -> np.ndarray:
-        """The cross-encoder's logit per (mention, name) pair; pairs of similar length are batched together."""
-        out = np.zeros(len(mentions), dtype=np.float32)
-        for rows in pair_batches(mentions, names, self.batch_size):
-            inputs = self.pairs.encode([mentions[i] for i in rows], [names[i] for i in rows])
-            feed = {name: value for name, value in inputs.feed().items() if name in self._inputs}
-            out[rows] = np.asarray(self._session.run(None, feed)[0], dtype=np.float32).reshape(len(rows), -1)[:, -1]
-        return out
+        """The cross-encoder's logit per (mention, name) pair."""
+        return self.model.logits(mentions, names)
 
     def needs_rerank(self, result: LinkResult) -> bool:
         return result.stage in RERANKED and is_close(result.candidates, self.card.margin)

@@ -17,6 +17,7 @@ terminology, and with an encoder whose vectors differ from the ones it was fitte
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from medlink.linking.sets.pair_features import (
     PairSettings,
     characters,
 )
+from medlink.linking.sets.pair_rescorer import RESCORER_CARD, RESCORER_FOLDER, PairRescorer, ranker_fingerprint
 from medlink.terminology import Terminology
 
 RANKER_FORMAT = 2
@@ -44,6 +46,8 @@ SET_FEATURES = ("probability", "rank", "relative_probability", "best_probability
                 "new_characters", "overlap_with_best", "second_best_probability")  # fmt: skip
 RANKER_FILE = "ranker.json"
 MENTIONS_FILE = "mentions.jsonl"
+OUT_OF_FOLD_FILE = "out-of-fold.jsonl"  # the cross-fitting's view of each training mention (see OutOfFold)
+OUT_OF_FOLD_CANDIDATES = 20
 NAME_VECTORS, MENTION_VECTORS = "names.npy", "mentions.npy"
 KEPT_CANDIDATES = 10  # candidates a result lists besides the claimed ones
 
@@ -140,22 +144,44 @@ class RankedSet:
 
     candidates: tuple[Candidate, ...]
     claimed: tuple[str, ...]
+    rescored: bool = False  # the pair rescorer read its best candidates (their rerank_score is the fused one)
+
+
+@dataclass(frozen=True)
+class OutOfFold:
+    """A training mention as cross-fitting saw it: its fold, and its best candidates with the probabilities that
+    models fitted without its fold gave them, best first. What a second stage trains on (its candidates are the
+    ones new mentions get) and is checked against (they are honest probabilities)."""
+
+    mention: Remembered
+    fold: int
+    candidates: tuple[Candidate, ...]
 
 
 class SetRanker:
     """Ranks a mention's candidates and claims the set above ``threshold``."""
 
     def __init__(self, featurizer: PairFeaturizer, model: RankerModel, threshold: float,
-                 report: dict | None = None) -> None:  # fmt: skip
+                 report: dict | None = None, out_of_fold: Sequence[OutOfFold] = (),
+                 rescorer: PairRescorer | None = None) -> None:  # fmt: skip
         self.featurizer, self.model, self.threshold = featurizer, model, threshold
         self.report = report or {}
+        self.out_of_fold = tuple(out_of_fold)  # kept by save(), read back by read_out_of_fold()
+        self.rescorer = rescorer
+
+    def fingerprint(self) -> str:
+        """The fitted model and threshold: what a rescorer's fusion was fitted beside."""
+        return ranker_fingerprint(self.model, self.threshold)
 
     @property
     def terminology(self) -> Terminology:
         return self.featurizer.terminology
 
     def rank(self, texts: Sequence[str]) -> list[RankedSet]:
-        return rank_pairs(self.featurizer.pairs(texts), self.model, self.threshold)
+        pairs = self.featurizer.pairs(texts)
+        if self.rescorer is None:
+            return rank_pairs(pairs, self.model, self.threshold)
+        return rescore(texts, pairs.entries, self.model.probabilities(pairs), self.rescorer)
 
     def save(self, folder: Path | str) -> Path:
         """Written to a staged folder and renamed into place: a failed save leaves an older ranker intact."""
@@ -176,6 +202,10 @@ class SetRanker:
             with (staging / MENTIONS_FILE).open("w", encoding="utf-8") as handle:
                 for mention in memory.mentions:
                     handle.write(json.dumps({"text": mention.text, "parts": mention.parts}, ensure_ascii=False) + "\n")
+            if self.out_of_fold:
+                _write_out_of_fold(staging / OUT_OF_FOLD_FILE, self.out_of_fold)
+            if self.rescorer is not None:
+                shutil.copytree(self.rescorer.folder, staging / RESCORER_FOLDER)
             if dense is not None:
                 np.save(staging / NAME_VECTORS, dense.vectors.astype(np.float16))
                 np.save(staging / MENTION_VECTORS, np.asarray(memory.vectors).astype(np.float16))
@@ -211,8 +241,23 @@ class SetRanker:
             featurizer = PairFeaturizer(terminology, memory, PairSettings(**payload["settings"]), dense=dense)
         except ValueError as error:
             raise MedlinkError(f"{folder}: {error}; fit the ranker again") from None
-        return cls(featurizer, RankerModel.from_dict(payload["model"]), float(payload["threshold"]),
-                   payload.get("report"))  # fmt: skip
+        model, threshold = RankerModel.from_dict(payload["model"]), float(payload["threshold"])
+        rescorer = None
+        if (folder / RESCORER_FOLDER / RESCORER_CARD).is_file():
+            rescorer = PairRescorer.load(folder / RESCORER_FOLDER, ranker_fingerprint(model, threshold))
+        return cls(featurizer, model, threshold, payload.get("report"), rescorer=rescorer)
+
+
+def read_ranker_model(folder: Path | str) -> tuple[RankerModel, float]:
+    """A ranker folder's fitted model and threshold, without its terminology or encoder."""
+    path = Path(folder) / RANKER_FILE
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        return RankerModel.from_dict(payload["model"]), float(payload["threshold"])
+    except FileNotFoundError:
+        raise MedlinkError(f"{folder}: not a ranker folder (no {RANKER_FILE})") from None
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        raise MedlinkError(f"{path}: not a ranker ({error}); fit it again with `medlink train-set-ranker`") from None
 
 
 def _dense_names(folder: Path, encoder: dict | None) -> DenseNames | None:
@@ -249,26 +294,76 @@ def read_remembered(path: Path) -> list[Remembered]:
     return mentions
 
 
+def _write_out_of_fold(path: Path, records: Sequence[OutOfFold]) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for record in records:
+            candidates = [[c.concept_id, c.name, c.score] for c in record.candidates]
+            handle.write(json.dumps({"text": record.mention.text, "parts": record.mention.parts, "fold": record.fold,
+                                     "candidates": candidates}, ensure_ascii=False) + "\n")  # fmt: skip
+
+
+def read_out_of_fold(folder: Path | str) -> list[OutOfFold]:
+    """The training mentions' out-of-fold candidates a ranker folder keeps (rankers fitted before they were
+    kept have none: fit again)."""
+    path = Path(folder) / OUT_OF_FOLD_FILE
+    if not path.is_file():
+        raise MedlinkError(f"{folder}: the ranker keeps no out-of-fold candidates ({OUT_OF_FOLD_FILE}); fit it again "
+                           "with `medlink train-set-ranker`")  # fmt: skip
+    records = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                record = json.loads(line)
+                mention = Remembered(record["text"], tuple(tuple(part) for part in record["parts"]))
+                candidates = tuple(Candidate(c[0], c[1], float(c[2])) for c in record["candidates"])
+                records.append(OutOfFold(mention, int(record["fold"]), candidates))
+            except (json.JSONDecodeError, KeyError, TypeError, IndexError, ValueError) as error:
+                raise MedlinkError(f"{path}: line {number}: not an out-of-fold record ({error})") from None
+    return records
+
+
 def rank_pairs(pairs: CandidatePairs, model: RankerModel, threshold: float) -> list[RankedSet]:
     return [claim(entries, chances, threshold)
             for entries, chances in zip(pairs.entries, model.probabilities(pairs), strict=True)]  # fmt: skip
 
 
-def claim(entries: Sequence[IndexEntry], probabilities: np.ndarray, threshold: float) -> RankedSet:
+def claim(entries: Sequence[IndexEntry], probabilities: np.ndarray, threshold: float,
+          fused: dict[int, float] | None = None) -> RankedSet:  # fmt: skip
     """A mention's candidates by probability; claimed: those above ``threshold`` (at least the best), one concept
-    per name."""
+    per name. With ``fused`` (the rescorer's probabilities of the candidates it read, by position), those come
+    first by fused probability, and only they are claimed, against ``threshold`` on the fused probability."""
     order = by_probability(entries, probabilities)
+    deciding: dict[int, float] | np.ndarray = probabilities
+    if fused:
+        order = sorted(fused, key=lambda i: (-fused[i], entries[i].key)) + [i for i in order if i not in fused]
+        deciding = fused
     candidates, claimed = [], []
     for rank, i in enumerate(order):
         concept = entries[i].concepts[0]
-        above = rank == 0 or probabilities[i] > threshold
+        readable = not fused or i in fused
+        above = rank == 0 or (readable and deciding[i] > threshold)
         if rank < KEPT_CANDIDATES or above:
-            candidates.append(Candidate(concept, entries[i].text, float(probabilities[i])))
+            rescored = round(fused[i], 6) if fused and i in fused else None
+            candidates.append(Candidate(concept, entries[i].text, float(probabilities[i]), rescored))
         if above and concept not in claimed:
             claimed.append(concept)
         elif rank >= KEPT_CANDIDATES:
-            break  # the order is by probability: nothing further is above the threshold
-    return RankedSet(tuple(candidates), tuple(claimed))
+            break  # the order is by the deciding probability: nothing further is above the threshold
+    return RankedSet(tuple(candidates), tuple(claimed), bool(fused))
+
+
+def rescore(texts: Sequence[str], entries: Sequence[Sequence[IndexEntry]], probabilities: Sequence[np.ndarray],
+            rescorer: PairRescorer) -> list[RankedSet]:  # fmt: skip
+    """Each mention's best candidates read by the pair rescorer, and the set claimed on the fused probability."""
+    pairs = list(zip(entries, probabilities, strict=True))
+    read = [by_probability(found, chances)[: rescorer.card.depth] for found, chances in pairs]
+    names = [[found[i].text for i in best] for (found, _), best in zip(pairs, read, strict=True)]
+    logits = rescorer.read_candidates(texts, names)
+    out = []
+    for found, chances, best, pair in zip(entries, probabilities, read, logits, strict=True):
+        fused = rescorer.fuse(chances[best], pair) if best else np.zeros(0)
+        out.append(claim(found, chances, rescorer.card.threshold, dict(zip(best, fused.tolist(), strict=True))))
+    return out
 
 
 class SetRankerSieve:
@@ -289,10 +384,20 @@ class SetRankerSieve:
             return None
         terminology = self.ranker.terminology
         best = found.candidates[0]
-        claimed = ", ".join(f"{c.name!r} {c.score:.2f}" for c in found.candidates[: len(found.claimed)])
+        if found.rescored:
+            claimed = ", ".join(f"{c.name!r} {c.rerank_score:.2f} (ranker {c.score:.2f})"
+                                for c in found.candidates[: len(found.claimed)])  # fmt: skip
+            rescorer = self.ranker.rescorer
+            assert rescorer is not None
+            reason = (f"ranked, then read with the mention by the pair cross-encoder: {claimed} (claims every one of "
+                      f"its {rescorer.card.depth} read candidates above {rescorer.card.threshold:.2f}, at least the "
+                      "best)")  # fmt: skip
+        else:
+            claimed = ", ".join(f"{c.name!r} {c.score:.2f}" for c in found.candidates[: len(found.claimed)])
+            reason = f"ranked: {claimed} (claims every candidate above {self.ranker.threshold:.2f}, at least the best)"
         return LinkResult(
             mention=text, concepts=found.claimed, stage=self.stage, score=best.score, matched_name=best.name,
             preferred_names=tuple(terminology.concept_preferred_name(c) for c in found.claimed),
             candidates=found.candidates, several=len(found.claimed) > 1,
-            reason=f"ranked: {claimed} (claims every candidate above {self.ranker.threshold:.2f}, at least the best)",
+            reason=reason,
         )  # fmt: skip
