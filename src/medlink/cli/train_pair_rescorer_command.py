@@ -48,4 +48,6 @@ def train_pair_rescorer(ranker_dir: Path, base: str, depth: int, epochs: int, le
                if outcome.attached else "not attached: it does not beat the ranker on the held-out fold")  # fmt: skip
     click.echo(f"held-out fold {held_out_fold}, {report['held_out_mentions']:,} mentions, cross-validated set F1: "
                f"ranker {report['cross_validated_set_f1_ranker']:.4f}, rescored "
-               f"{report['cross_validated_set_f1_rescored']:.4f}; rescorer {verdict}")  # fmt: skip
+               f"{report['cross_validated_set_f1_rescored']:.4f} (best candidate right: ranker "
+               f"{report['top1_ranker']:.3f}, cross-encoder alone {report['top1_pair_model']:.3f}); "
+               f"rescorer {verdict}")  # fmt: skip

@@ -138,8 +138,18 @@ def _fit_and_check(held: Sequence[OutOfFold], logits: Sequence[np.ndarray], rank
     ranker, rescored = set_scores(ranker_pairs), set_scores(rescored_pairs)
     report = {"cross_validated_set_f1_ranker": round(ranker.f1, 4), "cross_validated_set_f1_rescored":
               round(rescored.f1, 4), "cross_validated_set_precision_rescored": round(rescored.precision, 4),
-              "cross_validated_set_recall_rescored": round(rescored.recall, 4)}  # fmt: skip
+              "cross_validated_set_recall_rescored": round(rescored.recall, 4),
+              # whether the cross-encoder learned anything on its own: its best candidate against the ranker's
+              "top1_ranker": _top1(held, [np.array([c.score for c in r.candidates[:depth]]) for r in held]),
+              "top1_pair_model": _top1(held, logits)}  # fmt: skip
     return _fit_fusion(held, logits, depth), report
+
+
+def _top1(held: Sequence[OutOfFold], scores: Sequence[np.ndarray]) -> float:
+    """Share of mentions whose best-scored read candidate is one of their concepts."""
+    right = sum(len(score) > 0 and r.candidates[int(np.argmax(score))].concept_id in r.mention.concepts()
+                for r, score in zip(held, scores, strict=True))  # fmt: skip
+    return round(right / max(1, len(held)), 4)
 
 
 def _fit_fusion(held: Sequence[OutOfFold], logits: Sequence[np.ndarray], depth: int) -> Fusion:

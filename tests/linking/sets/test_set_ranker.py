@@ -4,6 +4,7 @@ reloaded, refused over another terminology, and reached from the command line.""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -288,6 +289,7 @@ def test_a_pair_rescorer_reads_the_best_candidates_with_the_mention(ranker: SetR
     assert report["held_out_mentions"] == sum(r.fold == 0 for r in ranker.out_of_fold)
     assert report["training_mentions"] == len(ranker.out_of_fold) - report["held_out_mentions"]
     assert 0.1 <= outcome.card.threshold < 1 and len(outcome.card.weights) == 3
+    assert 0 < report["top1_ranker"] <= 1 and 0 <= report["top1_pair_model"] <= 1
     loaded = SetRanker.load(folder, terminology)
     assert loaded.rescorer is not None
     [found] = loaded.rank(["肝癌放疗后"])
@@ -312,8 +314,9 @@ def test_train_pair_rescorer_attaches_it_only_when_it_wins(ranker: SetRanker, tm
                                         "--depth", "3", "--batch-size", "16", "--device", "cpu"])  # fmt: skip
     assert trained.exit_code == 0, trained.output
     assert "cross-validated set F1: ranker" in trained.output
-    ranker_f1, rescored_f1 = (float(trained.output.split(label)[1].split(",")[0].split(";")[0])
-                              for label in ("ranker ", "rescored "))  # fmt: skip
+    found = re.search(r"set F1: ranker ([0-9.]+), rescored ([0-9.]+)", trained.output)
+    assert found is not None, trained.output
+    ranker_f1, rescored_f1 = float(found[1]), float(found[2])
     assert (folder / RESCORER_FOLDER).is_dir() == (rescored_f1 > ranker_f1)
     assert ("not attached" in trained.output) == (rescored_f1 <= ranker_f1)
     refused = CliRunner().invoke(main, ["train-pair-rescorer", "--ranker", str(folder), "--held-out-fold", "7"])
