@@ -169,10 +169,6 @@ class SetRanker:
         self.out_of_fold = tuple(out_of_fold)  # kept by save(), read back by read_out_of_fold()
         self.rescorer = rescorer
 
-    def fingerprint(self) -> str:
-        """The fitted model and threshold: what a rescorer's fusion was fitted beside."""
-        return ranker_fingerprint(self.model, self.threshold)
-
     @property
     def terminology(self) -> Terminology:
         return self.featurizer.terminology
