@@ -118,6 +118,11 @@ def test_patients_are_matched_to_trials(matcher_url: str, url: str) -> None:
     body = response.json()
     assert body["age"] == 61 and [t["nct_id"] for t in body["trials"]] == ["NCT1", "NCT2"]
     assert body["trials"][1]["age_ok"] is False
+    criteria = {c["criterion"]: c for c in body["trials"][0]["criteria"]}
+    met = criteria["Type 2 diabetes"]
+    assert met["verdict"] == "met" and "type 2 diabetes" in met["evidence"]
+    assert criteria["Pregnancy"] == {"side": "exclusion", "criterion": "Pregnancy", "verdict": "unknown",
+                                     "evidence": ""}  # fmt: skip
     empty = httpx.post(f"{matcher_url}/v1/trials/match", json={"note": " "})
     assert empty.status_code == 422 and "the patient note is empty" in empty.json()["error"]
     assert httpx.post(f"{matcher_url}/v1/trials/match", json={"note": "x", "top": 0}).status_code == 422

@@ -120,6 +120,8 @@ def test_a_note_ranks_trials_with_their_evidence(browser: webdriver.Chrome, url:
     assert "Diabetes Mellitus, Type 2" in first.find_element(By.CSS_SELECTOR, ".shared").text
     assert first.find_element(By.CSS_SELECTOR, ".age").text == "eligible"
     assert "Type 2 diabetes" in first.find_element(By.CSS_SELECTOR, ".met").text
+    decided = first.find_element(By.CSS_SELECTOR, ".criteria li.met")
+    assert decided.text.startswith("inclusion met: Type 2 diabetes") and "note:" in decided.text
     second = browser.find_elements(By.CSS_SELECTOR, ".trial")[1]
     assert second.find_element(By.CSS_SELECTOR, ".age").text == "not eligible"  # the children's trial
 

@@ -140,10 +140,10 @@ def test_fusion_weights_parse_and_standardize() -> None:
         FusionWeights.parse("bm25=high")
     assert standardize(np.array([0.3, 0.3, 0.3])).tolist() == [0.0, 0.0, 0.0]
     zeros, ones = np.zeros(2), np.ones(2)
-    signals = Signals(np.array([0.9, 0.5]), zeros, zeros, zeros, zeros, zeros, np.array([1.0, 0.0]))
+    signals = Signals(np.array([0.9, 0.5]), zeros, zeros, zeros, zeros, zeros, np.array([1.0, 0.0]), zeros, zeros)
     assert fuse_signals(signals, FusionWeights()).argmax() == 1  # the better dense match is ruled out by age or sex
     assert fuse_signals(signals, FusionWeights(demographics=0)).argmax() == 0
-    only_exclusions = Signals(zeros, zeros, zeros, zeros, zeros, ones, zeros)
+    only_exclusions = Signals(zeros, zeros, zeros, zeros, zeros, ones, zeros, zeros, zeros)
     assert fuse_signals(only_exclusions, FusionWeights()).tolist() == [-0.5, -0.5]
 
 
@@ -295,6 +295,24 @@ def test_reads_the_shared_trec_and_sigir_collections() -> None:
     assert len(trec.notes) == 75 and sum(len(v) for v in trec.qrels.values()) == 35_832
     sigir = read_birco(shared_file("trials/sigir2016/test_shared.json"))
     assert len(sigir.notes) == 25 and len(sigir.trial_texts) == 1_781
+
+
+def test_criteria_are_checked_against_the_note_and_explained(index_dir, encoders, scanner) -> None:
+    weights = FusionWeights(criteria_met=0.5, criteria_failed=0.5)
+    checked = TrialMatcher(TrialIndex.load(index_dir), encoders, scanner, weights)
+    for result in (checked.match(NOTE, top=4), checked.rank(NOTE, [r.nct_id for r in RECORDS])):
+        by_id = {trial.nct_id: trial for trial in result.trials}
+        diabetes = {(v.side, v.criterion): v for v in by_id["NCT00000001"].criteria}
+        assert diabetes[("inclusion", "Type 2 diabetes diagnosed within 5 years")].verdict == "met"
+        assert diabetes[("inclusion", "HbA1c between 7% and 10%")].verdict == "unknown"
+        denied = diabetes[("exclusion", "Heart failure")]
+        assert (denied.verdict, denied.evidence) == ("not met", "No history of heart failure")
+        assert diabetes[("exclusion", "Uncontrolled type 2 diabetes mellitus")].verdict == "unknown"  # its own
+        assert by_id["NCT00000001"].signals["criteria_met"] == 0.5
+        assert by_id["NCT00000001"].signals["criteria_failed"] == 0.0
+        assert by_id["NCT00000004"].signals["criteria_failed"] == 1.0  # excludes diabetes; no heart failure here
+        assert result.trials[0].nct_id == "NCT00000001"
+    assert {"side", "criterion", "verdict", "evidence"} <= set(result.to_dict()["trials"][0]["criteria"][0])
 
 
 # --- reranker and training ----------------------------------------------------------------------------------------

@@ -24,7 +24,21 @@ from medlink.terminology import Terminology
 
 _CLAUSES = re.compile(r"[.;:,()\[\]\n!?]+")
 _NEGATIONS = frozenset({"no", "not", "denies", "denied", "without", "negative", "absence", "free", "nor"})
+# a relative's disease, not the patient's: "family history of breast cancer", "her mother had diabetes"
+_RELATIVES = frozenset({"family", "familial", "mother", "father", "sister", "brother", "sibling", "siblings",
+                        "parent", "parents", "aunt", "uncle", "grandmother", "grandfather", "cousin", "relative",
+                        "relatives"})  # fmt: skip
 DISEASE_BRANCHES = ("C", "F03")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A concept named in a text, with the clause that names it and whether it is denied or a relative's."""
+
+    concept_id: str
+    clause: str
+    negated: bool = False
+    family: bool = False
 
 
 @dataclass
@@ -47,15 +61,22 @@ class ConceptScanner:
     respell: bool = True
     _scope: BranchScope | None = field(init=False, repr=False)
     _negations: frozenset[str] = field(init=False, repr=False)
+    _relatives: frozenset[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._scope = BranchScope(self.terminology, self.branches) if self.branches else None
         # compared after normalization, which turns "denies" into "deny"
         self._negations = frozenset(self.terminology.normalizer(word) for word in _NEGATIONS)
+        self._relatives = frozenset(self.terminology.normalizer(word) for word in _RELATIVES)
 
     def scan(self, text: str) -> tuple[str, ...]:
         """The in-scope concepts named (not negated) in ``text``, in order of first mention, each once."""
-        found: dict[str, None] = {}
+        return tuple(dict.fromkeys(f.concept_id for f in self.findings(text) if not f.negated))
+
+    def findings(self, text: str) -> tuple[Finding, ...]:
+        """Every in-scope concept named in ``text``, negated or not, with its clause and whether it is said of a
+        relative (a relative named in its clause: "breast cancer in her sister")."""
+        found: list[Finding] = []
         if self.shorthand is not None:
             text = self.shorthand.expand(text)
         if self.respell:
@@ -71,10 +92,10 @@ class ConceptScanner:
                 key = " ".join(tokens[start : start + width])
                 before = tokens[max(0, start - self.negation_window) : start]
                 negated = any(token in self._negations for token in before)
-                if not negated:
-                    for match in self.terminology.lookup_normalized(key):
-                        if self._scope is None or self._scope.allows(match.concept_id):
-                            found.setdefault(match.concept_id)
+                family = any(token in self._relatives for token in tokens)
+                for match in self.terminology.lookup_normalized(key):
+                    if self._scope is None or self._scope.allows(match.concept_id):
+                        found.append(Finding(match.concept_id, clause.strip(), negated, family))
                 start += width
         return tuple(found)
 

@@ -4,7 +4,8 @@ Retrieval (TrialMatcher, Jin et al., shared/papers/003 §2.1.2): the note is enc
 compared with every trial's description (trial encoder), inclusion and exclusion criteria (patient encoder); BM25 reads
 the same note. The best ``candidates`` trials by either become candidates, whose evidence is fused (:mod:`.scoring`)
 with the diseases the note names (:mod:`medlink.linking.mentions.scanner`) and its age and sex (:mod:`.notes`). A
-cross-encoder (:mod:`.trial_reranker`) may then reorder the top ``rerank_top``.
+cross-encoder (:mod:`.trial_reranker`) may then reorder the top ``rerank_top``, reading the note as
+:mod:`.note_readings` says (long notes summarized to their findings, or in windows).
 
 Each result says why: the inclusion criteria closest to the note, the exclusion criteria that name a disease of
 the note, the age and sex verdicts, and the conditions shared with the note.
@@ -13,19 +14,40 @@ the note, the age and sex verdicts, and the conditions shared with the note.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from medlink.linking.mentions.scanner import ConceptScanner
+from medlink.trials.matching.criterion_evidence import (
+    EXCLUSION,
+    INCLUSION,
+    CriterionFacts,
+    CriterionVerdict,
+    NoteFacts,
+    criteria_signals,
+    judge_criteria,
+    read_criterion,
+    read_note_facts,
+)
 from medlink.trials.matching.encoders import TrialEncoders
+from medlink.trials.matching.note_readings import NoteReading
 from medlink.trials.matching.notes import MAX_NOTE_CHARS, PatientNote, check_demographics, read_note
-from medlink.trials.matching.scoring import FusionWeights, Signals, fuse_signals, standardize
+from medlink.trials.matching.scoring import (
+    WEIGHTED,
+    FusionWeights,
+    Signals,
+    fuse_signals,
+    reranked_head,
+    with_reranker,
+)
 from medlink.trials.matching.trial_index import VIEWS, IndexedTrial, TrialIndex
-from medlink.trials.matching.trial_reranker import CrossEncoder
+from medlink.trials.matching.trial_reranker import CrossEncoder, best_window_scores
 
 DEFAULT_TOP = 10  # trials returned for a note unless asked otherwise
+CRITERIA_TOP = 100  # over a whole index, only the first stage's best are checked criterion by criterion
+CRITERIA_KEPT = 20_000  # trials whose criteria stay read (a bounded memory in a long-running service)
 
 @dataclass(frozen=True)
 class CriterionMatch:
@@ -47,13 +69,42 @@ class TrialMatch:
     age_ok: bool | None = None
     sex_ok: bool | None = None
     shared_concepts: tuple[str, ...] = ()  # names of the trial's conditions the note names
+    criteria: tuple[CriterionVerdict, ...] = ()  # every criterion met, not met or unknown, with the note's words
 
     def to_dict(self) -> dict[str, Any]:
         return {"nct_id": self.nct_id, "title": self.title, "rank": self.rank, "score": round(self.score, 4),
                 "signals": {k: round(v, 4) for k, v in self.signals.items()},
                 "best_inclusion": [{"text": c.text, "score": round(c.score, 4)} for c in self.best_inclusion],
                 "fired_exclusions": list(self.fired_exclusions), "age_ok": self.age_ok, "sex_ok": self.sex_ok,
-                "shared_concepts": list(self.shared_concepts)}  # fmt: skip
+                "shared_concepts": list(self.shared_concepts),
+                "criteria": [verdict.to_dict() for verdict in self.criteria]}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ReadTrial:
+    """A trial's criteria as read (what each asks) and its own concepts with what is above them."""
+
+    inclusion: tuple[CriterionFacts, ...]
+    exclusion: tuple[CriterionFacts, ...]
+    own: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """A note's candidate trials and the evidence on each, before any ordering."""
+
+    note: PatientNote
+    concepts: tuple[str, ...]  # ids of the diseases the note names
+    patient: np.ndarray  # the note's vector (patient encoder)
+    rows: np.ndarray  # the trials' rows in the index
+    trials: list[IndexedTrial]
+    signals: Signals
+    facts: NoteFacts  # what the note says, for the criteria
+    reach: frozenset[str]  # the note's diseases and every concept above them
+
+    @property
+    def ids(self) -> list[str]:
+        return [trial.nct_id for trial in self.trials]
 
 
 @dataclass(frozen=True)
@@ -76,6 +127,8 @@ class TrialMatcher:
     rerank_top: how many of the fused ranking the reranker reads (it costs one cross-encoder pass per trial).
     explain_top: how many inclusion criteria each result shows.
     expand_query: add every name of the diseases the note names to its BM25 query (needs ``scanner``).
+    fusion: how the first-stage signals are combined (``scoring.FUSIONS``).
+    reading: how the reranker reads a note longer than its window.
     """
 
     index: TrialIndex
@@ -87,6 +140,9 @@ class TrialMatcher:
     candidates: int = 1000
     explain_top: int = 3
     expand_query: bool = True
+    fusion: str = WEIGHTED
+    reading: NoteReading = field(default_factory=NoteReading)
+    _read: dict[int, ReadTrial] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.index.check_encoders(self.encoders)
@@ -97,13 +153,15 @@ class TrialMatcher:
 
     def rank(self, note: str, nct_ids: Sequence[str]) -> MatchResult:
         """``nct_ids`` (a judged pool) ranked for ``note``; ids missing from the index are an error."""
-        return self._ranked(note, self.index.rows(nct_ids), len(nct_ids))
+        return self._ranked(note, list(nct_ids), len(nct_ids))
 
     # --- scoring --------------------------------------------------------------------------------------------
 
-    def _ranked(self, text: str, pool: list[int] | None, top: int) -> MatchResult:
+    def evidence(self, text: str, pool: Sequence[str] | None = None, criteria: bool | None = None) -> Candidates:
+        """The note's candidates (``pool``, or the best of the whole index by dense score and by BM25) with their
+        signals. The criteria are checked for every candidate when ``criteria`` says so (default: when a weight
+        uses them), else they count 0."""
         note = read_note(text)
-        warnings = _note_warnings(text)
         patient = self.encoders.encode_patients([note.text])[0]
         note_concepts = self.scanner.scan(note.text) if self.scanner else ()
         bm25 = self.index.bm25.scores(self._lexical_query(note.text, note_concepts))
@@ -113,18 +171,55 @@ class TrialMatcher:
             rows = np.union1d(_top(dense, self.candidates), _top(bm25, self.candidates))
             cosines = {view: values[rows] for view, values in cosines.items()}
         else:  # only the pool's rows are read (the vectors are memory-mapped float16)
-            rows = np.asarray(pool, dtype=np.int64)
+            rows = np.asarray(self.index.rows(pool), dtype=np.int64)
             cosines = self._cosines(patient, rows)
-        bm25 = bm25[rows]
         trials = [self.index.trials[row] for row in rows]
-        signals = self._signals(cosines, bm25, trials, note, note_concepts)
-        scores = fuse_signals(signals, self.weights)
-        order = sorted(range(len(rows)), key=lambda i: (-scores[i], trials[i].nct_id))
-        order, scores = self._rerank(note.text, trials, order, scores)
-        matches = tuple(self._explain(rank, trials[i], int(rows[i]), float(scores[i]), signals, i, patient, note,
-                                      note_concepts) for rank, i in enumerate(order[:top], start=1))  # fmt: skip
-        names = self._names(note_concepts)
-        return MatchResult(note, names, matches, warnings)
+        facts = read_note_facts(note, self.scanner)
+        reach = self._reach(note_concepts)
+        if criteria is None:
+            criteria = bool(self.weights.criteria_met or self.weights.criteria_failed)
+        signals = self._signals(cosines, bm25[rows], rows, trials, facts, reach, criteria)
+        return Candidates(note, tuple(note_concepts), patient, rows, trials, signals, facts, reach)
+
+    def relevance(self, found: Candidates, positions: Sequence[int], reading: NoteReading | None = None
+                  ) -> np.ndarray:  # fmt: skip
+        """The reranker's score of the candidates at ``positions``, reading the note as ``reading`` (default: the
+        matcher's) says."""
+        assert self.reranker is not None
+        queries = (reading or self.reading).queries(found.note.text, self.scanner)
+        documents = [found.trials[i].description or found.trials[i].title for i in positions]
+        return best_window_scores(self.reranker, queries, documents)
+
+    def _ranked(self, text: str, pool: list[str] | None, top: int) -> MatchResult:
+        warnings = _note_warnings(text)
+        checks = bool(self.weights.criteria_met or self.weights.criteria_failed)
+        every_one = checks and pool is not None and len(pool) <= CRITERIA_TOP
+        found = self.evidence(text, pool, criteria=every_one)
+        scores = fuse_signals(found.signals, self.weights, self.fusion)
+        if checks and not every_one:
+            found, scores = self._checked_head(found, scores)
+        head, tail = reranked_head(scores, found.ids, self.rerank_top)
+        if self.reranker is not None and self.weights.rerank:
+            scores = with_reranker(scores, head, tail, self.relevance(found, head), self.weights.rerank)
+            head, tail = reranked_head(scores, found.ids, self.rerank_top)
+        order = head + tail
+        matches = tuple(self._explain(rank, found, i, float(scores[i])) for rank, i in enumerate(order[:top], start=1))
+        return MatchResult(found.note, self._names(found.concepts), matches, warnings)
+
+    def _checked_head(self, found: Candidates, scores: np.ndarray) -> tuple[Candidates, np.ndarray]:
+        """The criteria checked for the first stage's best ``CRITERIA_TOP`` only (reading every criterion of
+        thousands of candidates would take seconds); those stay above the rest."""
+        head, tail = reranked_head(scores, found.ids, CRITERIA_TOP)
+        met, failed = found.signals.criteria_met.copy(), found.signals.criteria_failed.copy()
+        for i in head:
+            trial = found.trials[i]
+            if trial.inclusion or trial.exclusion:
+                met[i], failed[i] = criteria_signals(*self._verdicts(found.facts, int(found.rows[i]), trial))
+        found = replace(found, signals=replace(found.signals, criteria_met=met, criteria_failed=failed))
+        checked = fuse_signals(found.signals, self.weights, self.fusion)
+        if tail:
+            checked[head] += max(0.0, float(checked[tail].max() - checked[head].min())) + 1.0
+        return found, checked
 
     def _lexical_query(self, text: str, note_concepts: Sequence[str]) -> str:
         """The note, then every name of the diseases it names (MeSH entry terms as query expansion): BM25 then finds
@@ -139,58 +234,72 @@ class TrialMatcher:
         """cos(note, D), cos(note, I), cos(note, E) of the trials at ``rows``."""
         return {view: np.asarray(self.index.vectors[view][rows], dtype=np.float32) @ patient for view in VIEWS}
 
-    def _signals(self, cosines: dict[str, np.ndarray], bm25: np.ndarray, trials: list[IndexedTrial],
-                 note: PatientNote, note_concepts: Sequence[str]) -> Signals:  # fmt: skip
-        concepts, excluded, demographics = (np.zeros(len(trials)) for _ in range(3))
+    def _signals(self, cosines: dict[str, np.ndarray], bm25: np.ndarray, rows: np.ndarray, trials: list[IndexedTrial],
+                 facts: NoteFacts, reach: frozenset[str], criteria: bool) -> Signals:  # fmt: skip
+        concepts, excluded, demographics, met, failed = (np.zeros(len(trials)) for _ in range(5))
+        note = facts.note
         for i, trial in enumerate(trials):
-            if self.scanner and note_concepts:
+            if reach:
                 if trial.concepts:
-                    concepts[i] = len(self.scanner.related(note_concepts, trial.concepts)) / len(trial.concepts)
-                excluded[i] = bool(self._excluding(note_concepts, trial, trial.exclusion_concepts))
+                    concepts[i] = sum(c in reach for c in trial.concepts) / len(trial.concepts)
+                excluded[i] = bool(self._excluding(reach, int(rows[i]), trial, trial.exclusion_concepts))
             demographics[i] = check_demographics(note, trial.minimum_age, trial.maximum_age, trial.sex).excluded
-        return Signals(cosines["D"], cosines["I"], cosines["E"], bm25, concepts, excluded, demographics)
+            if criteria and (trial.inclusion or trial.exclusion):
+                met[i], failed[i] = criteria_signals(*self._verdicts(facts, int(rows[i]), trial))
+        return Signals(cosines["D"], cosines["I"], cosines["E"], bm25, concepts, excluded, demographics, met, failed)
 
-    def _rerank(self, note: str, trials: list[IndexedTrial], order: list[int], scores: np.ndarray
-                ) -> tuple[list[int], np.ndarray]:  # fmt: skip
-        """The top ``rerank_top`` reordered by fused score + weight × standardized cross-encoder score; the rest
-        keep their order below them."""
-        if self.reranker is None or not self.weights.rerank:
-            return order, scores
-        head, tail = order[: self.rerank_top], order[self.rerank_top :]
-        relevance = self.reranker.score(note, [trials[i].description or trials[i].title for i in head])
-        scores = scores.astype(np.float64).copy()
-        scores[head] += self.weights.rerank * standardize(relevance)
-        if tail:  # the reranked head stays above the rest
-            floor = scores[head].min()
-            scores[tail] = np.minimum(scores[tail], floor - 1e-6)
-        return sorted(head, key=lambda i: (-scores[i], trials[i].nct_id)) + tail, scores
+    def _read_trial(self, row: int, trial: IndexedTrial) -> ReadTrial:
+        """What the trial's criteria ask and which concepts are its own, read once per trial and kept: neither
+        depends on the note."""
+        if row not in self._read:
+            if len(self._read) >= CRITERIA_KEPT:
+                del self._read[next(iter(self._read))]  # the longest kept
+            own = set(trial.concepts)
+            if self.scanner is not None:
+                terminology = self.scanner.terminology
+                for concept in trial.concepts:
+                    own.update(terminology.ancestors(concept) if concept in terminology else ())
+            self._read[row] = ReadTrial(tuple(read_criterion(text, self.scanner) for text in trial.inclusion),
+                                        tuple(read_criterion(text, self.scanner) for text in trial.exclusion),
+                                        frozenset(own))  # fmt: skip
+        return self._read[row]
+
+    def _verdicts(self, facts: NoteFacts, row: int, trial: IndexedTrial
+                  ) -> tuple[tuple[CriterionVerdict, ...], tuple[CriterionVerdict, ...]]:  # fmt: skip
+        """Each inclusion and exclusion criterion of ``trial`` checked against the note."""
+        read = self._read_trial(row, trial)
+        return (judge_criteria(INCLUSION, read.inclusion, facts),
+                judge_criteria(EXCLUSION, read.exclusion, facts, read.own))  # fmt: skip
+
+    def _reach(self, concepts: Sequence[str]) -> frozenset[str]:
+        """``concepts`` and every concept above them: a trial's concept is the note's when it is in there."""
+        if self.scanner is None:
+            return frozenset()
+        terminology = self.scanner.terminology
+        return frozenset(c for concept in concepts for c in (concept, *terminology.ancestors(concept)))
 
     # --- explanations ---------------------------------------------------------------------------------------
 
-    def _explain(self, rank: int, trial: IndexedTrial, row: int, score: float, signals: Signals, i: int,
-                 patient: np.ndarray, note: PatientNote, note_concepts: Sequence[str]) -> TrialMatch:  # fmt: skip
-        closest = self.index.criteria_vectors("I", row) @ patient if trial.inclusion else np.zeros(0)
+    def _explain(self, rank: int, found: Candidates, i: int, score: float) -> TrialMatch:
+        trial, row, note = found.trials[i], int(found.rows[i]), found.note
+        closest = self.index.criteria_vectors("I", row) @ found.patient if trial.inclusion else np.zeros(0)
         best = tuple(CriterionMatch(trial.inclusion[j], float(closest[j]))
                      for j in np.argsort(-closest, kind="stable")[: self.explain_top])  # fmt: skip
-        fired: tuple[str, ...] = ()
-        shared: tuple[str, ...] = ()
-        if self.scanner and note_concepts:
-            fired = tuple(c for c in trial.exclusion if self._excluding(note_concepts, trial, self.scanner.scan(c)))
-            shared = self._names(self.scanner.related(note_concepts, trial.concepts))
+        inclusion, exclusion = self._verdicts(found.facts, row, trial)
+        fired = tuple(c.text for c in self._read_trial(row, trial).exclusion
+                      if self._excluding(found.reach, row, trial, [f.concept_id for f in c.findings if not f.negated]))
+        shared = self._names([c for c in trial.concepts if c in found.reach])
         verdict = check_demographics(note, trial.minimum_age, trial.maximum_age, trial.sex)
-        values = {name: float(getattr(signals, name)[i]) for name in Signals.__dataclass_fields__}
+        values = {name: float(getattr(found.signals, name)[i]) for name in Signals.__dataclass_fields__}
         return TrialMatch(trial.nct_id, trial.title, rank, score, values, best, fired, verdict.age_ok,
-                          verdict.sex_ok, shared)  # fmt: skip
+                          verdict.sex_ok, shared, inclusion + exclusion)  # fmt: skip
 
-    def _excluding(self, note_concepts: Sequence[str], trial: IndexedTrial, named: Sequence[str]) -> tuple[str, ...]:
-        """The diseases of the note among ``named`` (an exclusion's), leaving out the trial's own conditions and
-        what is above them: "uncontrolled type 2 diabetes" in a diabetes trial qualifies its patients, it does not
-        exclude diabetes."""
-        assert self.scanner is not None
-        own = set(trial.concepts)
-        for concept in trial.concepts:
-            own.update(self.scanner.terminology.ancestors(concept) if concept in self.scanner.terminology else ())
-        return self.scanner.related(note_concepts, [c for c in named if c not in own])
+    def _excluding(self, reach: frozenset[str], row: int, trial: IndexedTrial, named: Sequence[str]) -> tuple[str, ...]:
+        """The diseases of the note (``reach``: with what is above them) among ``named`` (an exclusion's), leaving
+        out the trial's own conditions and what is above them: "uncontrolled type 2 diabetes" in a diabetes trial
+        qualifies its patients, it does not exclude diabetes."""
+        own = self._read_trial(row, trial).own
+        return tuple(c for c in named if c in reach and c not in own)
 
     def _names(self, concepts: Sequence[str]) -> tuple[str, ...]:
         if self.scanner is None:

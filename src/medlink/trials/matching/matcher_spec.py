@@ -12,7 +12,8 @@ from medlink.options import setting
 from medlink.trials.matching.encoders import load_trial_encoders
 from medlink.trials.matching.index_build import index_texts
 from medlink.trials.matching.matcher import TrialMatcher
-from medlink.trials.matching.scoring import FusionWeights
+from medlink.trials.matching.note_readings import READINGS, WHOLE, NoteReading
+from medlink.trials.matching.scoring import FUSIONS, WEIGHTED, FusionWeights
 from medlink.trials.matching.trial_index import TrialIndex, TrialIndexError
 
 
@@ -23,6 +24,8 @@ class MatcherSpec:
     reranker: ``msmarco``, an ONNX cross-encoder folder, or ``None``.
     concepts: whether the note's diseases are found and compared with the trials' (MeSH, embedded).
     expand_query: whether every name of those diseases joins the note's BM25 query.
+    fusion, reading, rerank_tokens: how the signals are combined, how the reranker reads a long note, and the
+    window it reads note and trial in.
     """
 
     index_dir: Path | None = None
@@ -36,6 +39,12 @@ class MatcherSpec:
     rerank_top: int = setting(20, "How many top trials the reranker reads.", minimum=1)
     expand_query: bool = setting(True, "Add the names of the note's diseases to its BM25 query.",
                                  flag="--expand/--no-expand")  # fmt: skip
+    fusion: str = setting(WEIGHTED, "How the first-stage signals are combined: 'weighted' (z-scores, --weights) or "
+                                    "'rrf' (reciprocal-rank fusion).", choices=FUSIONS)  # fmt: skip
+    reading: str = setting(WHOLE, "How the reranker reads a long note: 'whole', 'findings' (its first sentence "
+                                  "and the sentences naming a disease) or 'windows' (best window).",
+                           choices=READINGS)  # fmt: skip
+    rerank_tokens: int = setting(256, "The reranker's window in tokens, note and trial together.", minimum=16)
 
     def build(self, trial_texts: Mapping[str, str] | None = None, progress: bool = False) -> TrialMatcher:
         from medlink.terminology import load_default_terminology
@@ -55,6 +64,7 @@ class MatcherSpec:
         else:
             raise MedlinkError("no trials to match against: give a trial index (--index) or a collection with trial "
                                "texts (--birco)")  # fmt: skip
-        reranker = load_reranker(self.reranker) if self.reranker else None
+        reranker = load_reranker(self.reranker, self.rerank_tokens) if self.reranker else None
         return TrialMatcher(index, encoders, scanner, self.weights, reranker, self.rerank_top,
-                            expand_query=self.expand_query)  # fmt: skip
+                            expand_query=self.expand_query, fusion=self.fusion,
+                            reading=NoteReading(self.reading))  # fmt: skip

@@ -74,6 +74,11 @@ class OnnxCrossEncoder:
         return {**self.__dict__, "_session": None, "_tokenizer": None}
 
 
+def best_window_scores(reranker: CrossEncoder, queries: Sequence[str], documents: Sequence[str]) -> np.ndarray:
+    """Each document's score against its best query: a note read in windows scores by its best window."""
+    return np.max([reranker.score(query, documents) for query in queries], axis=0)
+
+
 def _padded(rows: list[list[int]], width: int) -> np.ndarray:
     return np.array([row + [0] * (width - len(row)) for row in rows], dtype=np.int64)
 
@@ -91,10 +96,10 @@ def msmarco_folder() -> Path:
     return folder
 
 
-def load_reranker(name: str) -> CrossEncoder:
+def load_reranker(name: str, max_length: int = 512) -> CrossEncoder:
     if name == MSMARCO:
-        return OnnxCrossEncoder(MSMARCO, msmarco_folder())
+        return OnnxCrossEncoder(MSMARCO, msmarco_folder(), max_length)
     folder = Path(name)
     if not folder.is_dir():
         raise MedlinkError(f"unknown reranker {name!r}: use {MSMARCO!r} or a folder with model.onnx and tokenizer.json")
-    return OnnxCrossEncoder(str(folder), folder)
+    return OnnxCrossEncoder(str(folder), folder, max_length)
