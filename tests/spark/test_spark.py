@@ -220,3 +220,58 @@ def test_index_built_on_spark_matches_a_local_build_and_resumes_from_its_chunks(
     assert (counts["encoded"], counts["found"], counts["names"]) == (chunks - 1, 1, len(entries))
     vectors = VectorIndex.load(again).faiss["O"].reconstruct_n(0, 5)
     assert not vectors[:4].any() and vectors[4].any()
+
+
+def test_shard_store_keeps_names_per_chunk_and_whole_chunks(tmp_path: Path) -> None:
+    import numpy as np
+
+    from medlink.spark.shard_store import ShardStore, ShardStoreError
+
+    store = ShardStore((tmp_path / "shards").as_uri())  # a file:// URI goes through pyarrow's filesystems
+    store.claim({"names": 5, "chunk_size": 2})
+    store.claim({"names": 5, "chunk_size": 2})  # the same build resumes
+    store.write_names(["a", "b", "c", "d", "e"], chunk_size=2)
+    assert [store.names_of(n) for n in range(3)] == [["a", "b"], ["c", "d"], ["e"]]
+    store.put_chunk(2, np.ones((1, 3), np.float32))
+    assert store.encoded() == {2} and store.has(2) and not store.has(0)
+    assert not list((tmp_path / "shards" / "chunks").glob("*partial*"))  # written aside, then moved
+    store.fetch(2, tmp_path / "work" / "00002.npy")
+    assert np.load(tmp_path / "work" / "00002.npy").dtype == np.float16
+    with pytest.raises(ShardStoreError, match="another index build"):
+        store.claim({"names": 6, "chunk_size": 2})
+    store.clear()
+    assert list((tmp_path / "shards").iterdir()) == []
+    with pytest.raises(ShardStoreError, match="cannot reach the shard store nosuch://x"):
+        ShardStore("nosuch://x").encoded()
+
+
+def test_index_built_on_spark_with_shards_elsewhere_resumes_from_them(spark, fixtures: Path, tmp_path: Path) -> None:
+    import numpy as np
+
+    from medlink.encoders import load_encoder
+    from medlink.index import VectorIndex, ontology_entries
+    from medlink.index.build import build_plan
+    from medlink.spark import build_index as build_on_spark
+    from medlink.spark.shard_store import ShardStore, ShardStoreError
+    from medlink.terminology import SourceSpec, compile_terminology, load_terminology, save_terminology
+
+    save_terminology(compile_terminology([SourceSpec(fixtures / "mesh_descriptors_tiny.tsv", "mesh-desc-tsv")]),
+                     tmp_path / "terminology")  # fmt: skip
+    terminology = load_terminology(tmp_path / "terminology")
+    encoder, entries = load_encoder("minilm"), ontology_entries(terminology)
+    chunks = -(-len(entries) // 4)
+    shards = (tmp_path / "cluster" / "shards").as_uri()
+    # a killed run left chunk 1 in the store (zeros here): it is found there, not encoded again
+    store = ShardStore(shards)
+    store.claim(build_plan(entries, encoder, 4, terminology.fingerprint(), range(len(entries))))
+    store.put_chunk(1, np.zeros((4, encoder.dimension), np.float16))
+    counts = build_on_spark(spark, tmp_path / "terminology", tmp_path / "index", encoder="minilm", quantize="none",
+                            chunk_size=4, shards=shards)  # fmt: skip
+    assert (counts["encoded"], counts["found"], counts["names"]) == (chunks - 1, 1, len(entries))
+    vectors = VectorIndex.load(tmp_path / "index").faiss["O"].reconstruct_n(0, 8)
+    assert vectors[:4].any() and not vectors[4:8].any()
+    assert list((tmp_path / "cluster" / "shards").iterdir()) == []  # the build's shards go once the index is in place
+    ShardStore(shards).claim({"another": "build"})
+    with pytest.raises(ShardStoreError, match="another index build"):
+        build_on_spark(spark, tmp_path / "terminology", tmp_path / "other", encoder="minilm", quantize="none",
+                       chunk_size=4, shards=shards)  # fmt: skip

@@ -65,12 +65,16 @@ def _encoder_options(function):
               help="Encode on Spark (local[4], spark://HOST:7077, yarn…): each task one chunk of names, one encoder "
                    "per Python worker; the output's folder must be shared by the executors. A rerun after a kill "
                    "encodes only the chunks not written yet.")  # fmt: skip
+@click.option("--shards", default=None, metavar="URI",
+              help="With --spark: where the executors read the names and write the encoded chunks, a folder or any "
+                   "filesystem pyarrow reaches (hdfs://…, s3://…, gs://…); default: the build's folder beside the "
+                   "output, which the executors must then share.")  # fmt: skip
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Encode in this many processes of one thread each (the onnx backend; about one per core).")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
 def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantize: str, train_spec: str | None,
           entity_type: str | None, kind: str, encode_only: str | None, calibrate: bool, reuse: tuple[Path, ...],
-          spark_master: str | None, workers: int, output_dir: Path) -> None:  # fmt: skip
+          spark_master: str | None, shards: str | None, workers: int, output_dir: Path) -> None:  # fmt: skip
     """Encode every distinct name (and training mention) and save a searchable index.
 
     A long build first says how long it expects to take (timed on a sample of the names), and an interrupted one
@@ -78,8 +82,10 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
     """
     if spark_master:
         _build_on_spark(spark_master, terminology_dir, encoder_name, backend, quantize, kind, output_dir,
-                        train_spec or encode_only or reuse)  # fmt: skip
+                        train_spec or encode_only or reuse, shards)  # fmt: skip
         return
+    if shards:
+        raise click.UsageError("--shards is where Spark executors put their work: it needs --spark")
     from medlink.encoders import load_encoder
     from medlink.index import build_index, ontology_entries
     from medlink.index.vector_index import read_index_manifest
@@ -121,7 +127,7 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
 
 
 def _build_on_spark(master: str, terminology_dir: Path | None, encoder_name: str, backend: str, quantize: str,
-                    kind: str, output_dir: Path, unsupported: object) -> None:  # fmt: skip
+                    kind: str, output_dir: Path, unsupported: object, shards: str | None) -> None:  # fmt: skip
     if terminology_dir is None:
         raise click.UsageError("--spark needs --terminology: a compiled folder every executor can read")
     if unsupported or backend != "onnx":
@@ -138,7 +144,8 @@ def _build_on_spark(master: str, terminology_dir: Path | None, encoder_name: str
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = SparkSession.builder.master(master).appName("medlink index build").getOrCreate()
     try:
-        counts = build_index(spark, terminology_dir, output_dir, encoder=encoder_name, quantize=quantize, kind=kind)
+        counts = build_index(spark, terminology_dir, output_dir, encoder=encoder_name, quantize=quantize, kind=kind,
+                             shards=shards)  # fmt: skip
     finally:
         spark.stop()
     click.echo(f"indexed {counts['names']:,} distinct names into {output_dir} ({counts['encoded']:,} chunks encoded "

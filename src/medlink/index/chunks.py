@@ -17,8 +17,8 @@ def chunk_path(workdir: Path, number: int) -> Path:
 
 
 def encode_chunk(encoder: Encoder, texts: Sequence[str], workdir: Path, number: int) -> None:
-    """Encode one chunk into its fp16 file, written beside it and renamed: a file there is always whole (a Spark
-    executor encodes chunks of the same build with this)."""
+    """Encode one chunk into its fp16 file, written beside it and renamed: a file there is always whole (worker
+    processes encode chunks of the same build with this; Spark executors write theirs through a shard store)."""
     path = chunk_path(workdir, number)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f"{path.stem}.{os.getpid()}.partial.npy")

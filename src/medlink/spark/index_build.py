@@ -6,8 +6,10 @@ worker and renames the finished file into place, and the driver then runs the or
 chunk encoded and only assembles the index. So a killed job, rerun, encodes only the chunks that have no file yet,
 and a build begun on Spark can be finished on one machine or the other way round.
 
-The output's folder must be a filesystem every executor can write and rename in (local disk in local mode, a
-shared mount such as NFS on a cluster), as for :func:`medlink.spark.link_to_parquet`.
+Executors read the names and write the chunks through a :class:`~medlink.spark.shard_store.ShardStore`: by default
+the work folder itself, which must then be a filesystem every executor can write and rename in (local disk in local
+mode, a shared mount such as NFS on a cluster); with ``shards`` any filesystem pyarrow reaches (``hdfs://``,
+``s3://``, ``gs://``, …), from which the driver copies the chunks into its work folder before assembling.
 """
 
 from __future__ import annotations
@@ -15,52 +17,52 @@ from __future__ import annotations
 import functools
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from medlink.encoders import load_encoder
 from medlink.encoders.base import Encoder
 from medlink.index import build_index as build_locally
 from medlink.index import ontology_entries
-from medlink.index.build import DEFAULT_CHUNK, build_plan, chunk_path, encode_chunk, prepare_workdir, workdir_of
+from medlink.index.build import DEFAULT_CHUNK, build_plan, chunk_path, prepare_workdir, workdir_of
+from medlink.spark.shard_store import ShardStore
 from medlink.terminology import load_terminology
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-TEXTS_FILE = "texts.arrow"
-
-
 def build_index(spark: SparkSession, terminology: Path | str, output: Path | str, *, encoder: str = "medlink",
                 quantize: str = "int8", kind: str = "auto", chunk_size: int = DEFAULT_CHUNK,
-                threads_per_task: int = 1) -> dict[str, float]:  # fmt: skip
+                threads_per_task: int = 1, shards: str | None = None) -> dict[str, float]:  # fmt: skip
     """Index every distinct name of the compiled ``terminology`` into ``output``, encoding on the executors.
-    Returns counts (chunks encoded now, chunks found encoded by an earlier run, names) and the seconds spent
-    encoding on the executors and assembling on the driver."""
-    import pyarrow as pa
-
+    ``shards``: where the executors read the names and write the chunks (a folder or a filesystem URI such as
+    ``hdfs://namenode/medlink/shards``; default: the build's work folder beside ``output``). Returns counts (chunks
+    encoded now, chunks found encoded by an earlier run, names) and the seconds spent encoding on the executors and
+    assembling on the driver."""
     terminology_dir, output = Path(terminology), Path(output)
     loaded = load_terminology(terminology_dir)
     model = load_encoder(encoder, quantize=quantize)
     entries = ontology_entries(loaded)
     workdir = workdir_of(output)
-    prepare_workdir(workdir, build_plan(entries, model, chunk_size, loaded.fingerprint(), range(len(entries))))
-    texts = workdir / TEXTS_FILE
-    if not texts.exists():  # the executors read their chunk's names from here, not from the task closure
-        table = pa.table({"text": pa.array([entry.text for entry in entries], pa.large_string())})
-        partial = texts.with_suffix(".partial")
-        with pa.OSFile(str(partial), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-        partial.replace(texts)
+    plan = build_plan(entries, model, chunk_size, loaded.fingerprint(), range(len(entries)))
+    prepare_workdir(workdir, plan)
+    store = ShardStore(shards or str(workdir))
+    store.claim(plan)
+    store.write_names([entry.text for entry in entries], chunk_size)  # read by the executors, not sent in closures
     count = -(-len(entries) // chunk_size)
-    missing = [number for number in range(count) if not chunk_path(workdir, number).exists()]
+    found = store.encoded() | {number for number in range(count) if chunk_path(workdir, number).exists()}
+    missing = [number for number in range(count) if number not in found]
     started = time.perf_counter()
     if missing:
-        task = functools.partial(_encode_task, workdir=str(workdir), encoder=encoder, quantize=quantize,
-                                 chunk_size=chunk_size, threads=threads_per_task)  # fmt: skip
+        task = functools.partial(_encode_task, store=store, encoder=encoder, quantize=quantize,
+                                 threads=threads_per_task)  # fmt: skip
         spark.sparkContext.parallelize(missing, len(missing)).foreach(task)
+    for number in range(count):
+        store.fetch(number, chunk_path(workdir, number))
     encoded = time.perf_counter() - started
     origin = {"encoder": encoder, "backend": "onnx", "terminology": str(terminology_dir.resolve())}
     build_locally(entries, model, output, loaded.fingerprint(), kind=kind, chunk_size=chunk_size, origin=origin)
+    if shards:
+        store.clear()
     return {"encoded": len(missing), "found": count - len(missing), "names": len(entries),
             "encode_seconds": round(encoded, 1), "assemble_seconds": round(time.perf_counter() - started - encoded, 1)}
 
@@ -71,12 +73,7 @@ def worker_encoder(name: str, quantize: str, threads: int) -> Encoder:
     return load_encoder(name, quantize=quantize, threads=threads)
 
 
-def _encode_task(number: int, *, workdir: str, encoder: str, quantize: str, chunk_size: int, threads: int) -> None:
-    import pyarrow as pa
-
-    folder = Path(workdir)
-    if chunk_path(folder, number).exists():  # a speculative or retried task found it done
+def _encode_task(number: int, *, store: ShardStore, encoder: str, quantize: str, threads: int) -> None:
+    if store.has(number):  # a speculative or retried task found it done
         return
-    column: Any = pa.ipc.open_file(pa.memory_map(str(folder / TEXTS_FILE))).read_all().column("text")
-    texts = column.slice(number * chunk_size, chunk_size).to_pylist()
-    encode_chunk(worker_encoder(encoder, quantize, threads), texts, folder, number)
+    store.put_chunk(number, worker_encoder(encoder, quantize, threads).encode(store.names_of(number)))
