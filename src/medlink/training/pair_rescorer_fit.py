@@ -37,7 +37,7 @@ from medlink.linking.sets.pair_rescorer import (
     fusion_features,
     ranker_fingerprint,
 )
-from medlink.linking.sets.set_ranker import OutOfFold, read_out_of_fold, read_ranker_model
+from medlink.linking.sets.set_ranker import OutOfFold, claimed_concepts, read_out_of_fold, read_ranker_model
 from medlink.training.kar_network import KarNetwork
 from medlink.training.reranker_config import RerankerFitConfig, RescorerFitConfig
 from medlink.training.reranker_fit import MinedExamples, RankingExample, train_network
@@ -176,8 +176,7 @@ def _fit_fusion(held: Sequence[OutOfFold], logits: Sequence[np.ndarray], depth: 
 
 
 def _ranker_claims(record: OutOfFold, threshold: float) -> tuple[str, ...]:
-    claimed = [c.concept_id for rank, c in enumerate(record.candidates) if rank == 0 or c.score > threshold]
-    return tuple(dict.fromkeys(claimed))
+    return claimed_concepts([(c.concept_id, c.score) for c in record.candidates], threshold)
 
 
 def _fused_claims(record: OutOfFold, pair: np.ndarray, fusion: Fusion, depth: int) -> tuple[str, ...]:
@@ -187,5 +186,4 @@ def _fused_claims(record: OutOfFold, pair: np.ndarray, fusion: Fusion, depth: in
         return ()
     fused = fused_probability(fusion_features(np.array([c.score for c in read]), pair), weights, bias)
     order = np.argsort(-fused, kind="stable")
-    claimed = [read[j].concept_id for rank, j in enumerate(order) if rank == 0 or fused[j] > threshold]
-    return tuple(dict.fromkeys(claimed))
+    return claimed_concepts([(read[j].concept_id, float(fused[j])) for j in order], threshold)

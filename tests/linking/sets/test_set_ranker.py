@@ -321,3 +321,12 @@ def test_train_pair_rescorer_attaches_it_only_when_it_wins(ranker: SetRanker, tm
     assert ("not attached" in trained.output) == (rescored_f1 <= ranker_f1)
     refused = CliRunner().invoke(main, ["train-pair-rescorer", "--ranker", str(folder), "--held-out-fold", "7"])
     assert refused.exit_code != 0 and "holds 0 of" in refused.output
+
+
+def test_claimed_concepts_take_the_best_then_those_above_the_threshold_each_once() -> None:
+    from medlink.linking.sets.set_ranker import claimed_concepts
+
+    scored = [("A", 0.4), ("B", 0.9), ("A", 0.8), ("C", 0.3)]  # best first by whatever decided the order
+    assert claimed_concepts(scored, 0.5) == ("A", "B")
+    assert claimed_concepts(scored, 0.95) == ("A",)  # the best is always claimed
+    assert claimed_concepts([], 0.5) == ()

@@ -323,6 +323,13 @@ def rank_pairs(pairs: CandidatePairs, model: RankerModel, threshold: float) -> l
             for entries, chances in zip(pairs.entries, model.probabilities(pairs), strict=True)]  # fmt: skip
 
 
+def claimed_concepts(scored: Sequence[tuple[str, float]], threshold: float) -> tuple[str, ...]:
+    """The rule :func:`claim` applies, over (concept, score) pairs best first: the best, then every one above
+    ``threshold``, each concept once (the fitting of a rescorer scores out-of-fold candidates with it)."""
+    claimed = [concept for rank, (concept, score) in enumerate(scored) if rank == 0 or score > threshold]
+    return tuple(dict.fromkeys(claimed))
+
+
 def claim(entries: Sequence[IndexEntry], probabilities: np.ndarray, threshold: float,
           fused: dict[int, float] | None = None) -> RankedSet:  # fmt: skip
     """A mention's candidates by probability; claimed: those above ``threshold`` (at least the best), one concept

@@ -253,7 +253,7 @@ class TrialMatcher:
         depends on the note."""
         if row not in self._read:
             if len(self._read) >= CRITERIA_KEPT:
-                del self._read[next(iter(self._read))]  # the longest kept
+                self._read.clear()  # start over: simpler than an eviction order, and safe beside other threads
             own = set(trial.concepts)
             if self.scanner is not None:
                 terminology = self.scanner.terminology
