@@ -71,7 +71,7 @@ class ConceptScanner:
 
     def scan(self, text: str) -> tuple[str, ...]:
         """The in-scope concepts named (not negated) in ``text``, in order of first mention, each once."""
-        return tuple(dict.fromkeys(f.concept_id for f in self.findings(text) if not f.negated))
+        return named(self.findings(text))
 
     def findings(self, text: str) -> tuple[Finding, ...]:
         """Every in-scope concept named in ``text``, negated or not, with its clause and whether it is said of a
@@ -120,3 +120,9 @@ class ConceptScanner:
         for concept in patient_set:
             with_ancestors.update(self.terminology.ancestors(concept))
         return tuple(concept for concept in trial if concept in with_ancestors)
+
+
+def named(findings: Iterable[Finding]) -> tuple[str, ...]:
+    """The concepts of ``findings`` that are not negated, in order of first mention, each once (what
+    :meth:`ConceptScanner.scan` returns, for a caller that has the findings already)."""
+    return tuple(dict.fromkeys(f.concept_id for f in findings if not f.negated))

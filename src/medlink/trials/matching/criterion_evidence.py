@@ -81,13 +81,16 @@ def read_criterion(text: str, scanner: ConceptScanner | None) -> CriterionFacts:
     return CriterionFacts(text, scanner.findings(text) if scanner else (), minimum, maximum, _sex_limit(text))
 
 
-def read_note_facts(note: PatientNote, scanner: ConceptScanner | None) -> NoteFacts:
+def read_note_facts(note: PatientNote, scanner: ConceptScanner | None,
+                    findings: Sequence[Finding] | None = None) -> NoteFacts:  # fmt: skip
+    """``findings``: the scanner's findings in the note when the caller has them already (else it scans)."""
     present: dict[str, str] = {}
     denied: dict[str, str] = {}
     family: dict[str, str] = {}
-    for finding in scanner.findings(note.text) if scanner else ():
+    if scanner is None:
+        return NoteFacts(note, present, denied, family)
+    for finding in scanner.findings(note.text) if findings is None else findings:
         kind = family if finding.family else denied if finding.negated else present
-        assert scanner is not None
         for concept in (finding.concept_id, *scanner.terminology.ancestors(finding.concept_id)):
             kind.setdefault(concept, finding.clause)
     return NoteFacts(note, present, denied, family)

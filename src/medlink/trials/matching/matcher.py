@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from medlink.linking.mentions.scanner import ConceptScanner
+from medlink.linking.mentions.scanner import ConceptScanner, named
 from medlink.trials.matching.criterion_evidence import (
     EXCLUSION,
     INCLUSION,
@@ -163,7 +163,8 @@ class TrialMatcher:
         uses them), else they count 0."""
         note = read_note(text)
         patient = self.encoders.encode_patients([note.text])[0]
-        note_concepts = self.scanner.scan(note.text) if self.scanner else ()
+        findings = self.scanner.findings(note.text) if self.scanner else ()  # scanned once: concepts and facts
+        note_concepts = named(findings)
         bm25 = self.index.bm25.scores(self._lexical_query(note.text, note_concepts))
         if pool is None:  # every trial's cosines, to choose the candidates
             cosines = self._cosines(patient, slice(None))
@@ -174,7 +175,7 @@ class TrialMatcher:
             rows = np.asarray(self.index.rows(pool), dtype=np.int64)
             cosines = self._cosines(patient, rows)
         trials = [self.index.trials[row] for row in rows]
-        facts = read_note_facts(note, self.scanner)
+        facts = read_note_facts(note, self.scanner, findings)
         reach = self._reach(note_concepts)
         if criteria is None:
             criteria = bool(self.weights.criteria_met or self.weights.criteria_failed)
