@@ -10,8 +10,12 @@
 # EPOCHS=3 on 2 CPU cores (2026-11-27): 6.5-8 min per fold encoder, 6.5 min the full one, 2 min to encode the 37,633
 # ICD names with each of the six, 2 min to fit the ranker, 11 min for one epoch of the rescorer: about 1 h 40 min.
 # On a GPU (DEVICE=auto finds it) EPOCHS=100 is medlink-zh's recipe (~2 min per encoder on an H200; PARALLEL=3
-# trains three at once, as one small model leaves most of the card idle) and RESCORER_EPOCHS can grow; not yet run
-# on one. MEDLINK_DATA points at a packed copy of the data, WORK (default build/zh-crossfit) is where everything goes.
+# trains three at once, as one small model leaves most of the card idle) and RESCORER_EPOCHS can grow. Run on a lent
+# H200 on 2026-11-27 with FULL_ENCODER=medlink-zh PARALLEL=5 EPOCHS=100: five encoders and the ranker in 385 s
+# (scripts/gpu_zh_crossfit.py packs the data, runs this there and brings the ranker back). FULL_ENCODER names
+# an encoder already trained with this recipe on all of train (medlink-zh is one) instead of training "full";
+# RESCORER_EPOCHS=0 skips the rescorer. MEDLINK_DATA points at a packed copy of the data, WORK (default
+# build/zh-crossfit) is where everything goes.
 # Run from the repository root with ../shared beside it (or MEDLINK_DATA) and medlink[zh] installed. Re-running
 # resumes: finished encoders are kept, an interrupted one continues from its checkpoint.
 set -euo pipefail
@@ -35,7 +39,10 @@ train_encoder() {  # $1: output folder; further arguments go to medlink train
 }
 
 jobs_running() { jobs -rp | wc -l; }
-for k in $(seq 0 $((folds - 1))) full; do
+full=${FULL_ENCODER:-$work/full}
+encoders=$(seq 0 $((folds - 1)))
+[ -n "${FULL_ENCODER:-}" ] || encoders="$encoders full"
+for k in $encoders; do
     if [ "$k" = full ]; then train_encoder "$work/full" & else
         train_encoder "$work/fold-$k" --hold-out-fold "$k" --folds "$folds" &
     fi
@@ -45,9 +52,10 @@ wait
 fold_options=()
 for k in $(seq 0 $((folds - 1))); do fold_options+=(--fold-encoder "$work/fold-$k"); done
 medlink train-set-ranker --terminology "$work/terms" --mentions "chip-cdn:$cdn/CHIP-CDN_train.json" \
-    --folds "$folds" --encoder "$work/full" "${fold_options[@]}" -o "$work/ranker"
+    --folds "$folds" --encoder "$full" "${fold_options[@]}" --device "${DEVICE:-auto}" -o "$work/ranker"
 medlink eval --ranker "$work/ranker" --terminology "$work/terms" --corpus "chip-cdn:$cdn/CHIP-CDN_dev.json" --json \
     > "$work/dev.json"
+[ "${RESCORER_EPOCHS:-1}" = 0 ] && exit 0
 # The second stage: the pair cross-encoder over the ranker's best candidates, started from fold 0's encoder (it never
 # saw fold 0, where the fusion is fitted and checked), attached only when it beats the ranker there.
 medlink train-pair-rescorer --ranker "$work/ranker" --base "$work/fold-0" --held-out-fold 0 --learning-rate 1e-4 \

@@ -25,16 +25,22 @@ from medlink.training.set_ranker_fit import RankerFitConfig
               help="With --encoder: one per fold, in fold order, each trained without that fold's mentions "
                    "(`medlink train --hold-out-fold K --folds N`): the training mentions' dense features then come "
                    "from an encoder that never saw them (scripts/crossfit_zh_folds.sh).")
+@click.option("--device", default="cpu", show_default=True,
+              help="Where the encoders encode the names: cpu (ONNX), cuda, or auto (a GPU when torch sees one).")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
 def train_set_ranker(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_type: str | None,
-                     folds: int, encoder: str | None, fold_encoders: tuple[str, ...],
+                     folds: int, encoder: str | None, fold_encoders: tuple[str, ...], device: str,
                      output_dir: Path) -> None:  # fmt: skip
-    """Fit a ranker that links each mention to the set of concepts it names; CPU only, about a minute for
-    CHIP-CDN. Link with it: `medlink eval --ranker OUTPUT --terminology T --corpus …`."""
+    """Fit a ranker that links each mention to the set of concepts it names; about a minute for CHIP-CDN on the
+    CPU. Link with it: `medlink eval --ranker OUTPUT --terminology T --corpus …`."""
     from medlink.evaluation.corpus_formats import load_corpus
     from medlink.terminology import load_default_terminology, load_terminology
     from medlink.training.set_ranker_fit import RankerFitConfig, fit_set_ranker, remembered
 
+    if device == "auto":
+        from medlink.training.runtime import resolve_device
+
+        device = resolve_device(device).type
     terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
     examples = [(m.text, m.gold.parts) for spec in mentions_specs for m in load_corpus(spec, entity_type)]
     mentions = remembered(terminology, examples)
@@ -42,7 +48,7 @@ def train_set_ranker(terminology_dir: Path | None, mentions_specs: tuple[str, ..
     click.echo(f"{len(mentions):,} mentions" + (f" ({skipped:,} with no concept in the terminology skipped)"
                                                 if skipped else ""), err=True)  # fmt: skip
     try:
-        ranker = fit_set_ranker(terminology, mentions, RankerFitConfig(folds=folds), encoder, fold_encoders)
+        ranker = fit_set_ranker(terminology, mentions, RankerFitConfig(folds=folds), encoder, fold_encoders, device)
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     ranker.save(output_dir)

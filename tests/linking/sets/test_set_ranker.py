@@ -126,7 +126,8 @@ def test_train_ranker_and_eval_from_the_command_line(terminology: Terminology, t
     test.write_text(f"肝癌放疗后\tCODE:C22.900|{RADIOTHERAPY}\n食管癌\tCODE:C15.900\n", encoding="utf-8")
     runner = CliRunner()
     fitted = runner.invoke(main, ["train-set-ranker", "--terminology", str(tmp_path / "terms"), "--mentions",
-                                  f"tsv:{train}", "--folds", "3", "-o", str(tmp_path / "ranker")])  # fmt: skip
+                                  f"tsv:{train}", "--folds", "3", "--device", "auto", "-o",
+                                  str(tmp_path / "ranker")])  # fmt: skip
     assert fitted.exit_code == 0, fitted.output
     assert "cross-fitted set P / R / F1" in fitted.output
     scored = runner.invoke(main, ["eval", "--ranker", str(tmp_path / "ranker"), "--terminology",
