@@ -6,6 +6,7 @@ fresh processes loads the compiled folder and answers names with an exact-only l
 time and the peak resident memory of its own process.
 
     python benchmarks/umls_scale.py --concepts 4000000 --rows 12000000 [--work DIR] [--markdown]
+    python benchmarks/umls_scale.py --linker-only DIR/compiled-4000000-12000000   # load and link a kept folder again
 
 Targets (2 cores, 24 GB): compile ≤ 15 min with ≤ 8 GB peak, load ≤ 2 s, an exact-only linker ≤ 1.5 GB RSS.
 """
@@ -79,6 +80,18 @@ def child_peak(command: list[str]) -> tuple[float, float, str]:
     return seconds, usage.ru_maxrss / 1024, out
 
 
+def measure_linker(compiled: Path) -> dict:
+    """Load and exact linking in fresh processes: the first after the folder was written, the second warm."""
+    _, link_mb, out = child_peak([sys.executable, "-c", _LINK, str(compiled)])
+    link = json.loads(out)
+    _, _, again = child_peak([sys.executable, "-c", _LINK, str(compiled)])  # warm page cache
+    warm = json.loads(again)
+    return {"names": link["names"], "load_s_cold": round(link["load_s"], 2), "load_s_warm": round(warm["load_s"], 2),
+            "load_rss_mb": round(warm["load_rss_mb"]), "exact_link_2000_s": round(warm["link_s"], 2),
+            "found": warm["found"], "exact_linker_rss_mb": round(link_mb),
+            "exact_linker_private_mb": round(link["anon_mb"]), "exact_linker_file_mb": round(link["file_mb"])}
+
+
 def build_pool(shared: Path) -> list:
     from medlink.benchmark.synthetic_umls import pool_from_terminologies
     from medlink.terminology import ReadReport, SourceSpec, compile_terminology
@@ -100,12 +113,16 @@ def main() -> int:
     parser.add_argument("--work", type=Path, help="keep the release and compiled folder here (default: a temp dir)")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--write-only", type=Path, metavar="META", help=argparse.SUPPRESS)
+    parser.add_argument("--linker-only", type=Path, metavar="COMPILED", help="measure load and linking of this folder")
     args = parser.parse_args()
     from medlink.benchmark.synthetic_umls import write_release
 
     if args.write_only:  # in a child process, so that the pool's memory is not counted in the steps measured
         summary = write_release(args.write_only, build_pool(args.shared), args.concepts, args.rows, seed=args.seed)
         print(json.dumps(vars(summary)))
+        return 0
+    if args.linker_only:
+        print(json.dumps(measure_linker(args.linker_only)))
         return 0
     work = args.work or Path(tempfile.mkdtemp(prefix="umls-scale-"))
     meta, compiled = work / f"META-{args.concepts}-{args.rows}", work / f"compiled-{args.concepts}-{args.rows}"
@@ -118,21 +135,15 @@ def main() -> int:
         compile_s, compile_mb, _ = child_peak([sys.executable, "-m", "medlink", "terminology", "compile",
                                                f"umls:{meta}", "-o", str(compiled)])  # fmt: skip
         on_disk_mb = sum(path.stat().st_size for path in compiled.iterdir()) / 1e6
-        _, link_mb, out = child_peak([sys.executable, "-c", _LINK, str(compiled)])
-        link = json.loads(out)
-        _, _, again = child_peak([sys.executable, "-c", _LINK, str(compiled)])  # warm page cache
-        warm = json.loads(again)
+        measured = measure_linker(compiled)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
     record = {
         "concepts": summary["concepts"], "mrconso_rows": summary["mrconso_rows"],
         "mrrel_rows": summary["mrrel_rows"], "release_mb": round(release_mb), "write_s": round(write_s),
-        "names": link["names"], "compile_s": round(compile_s, 1), "compile_peak_mb": round(compile_mb),
-        "on_disk_mb": round(on_disk_mb), "load_s_cold": round(link["load_s"], 2),
-        "load_s_warm": round(warm["load_s"], 2), "load_rss_mb": round(warm["load_rss_mb"]),
-        "exact_link_2000_s": round(warm["link_s"], 2), "found": warm["found"], "exact_linker_rss_mb": round(link_mb),
-        "exact_linker_private_mb": round(link["anon_mb"]), "exact_linker_file_mb": round(link["file_mb"]),
+        "compile_s": round(compile_s, 1), "compile_peak_mb": round(compile_mb), "on_disk_mb": round(on_disk_mb),
+        **measured,
         "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
     }  # fmt: skip

@@ -1,8 +1,9 @@
 """String key → rows, as two arrays that can live on disk: sorted 64-bit key hashes and the row each hash came from.
 
 A compiled terminology keeps one for normalized names (→ name rows) and one for concept ids and alternative ids
-(→ concept rows). Memory-mapped, a lookup is a binary search over pages the operating system shares between
-processes, and loading costs nothing however large the terminology: no Python object per key is ever made. The
+(→ concept rows), searched on disk (:class:`~medlink.terminology.point_reads.FileKeyTable`): pages the operating
+system shares between processes, and loading costs nothing however large the terminology: no Python object per key
+is ever made. The
 hash (:func:`key_hash`) is stable across processes and versions, unlike ``hash()``; callers confirm a hit against
 the stored key.
 """
@@ -62,8 +63,3 @@ class KeyTable:
         np.save(paths[1], self.rows)
         return paths
 
-    @classmethod
-    def load(cls, folder: Path, stem: str) -> KeyTable:
-        """Memory-mapped: nothing is read until a lookup touches it."""
-        return cls(np.load(folder / f"{stem}.hashes.npy", mmap_mode="r"),
-                   np.load(folder / f"{stem}.rows.npy", mmap_mode="r"))  # fmt: skip

@@ -30,6 +30,7 @@ import numpy as np
 from medlink.errors import MedlinkError
 from medlink.folders import read_manifest_json, sha256_of, staged_folder
 from medlink.terminology.key_table import KEY_HASH, KeyTable, row_dtype
+from medlink.terminology.point_reads import FileArray, FileKeyTable, arrow_point_readers
 from medlink.terminology.terminology import (
     CONCEPT_FIELDS,
     NAME_FIELDS,
@@ -196,11 +197,13 @@ def load_terminology(directory: Path | str, verify: bool | Verify = "quick",
     mode: str = ("full" if verify else "none") if isinstance(verify, bool) else verify
     for file_name, record in manifest["files"].items():
         _check_file(directory / file_name, record, mode)
-    tables = {}
+    tables, points = {}, {}
     for table_name, file_name in TABLE_FILES.items():
         path = directory / file_name
         try:
-            tables[table_name] = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+            mapped = pa.memory_map(str(path))
+            tables[table_name] = pa.ipc.open_file(mapped).read_all()
+            points[table_name] = arrow_point_readers(path, mapped, tables[table_name])
         except (pa.ArrowInvalid, OSError) as error:
             raise TerminologyFormatError(f"{path} cannot be read ({error}); rebuild the terminology") from None
     normalizer = normalizer or Normalizer()
@@ -210,12 +213,15 @@ def load_terminology(directory: Path | str, verify: bool | Verify = "quick",
         # Keys were made by another normalizer: recompute them rather than silently missing matches.
         names["norm"] = normalizer.normalize_all(names["text"].to_pylist())
     else:
-        lookups = Lookups(ids=KeyTable.load(directory, "ids"), norms=KeyTable.load(directory, "norms"),
-                          name_offsets=np.load(directory / OFFSETS_FILE, mmap_mode="r"))  # fmt: skip
+        lookups = Lookups(ids=FileKeyTable.load(directory, "ids"), norms=FileKeyTable.load(directory, "norms"),
+                          name_offsets=FileArray(directory / OFFSETS_FILE))  # fmt: skip
+    name_points = {name: read for name, read in points["names"].items() if not isinstance(names[name], list)}
     return Terminology(
-        concepts=Columns({name: tables["concepts"].column(name) for name in CONCEPT_FIELDS}, arrow_to_list),
-        names=Columns(names, arrow_to_list),
-        relations_table=Columns({name: tables["relations"].column(name) for name in RELATION_FIELDS}, arrow_to_list),
+        concepts=Columns({name: tables["concepts"].column(name) for name in CONCEPT_FIELDS}, arrow_to_list,
+                         points["concepts"]),
+        names=Columns(names, arrow_to_list, name_points),
+        relations_table=Columns({name: tables["relations"].column(name) for name in RELATION_FIELDS}, arrow_to_list,
+                                points["relations"]),
         sources=tuple(SourceInfo(**source) for source in manifest.get("sources", [])),
         normalizer=normalizer,
         lookups=lookups,

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from medlink.terminology.key_table import KeyTable
+from medlink.terminology.point_reads import FileArray, FileKeyTable
 from medlink.terminology.records import IS_A, Concept, Name, NameKind, Relation
 from medlink.text import Normalizer
 
@@ -69,9 +70,12 @@ class NameMatch:
 class Columns:
     """Named columns that are plain lists, converted from a lazy source (Arrow) the first time each is read."""
 
-    def __init__(self, columns: Mapping[str, Any], convert: Callable[[Any], list] | None = None) -> None:
+    def __init__(self, columns: Mapping[str, Any], convert: Callable[[Any], list] | None = None,
+                 points: Mapping[str, Callable[[int], Any]] | None = None) -> None:  # fmt: skip
+        """``points``: how to read one value of a lazy column without touching the rest (``point_reads.py``)."""
         self._raw = dict(columns)
         self._convert = convert
+        self._points = dict(points or {})
         self._lists: dict[str, list] = {}
 
     def __getitem__(self, name: str) -> list:
@@ -98,6 +102,9 @@ class Columns:
         """One value, without converting the whole column when it is still Arrow."""
         if name in self._lists:
             return self._lists[name][row]
+        point = self._points.get(name)
+        if point is not None:
+            return point(row)
         raw = self._raw[name]
         return raw[row] if isinstance(raw, list) else raw[row].as_py()
 
@@ -117,8 +124,8 @@ def arrow_to_list(column: Any) -> list:
 class Lookups:
     """The lookup tables a compiled terminology keeps on disk (see :mod:`medlink.terminology.store`)."""
 
-    ids: KeyTable  # own ids first, then alternative ids → concept row
-    norms: KeyTable  # normalized name → name row
+    ids: KeyTable | FileKeyTable  # own ids first, then alternative ids → concept row
+    norms: KeyTable | FileKeyTable  # normalized name → name row
     name_offsets: Any  # names of concept row r are name rows offsets[r]:offsets[r + 1]
 
 
@@ -224,7 +231,7 @@ class Terminology:
         return None if row is None else self._concept_at(row)
 
     @cached_property
-    def _name_offsets(self) -> Sequence[int]:
+    def _name_offsets(self) -> Sequence[int] | FileArray:
         """Names are stored grouped by concept: names of row r are ``offsets[r]:offsets[r + 1]``."""
         if self.lookups is not None:
             return self.lookups.name_offsets
@@ -236,7 +243,9 @@ class Terminology:
         return offsets
 
     def _names_at(self, row: int) -> tuple[Name, ...]:
-        start, end = int(self._name_offsets[row]), int(self._name_offsets[row + 1])
+        offsets = self._name_offsets
+        start, end = (int(v) for v in (offsets.read(row, row + 2) if isinstance(offsets, FileArray)
+                                       else offsets[row : row + 2]))  # fmt: skip
         at = self.names.at
         return tuple(Name(at("text", i), NameKind(at("kind", i))) for i in range(start, end))
 
@@ -314,6 +323,13 @@ class Terminology:
         if row is None:
             raise KeyError(f"no concept {concept_id!r} in this terminology")
         return tuple(self.concepts.at("parents", row) or ())
+
+    def tree_numbers(self, concept_id: str) -> tuple[str, ...]:
+        """The concept's places in the hierarchy (MeSH tree numbers); read alone, without the whole concept."""
+        row = self._row(concept_id)
+        if row is None:
+            raise KeyError(f"no concept {concept_id!r} in this terminology")
+        return tuple(self.concepts.at("tree_numbers", row) or ())
 
     @cached_property
     def _children(self) -> dict[str, list[str]]:

@@ -106,9 +106,11 @@ def prefer_literal(result: LinkResult, mention: str, terminology: Terminology | 
         return result
     literal = _literal(mention)
 
-    def placed(concept_id: str) -> bool:
-        concept = terminology.get(concept_id) if terminology is not None else None
-        return concept is None or bool(concept.tree_numbers)
+    def placed(concept_id: str) -> bool:  # tree numbers alone: a whole concept reads its relations too
+        try:
+            return terminology is None or bool(terminology.tree_numbers(concept_id))
+        except KeyError:
+            return True
 
     rank = [(_literal(c.name) != literal, not placed(c.concept_id)) for c in result.candidates]
     order = sorted(range(len(result.candidates)), key=rank.__getitem__)
