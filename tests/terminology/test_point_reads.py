@@ -107,3 +107,14 @@ def test_file_array_reads_values_and_slices(tmp_path: Path) -> None:
     np.save(tmp_path / "m.npy", np.zeros((2, 2)))
     with pytest.raises(ValueError, match="one-dimensional"):
         FileArray(tmp_path / "m.npy")
+
+
+def test_reads_the_same_where_the_platform_has_no_pread(compiled, tmp_path: Path, monkeypatch) -> None:
+    """Windows has no os.pread: a seek and read under a lock stands in for it."""
+    save_terminology(compiled, tmp_path / "term")
+    expected = {concept.id: concept for concept in compiled}
+    monkeypatch.delattr(os, "pread")
+    loaded = load_terminology(tmp_path / "term")
+    for concept_id, concept in expected.items():
+        assert loaded.concept(concept_id) == concept
+        assert [m.concept_id for m in loaded.lookup(concept.names[0].text)][:1] != []

@@ -16,6 +16,7 @@ annotator's vocabulary) still goes through Arrow's mapped arrays.
 from __future__ import annotations
 
 import os
+import threading
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +28,19 @@ from medlink.terminology.key_table import key_hash
 
 FENCE_EVERY = 1024  # hashes per block: one sampled hash per 8 KB of the file, one block read per lookup
 _NO_ROWS = np.empty(0, dtype=np.int64)
+
+
+_SEEK_LOCK = threading.Lock()
+
+
+def read_at(file: Any, count: int, offset: int) -> bytes:
+    """``count`` bytes of ``file`` at ``offset``: ``os.pread`` (no shared file position, so threads and forked
+    workers may read at once), or where the platform has none (Windows) a seek and read under a lock."""
+    if hasattr(os, "pread"):
+        return os.pread(file.fileno(), count, offset)
+    with _SEEK_LOCK:
+        file.seek(offset)
+        return bytes(file.read(count))
 
 
 class FileArray:
@@ -56,8 +70,7 @@ class FileArray:
         if end <= start:
             return np.empty(0, self.dtype)
         size = self.dtype.itemsize
-        return np.frombuffer(os.pread(self._file.fileno(), (end - start) * size, self._start + start * size),
-                             self.dtype)  # fmt: skip
+        return np.frombuffer(read_at(self._file, (end - start) * size, self._start + start * size), self.dtype)
 
 
 class FileKeyTable:
@@ -161,7 +174,7 @@ def _chunk_reader(chunk: Any, place: Callable[[Any], int | None], file: Any) -> 
     import pyarrow as pa
 
     def pread(count: int, offset: int) -> bytes:
-        return os.pread(file.fileno(), count, offset)  # the closures keep ``file`` (and its descriptor) open
+        return read_at(file, count, offset)  # the closures keep ``file`` (and its descriptor) open
 
     def read(offset: int, count: int, dtype: Any) -> np.ndarray:
         return np.frombuffer(pread(count * np.dtype(dtype).itemsize, offset), dtype)
