@@ -54,7 +54,8 @@ def test_manifest_records_sources_checksums_and_counts(compiled, tmp_path: Path,
     expected = hashlib.sha256((fixtures / "tiny.obo").read_bytes()).hexdigest()
     assert manifest["sources"][2]["sha256"] == expected
     assert set(manifest["files"]) == {"concepts.arrow", "names.arrow", "relations.arrow", "name_offsets.npy",
-                                      "ids.hashes.npy", "ids.rows.npy", "norms.hashes.npy", "norms.rows.npy"}
+                                      "ids.hashes.npy", "ids.rows.npy", "norms.hashes.npy", "norms.rows.npy",
+                                      "heads.hashes.npy", "heads.rows.npy"}
     names = manifest["files"]["names.arrow"]
     assert names["size"] == (tmp_path / "term" / "names.arrow").stat().st_size and len(names["sha256"]) == 64
 
@@ -173,7 +174,27 @@ def test_loaded_terminology_answers_from_its_key_tables_without_converting_colum
             assert loaded.lookup(name.text) == compiled.lookup(name.text)
     assert loaded.resolve("OMIM:608446") == "MESH:D009203" and loaded.resolve("MESH:D999999") is None
     assert not loaded.has_normalized("no such name at all") and loaded.lookup("no such name at all") == []
-    assert loaded.concepts._lists == {} and loaded.names._lists == {}  # nothing was turned into Python lists
+    for concept in compiled:
+        assert loaded.relations(concept.id) == compiled.relations(concept.id)
+    assert any(compiled.relations(concept.id) for concept in compiled)  # the fixture has a relation to find
+    assert loaded.relations("MESH:D999999") == []
+    # nothing was turned into Python lists, and no relation index was built in memory
+    assert loaded.concepts._lists == {} and loaded.names._lists == {} and loaded.relations_table._lists == {}
+    assert "_relations_of_head" not in vars(loaded)
+
+
+def test_a_store_written_before_the_relation_heads_table_still_finds_relations(compiled, tmp_path: Path) -> None:
+    save_terminology(compiled, tmp_path / "term")
+    manifest_path = tmp_path / "term" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    for name in ("heads.hashes.npy", "heads.rows.npy"):
+        del manifest["files"][name]
+        (tmp_path / "term" / name).unlink()
+    manifest_path.write_text(json.dumps(manifest))
+    loaded = load_terminology(tmp_path / "term")
+    assert loaded.lookups is not None and loaded.lookups.relation_heads is None
+    for concept in compiled:
+        assert loaded.relations(concept.id) == compiled.relations(concept.id)
 
 
 def test_key_table_keeps_every_row_of_a_key_in_order(tmp_path: Path) -> None:

@@ -6,8 +6,8 @@
 ``DIR/names.arrow``        one row per name: concept row, text, kind, normalized key (grouped by concept)
 ``DIR/relations.arrow``    typed relation triples
 ``DIR/name_offsets.npy``   where each concept's names start (concept row r: ``offsets[r]:offsets[r + 1]``)
-``DIR/norms.*.npy``        normalized name → name rows, ``DIR/ids.*.npy`` concept id or alternative id → row
-                           (:class:`KeyTable`)
+``DIR/norms.*.npy``        normalized name → name rows, ``DIR/ids.*.npy`` concept id or alternative id → row,
+                           ``DIR/heads.*.npy`` relation head → relation rows (:class:`KeyTable`)
 
 Uncompressed tables (the default) are memory-mapped: loading reads the manifest and maps the files, whatever the
 size, and the processes of a service or a Spark executor share one copy of the pages. ``compression="zstd"`` makes
@@ -49,6 +49,7 @@ SCHEMA_VERSION = 2
 MANIFEST = "manifest.json"
 TABLE_FILES = {"concepts": "concepts.arrow", "names": "names.arrow", "relations": "relations.arrow"}
 OFFSETS_FILE = "name_offsets.npy"
+HEADS = "heads"  # relation head → relation rows; stores written before it have none (then indexed on first use)
 _LIST_FIELDS = ("semantic_types", "parents", "alt_ids", "xrefs", "tree_numbers")
 _SAMPLE_BYTES = 1 << 20  # the quick check hashes this much at each end of a file
 Verify = Literal["quick", "full", "none"]
@@ -119,6 +120,8 @@ def _write_store(directory: Path | str, tables: dict[str, Any], normalizer: Norm
         norms = names.column("norm")
         kept = np.flatnonzero(pc.fill_null(pc.greater(pc.utf8_length(norms), 0), False).to_numpy(zero_copy_only=False))
         files.extend(KeyTable.build(norms.take(kept).to_pylist(), kept).save(staging, "norms"))
+        heads = tables["relations"].column("head")
+        files.extend(KeyTable.build(heads.to_pylist(), np.arange(len(heads))).save(staging, HEADS))
         manifest = {
             "format": FORMAT_NAME,
             "schema_version": SCHEMA_VERSION,
@@ -213,8 +216,9 @@ def load_terminology(directory: Path | str, verify: bool | Verify = "quick",
         # Keys were made by another normalizer: recompute them rather than silently missing matches.
         names["norm"] = normalizer.normalize_all(names["text"].to_pylist())
     else:
+        heads = FileKeyTable.load(directory, HEADS) if f"{HEADS}.hashes.npy" in manifest["files"] else None
         lookups = Lookups(ids=FileKeyTable.load(directory, "ids"), norms=FileKeyTable.load(directory, "norms"),
-                          name_offsets=FileArray(directory / OFFSETS_FILE))  # fmt: skip
+                          name_offsets=FileArray(directory / OFFSETS_FILE), relation_heads=heads)  # fmt: skip
     name_points = {name: read for name, read in points["names"].items() if not isinstance(names[name], list)}
     return Terminology(
         concepts=Columns({name: tables["concepts"].column(name) for name in CONCEPT_FIELDS}, arrow_to_list,

@@ -127,6 +127,7 @@ class Lookups:
     ids: KeyTable | FileKeyTable  # own ids first, then alternative ids → concept row
     norms: KeyTable | FileKeyTable  # normalized name → name row
     name_offsets: Any  # names of concept row r are name rows offsets[r]:offsets[r + 1]
+    relation_heads: KeyTable | FileKeyTable | None = None  # relation head → relation rows (None: older stores)
 
 
 @dataclass
@@ -372,9 +373,20 @@ class Terminology:
 
     def relations(self, concept_id: str | None = None) -> list[Relation]:
         """Typed relation triples (not ``is_a``, which :meth:`parents` holds); all of them when no id is given."""
-        heads, relations, tails = (self.relations_table[column] for column in RELATION_FIELDS)
-        rows = range(len(heads)) if concept_id is None else self._relations_of_head.get(concept_id, ())
-        return [Relation(heads[row], relations[row], tails[row]) for row in rows]
+        if concept_id is None:
+            heads, relations, tails = (self.relations_table[column] for column in RELATION_FIELDS)
+            return [Relation(*triple) for triple in zip(heads, relations, tails, strict=True)]
+        at = self.relations_table.at
+        return [Relation(at("head", row), at("relation", row), at("tail", row))
+                for row in self._relation_rows(concept_id)]  # fmt: skip
+
+    def _relation_rows(self, concept_id: str) -> Sequence[int]:
+        """A compiled store looks the head up on disk; otherwise every relation is indexed by head once."""
+        heads = self.lookups.relation_heads if self.lookups is not None else None
+        if heads is None:
+            return self._relations_of_head.get(concept_id, ())
+        return [int(row) for row in heads.candidates(concept_id)
+                if self.relations_table.at("head", int(row)) == concept_id]  # fmt: skip
 
     def is_a_triples(self) -> Iterator[Relation]:
         for concept_id, parents in zip(self.concepts["id"], self.concepts["parents"], strict=True):
