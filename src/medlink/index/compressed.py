@@ -36,12 +36,13 @@ class CompressedParameters:
     search-time beam, the speed/recall knob (the manifest's value is applied on load: tunable without a rebuild);
     ``subquantizers``: PQ bytes per vector (default dimension / 4); ``rescore``: candidates re-scored exactly per
     result asked; ``training``: vectors sampled to train the PQ codebooks. The defaults agreed with exact search on
-    the top name for 99.2 % of 2,000 unseen mentions over MeSH's 663k names, at 756 searches/s (48 PQ bytes: 96.9 %
-    at ef_search 1,024; docs/performance.md)."""
+    the top name for 99.05 % of 2,000 unseen mentions over a million UMLS-like names at 444 searches/s (16 links
+    and ef_search 512: 98.65 %; docs/performance.md); 24 links cost ~2.3 GB of graph at 12 M names, which with the
+    codes still fits the 4 GB target."""
 
-    links: int = 16
+    links: int = 24
     ef_construction: int = 200
-    ef_search: int = 512
+    ef_search: int = 768
     subquantizers: int | None = None
     rescore: int = 20
     training: int = 200_000
