@@ -118,3 +118,22 @@ def test_reads_the_same_where_the_platform_has_no_pread(compiled, tmp_path: Path
     for concept_id, concept in expected.items():
         assert loaded.concept(concept_id) == concept
         assert [m.concept_id for m in loaded.lookup(concept.names[0].text)][:1] != []
+
+
+def test_a_table_of_several_record_batches_reads_row_by_row(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    table = pa.table({"n": pa.array([1, None, 3, 4, 5], pa.int32()), "s": ["a", "bé", None, "", "e"],
+                      "l": pa.array([["x"], None, [], ["y", "zz"], ["w"]], pa.list_(pa.string())),
+                      "k": pa.array(["p", "q", "p", None, "q"]).dictionary_encode()})  # fmt: skip
+    path = tmp_path / "t.arrow"
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=2)
+    mapped = pa.memory_map(str(path))
+    loaded = pa.ipc.open_file(mapped).read_all()
+    assert loaded.column("s").num_chunks == 3
+    readers = arrow_point_readers(path, mapped, loaded)
+    for name in table.column_names:
+        assert [readers[name](row) for row in range(5)] == table.column(name).to_pylist(), name
+    with pytest.raises(IndexError):
+        readers["s"](5)

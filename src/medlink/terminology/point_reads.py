@@ -121,8 +121,8 @@ def arrow_point_readers(path: Path, mapped: Any, table: Any) -> dict[str, Callab
     file = open(path, "rb", buffering=0)  # noqa: SIM115 - owned by the readers below
 
     def place(buffer: Any) -> int | None:
-        """The buffer's offset in the file, or None when it is absent."""
-        if buffer is None:
+        """The buffer's offset in the file, or None when it is absent or empty (an empty one may point anywhere)."""
+        if buffer is None or buffer.size == 0:
             return None
         offset = buffer.address - base
         if not 0 <= offset <= size - buffer.size:
@@ -152,6 +152,15 @@ def _column_reader(column: Any, place: Callable[[Any], int | None], file: Any) -
         chunks = [_decoded(read_index, chunk.dictionary.to_pylist())
                   for read_index, chunk in zip(chunks, column.chunks, strict=True)]  # fmt: skip
     starts = np.cumsum([0] + [len(chunk) for chunk in column.chunks])
+    if len(chunks) == 1:  # the store writes one record batch per table
+        only, rows = chunks[0], int(starts[-1])
+
+        def single(row: int) -> Any:
+            if not 0 <= row < rows:
+                raise IndexError(f"row {row} out of range for {rows} rows")
+            return only(row)
+
+        return single
 
     def value(row: int) -> Any:
         if not 0 <= row < starts[-1]:
@@ -160,6 +169,11 @@ def _column_reader(column: Any, place: Callable[[Any], int | None], file: Any) -
         return chunks[k](row - int(starts[k]))
 
     return value
+
+
+def _no_rows(row: int) -> Any:
+    """The reader of a chunk without values (its buffers are empty)."""
+    raise IndexError(f"row {row} of a chunk without values")
 
 
 def _decoded(read_index: Callable[[int], Any], values: list) -> Callable[[int], Any]:
@@ -196,7 +210,8 @@ def _chunk_reader(chunk: Any, place: Callable[[Any], int | None], file: Any) -> 
     if pa.types.is_integer(kind):
         validity, data = buffers[0], buffers[1]
         dtype = kind.to_pandas_dtype()
-        assert data is not None
+        if data is None:
+            return _no_rows
 
         def integer(row: int) -> Any:
             index = shift + row
@@ -206,7 +221,8 @@ def _chunk_reader(chunk: Any, place: Callable[[Any], int | None], file: Any) -> 
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         validity, offsets, data = buffers
         offset_type = np.int32 if pa.types.is_string(kind) else np.int64
-        assert offsets is not None
+        if offsets is None:
+            return _no_rows
 
         def string(row: int) -> Any:
             index = shift + row
@@ -216,14 +232,17 @@ def _chunk_reader(chunk: Any, place: Callable[[Any], int | None], file: Any) -> 
     if pa.types.is_list(kind) and pa.types.is_string(kind.value_type) and chunk.values.null_count == 0:
         validity, list_offsets, _, child_offsets, child_data = buffers
         child_shift = chunk.values.offset
-        assert list_offsets is not None and child_offsets is not None
+        if list_offsets is None:
+            return _no_rows
 
         def string_list(row: int) -> Any:
             index = shift + row
             if not valid(validity, index):
                 return None
             first, end = (int(v) for v in read(list_offsets + index * 4, 2, np.int32))
-            return strings(child_offsets, child_data, np.int32, child_shift + first, end - first) if end > first else []
+            if end == first or child_offsets is None:  # no child strings at all in this chunk: every list is empty
+                return []
+            return strings(child_offsets, child_data, np.int32, child_shift + first, end - first)
 
         return string_list
     raise _NotInFile  # a type these readers do not know: Arrow answers
