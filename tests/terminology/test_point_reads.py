@@ -102,6 +102,9 @@ def test_file_array_reads_values_and_slices(tmp_path: Path) -> None:
     array = FileArray(tmp_path / "v.npy")
     assert len(array) == 4 and [int(array[i]) for i in range(4)] == [5, 1, 9, 3]
     assert list(array.read(1, 3)) == [1, 9] and list(array.read(3, 10)) == [3] and len(array.read(4, 9)) == 0
+    assert list(array[1:3]) == [1, 9] and list(array[2:]) == [9, 3] and list(array[3:9]) == [3]
+    with pytest.raises(ValueError, match="contiguous"):
+        array[::2]
     with pytest.raises(IndexError):
         array[4]
     np.save(tmp_path / "m.npy", np.zeros((2, 2)))

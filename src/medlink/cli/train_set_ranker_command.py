@@ -37,10 +37,6 @@ def train_set_ranker(terminology_dir: Path | None, mentions_specs: tuple[str, ..
     from medlink.terminology import load_default_terminology, load_terminology
     from medlink.training.set_ranker_fit import RankerFitConfig, fit_set_ranker, remembered
 
-    if device == "auto":
-        from medlink.training.runtime import resolve_device
-
-        device = resolve_device(device).type
     terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
     examples = [(m.text, m.gold.parts) for spec in mentions_specs for m in load_corpus(spec, entity_type)]
     mentions = remembered(terminology, examples)

@@ -60,7 +60,13 @@ class FileArray:
     def __len__(self) -> int:
         return self._length
 
-    def __getitem__(self, index: int) -> Any:
+    def __getitem__(self, index: int | slice) -> Any:
+        """One value, or a contiguous slice (``array[r : r + 2]``) in one read, as the mapped array it replaces."""
+        if isinstance(index, slice):
+            if index.step not in (None, 1):
+                raise ValueError("a file array reads contiguous slices only")
+            start, stop, _ = index.indices(self._length)
+            return self.read(start, stop)
         if not 0 <= index < self._length:
             raise IndexError(f"index {index} out of range for {self._length} values")
         return self.read(index, index + 1)[0]
@@ -152,20 +158,13 @@ def _column_reader(column: Any, place: Callable[[Any], int | None], file: Any) -
         chunks = [_decoded(read_index, chunk.dictionary.to_pylist())
                   for read_index, chunk in zip(chunks, column.chunks, strict=True)]  # fmt: skip
     starts = np.cumsum([0] + [len(chunk) for chunk in column.chunks])
-    if len(chunks) == 1:  # the store writes one record batch per table
-        only, rows = chunks[0], int(starts[-1])
-
-        def single(row: int) -> Any:
-            if not 0 <= row < rows:
-                raise IndexError(f"row {row} out of range for {rows} rows")
-            return only(row)
-
-        return single
+    rows = int(starts[-1])
 
     def value(row: int) -> Any:
-        if not 0 <= row < starts[-1]:
-            raise IndexError(f"row {row} out of range for {int(starts[-1])} rows")
-        k = int(np.searchsorted(starts, row, side="right")) - 1
+        if not 0 <= row < rows:
+            raise IndexError(f"row {row} out of range for {rows} rows")
+        # the store writes one record batch per table: no chunk to search for
+        k = 0 if len(chunks) == 1 else int(np.searchsorted(starts, row, side="right")) - 1
         return chunks[k](row - int(starts[k]))
 
     return value

@@ -244,9 +244,7 @@ class Terminology:
         return offsets
 
     def _names_at(self, row: int) -> tuple[Name, ...]:
-        offsets = self._name_offsets
-        start, end = (int(v) for v in (offsets.read(row, row + 2) if isinstance(offsets, FileArray)
-                                       else offsets[row : row + 2]))  # fmt: skip
+        start, end = (int(v) for v in self._name_offsets[row : row + 2])  # one read on disk
         at = self.names.at
         return tuple(Name(at("text", i), NameKind(at("kind", i))) for i in range(start, end))
 

