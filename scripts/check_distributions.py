@@ -4,12 +4,15 @@ virtualenv that cannot see the source tree (what CI runs after the tests; issue 
     python scripts/check_distributions.py               # build into dist/, check, install, smoke-test
     python scripts/check_distributions.py --build-only  # build and check sizes and metadata only
 
-The distributions: ``medlink`` (code, embedded MeSH, the default and fast encoders), ``medlink-trial-matcher``
+The distributions: ``medlink`` (code, embedded MeSH, the default and fast encoders), ``medlink-default-index`` (the
+embedded default prebuilt, which ``medlink`` depends on), ``medlink-trial-matcher``
 (``medlink[trials]``), ``medlink-zh`` (``medlink[zh]``) and ``medlink-span-tagger`` (``medlink[tagger]``), each an
 sdist and a wheel. Checks, in order:
 1. every file ≤ 100 MB (PyPI's limit), the core wheel ≤ 80 MB; ``twine check --strict`` clean; each wheel's metadata
    names its licence and carries a NOTICE with the attribution of what it ships;
-2. only the core wheel installed: ``medlink link "heart attack"`` gives MESH:D009203, ``medlink trials normalize``
+2. only the core wheel and the prebuilt default installed: the first ``medlink link "myocardial infarctoin"`` answers
+   by dense retrieval without encoding anything (its wall time printed), ``medlink link "heart attack"`` gives
+   MESH:D009203, ``medlink trials normalize``
    links a record's conditions, ``medlink models verify`` passes, and ``medlink trials index`` refuses, naming
    ``medlink[trials]``;
 3. the trial-matcher wheel added: ``medlink trials index`` and ``medlink trials match`` rank the test records;
@@ -31,7 +34,8 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECTS = {"medlink": ROOT, "medlink_trial_matcher": ROOT / "packages" / "medlink-trial-matcher",
+PROJECTS = {"medlink": ROOT, "medlink_default_index": ROOT / "packages" / "medlink-default-index",
+            "medlink_trial_matcher": ROOT / "packages" / "medlink-trial-matcher",
             "medlink_zh": ROOT / "packages" / "medlink-zh",
             "medlink_span_tagger": ROOT / "packages" / "medlink-span-tagger"}  # fmt: skip
 PYPI_LIMIT = 100 * 1000 * 1000  # PyPI refuses larger files unless the project is granted more
@@ -96,12 +100,18 @@ def smoke_test(wheels: dict[str, Path], scratch: Path) -> None:
         return done.stdout + done.stderr
 
     started = time.monotonic()
-    run([str(pip), "install", str(wheels["medlink"])], cwd=scratch, quiet=True)
+    # what `pip install medlink` brings: the core and the prebuilt default it depends on
+    run([str(pip), "install", str(wheels["medlink"]), str(wheels["medlink_default_index"])], cwd=scratch, quiet=True)
     print(f"core wheel installed in a fresh virtualenv ({time.monotonic() - started:.0f} s)")
     located = subprocess.run([str(venv / "bin" / "python"), "-c", "import medlink; print(medlink.__file__)"],
                              cwd=scratch, env=env, capture_output=True, text=True, check=True).stdout  # fmt: skip
     expect(str(venv) in located, f"medlink was imported from {located.strip()}, not from the fresh virtualenv")
 
+    first = time.monotonic()
+    linked = medlink_says("link", "myocardial infarctoin")  # a dense decision, on an empty cache
+    expect("myocardial infarctoin\tMESH:D009203" in linked and "\tdense\t" in linked and "encoding" not in linked,
+           f"core wheel: the first dense link did not answer from the prebuilt default:\n{linked}")  # fmt: skip
+    print(f"first `medlink link` of a misspelled term on an empty cache: {time.monotonic() - first:.1f} s wall")
     linked = medlink_says("link", "heart attack")
     expect("heart attack\tMESH:D009203" in linked, f"core wheel: 'heart attack' did not link to D009203:\n{linked}")
     normalized = scratch / "normalized.jsonl"

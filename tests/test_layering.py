@@ -16,14 +16,14 @@ PACKAGE = Path(medlink.__file__).parent
 
 # Lowest first. Rooms on one line are side by side and do not import each other.
 LAYERS = [
-    ["errors", "version", "resources", "options"], ["folders", "models"], ["text"], ["terminology"], ["encoders"],
-    ["index"], ["linking"], ["evaluation"], ["training"], ["benchmark"], ["trials"], ["serve", "spacy", "spark"],
-    ["api", "cli"], ["__main__"],
+    ["errors", "version", "resources", "options"], ["folders", "models", "processes"], ["text"], ["terminology"],
+    ["encoders"], ["index"], ["linking"], ["evaluation"], ["training"], ["benchmark"], ["trials"],
+    ["serve", "spacy", "spark"], ["api", "cli"], ["__main__"],
 ]  # fmt: skip
 # The rooms inside a room, lowest first (a module at a room's top is a room of its own).
 INNER_LAYERS = {
     "linking": [["results"], ["settings"], ["sieves"], ["mentions"], ["rerank"], ["sets"], ["decisions"],
-                ["annotation"], ["defaults"], ["default_update"], ["pipeline"], ["recipe"], ["linker"]],
+                ["annotation"], ["prebuilt"], ["defaults"], ["default_update"], ["pipeline"], ["recipe"], ["linker"]],
     "trials": [["criteria"], ["records"], ["readers"], ["normalization"], ["matching"]],
 }  # fmt: skip
 

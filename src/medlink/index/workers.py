@@ -7,14 +7,14 @@ one process stays the default; workers are for machines where one session's thre
 from __future__ import annotations
 
 import functools
-import multiprocessing
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from pathlib import Path
 from typing import Any
 
 from medlink.encoders.base import Encoder
 from medlink.index.chunks import chunk_path, encode_chunk
+from medlink.processes import WorkerProcesses
 
 
 def encode_in_workers(texts: Sequence[str], workdir: Path, chunk_size: int, load: dict[str, Any], workers: int,
@@ -27,8 +27,8 @@ def encode_in_workers(texts: Sequence[str], workdir: Path, chunk_size: int, load
     missing = [number for number, _ in enumerate(starts) if not chunk_path(workdir, number).exists()]
     if not missing:
         return 0
-    context = multiprocessing.get_context("spawn")  # no forked copy of the parent's ONNX sessions and threads
-    with ProcessPoolExecutor(max_workers=min(workers, len(missing)), mp_context=context) as pool, \
+    # medlink's own workers: no forked copy of the parent's ONNX sessions and threads, no re-import of its script
+    with WorkerProcesses(min(workers, len(missing))) as pool, \
             tqdm(total=len(missing), desc=f"encoding chunks ({workers} workers)", unit=" chunks",
                  disable=not progress) as bar:  # fmt: skip
         futures = [pool.submit(_encode, tuple(texts[starts[n] : starts[n] + chunk_size]), str(workdir), n,

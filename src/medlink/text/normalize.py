@@ -179,16 +179,19 @@ class Normalizer:
     def normalize_all(self, texts: Sequence[str], workers: int | None = None, chunk: int = 100_000) -> list[str]:
         """Every text's key, in order, on ``workers`` processes (default: one per core) when there are at least
         two chunks of texts: a terminology's names are the one big batch (12 M UMLS names are two minutes on one
-        core). Worker processes are spawned, not forked: Arrow's threads may be running in this one."""
+        core). The workers are medlink's own (:mod:`medlink.processes`): they never re-import the caller's script,
+        and where none can be started the keys are made here."""
         workers = workers or os.cpu_count() or 1
         if workers < 2 or len(texts) < 2 * chunk:
             return [self.normalize(text) for text in texts]
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from medlink.processes import WorkerProcessError, run_in_processes
 
-        pieces = [texts[start : start + chunk] for start in range(0, len(texts), chunk)]
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            return [key for keys in pool.map(_normalize_chunk, [self] * len(pieces), pieces) for key in keys]
+        pieces = [(self, texts[start : start + chunk]) for start in range(0, len(texts), chunk)]
+        try:
+            keyed = run_in_processes(_normalize_chunk, pieces, workers)
+        except WorkerProcessError:  # no interpreter to start (an embedded Python): one process is only slower
+            return [self.normalize(text) for text in texts]
+        return [key for keys in keyed for key in keys]
 
     def normalize(self, text: str) -> str:
         if "." in text:
@@ -252,5 +255,6 @@ def normalize(text: str) -> str:
     return _DEFAULT.normalize(text)
 
 
-def _normalize_chunk(normalizer: Normalizer, texts: Sequence[str]) -> list[str]:
+def _normalize_chunk(piece: tuple[Normalizer, Sequence[str]]) -> list[str]:
+    normalizer, texts = piece
     return [normalizer.normalize(text) for text in texts]

@@ -4,13 +4,13 @@ order through a :class:`ResumableWriter`, so a killed run resumes where it stopp
 
 from __future__ import annotations
 
-import collections
-import os
+import itertools
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from medlink.processes import WorkerProcesses
 from medlink.terminology import ReadReport
 from medlink.trials.normalization.normalizer import NormalizedTrial, TrialNormalizer, record_batches
 from medlink.trials.normalization.normalizer_spec import NormalizerSpec, normalizer_in_process
@@ -70,22 +70,10 @@ def _normalized(batches: Iterator[list[TrialRecord]], normalizer: TrialNormalize
 
 def _normalized_by_workers(batches: Iterator[list[TrialRecord]], spec: NormalizerSpec,
                            workers: int) -> Iterator[list[NormalizedTrial]]:  # fmt: skip
-    import multiprocessing
-
-    context = multiprocessing.get_context("spawn")  # ONNX Runtime and torch threads do not survive a fork
-    ahead = 2 * workers  # batches read ahead of the writer: Pool.imap would read the whole input ahead
-    with context.Pool(workers, initializer=_one_thread_each) as pool:
-        pending: collections.deque = collections.deque()
-        for batch in batches:
-            pending.append(pool.apply_async(_normalize_in_worker, (spec, batch)))
-            if len(pending) >= ahead:
-                yield pending.popleft().get()
-        while pending:
-            yield pending.popleft().get()
-
-
-def _one_thread_each() -> None:
-    os.environ.setdefault("OMP_NUM_THREADS", "1")  # the workers share the cores
+    # medlink's own workers (ONNX Runtime and torch threads do not survive a fork; the caller's script is never
+    # imported again), one thread each as they share the cores; a few batches read ahead of the writer
+    with WorkerProcesses(workers, env={"OMP_NUM_THREADS": "1"}) as pool:
+        yield from pool.map(_normalize_in_worker, itertools.repeat(spec), batches)
 
 
 def _normalize_in_worker(spec: NormalizerSpec, batch: list[TrialRecord]) -> list[NormalizedTrial]:

@@ -1,0 +1,58 @@
+"""The embedded default, prebuilt: what its first use would otherwise build on the user's machine.
+
+The ``medlink-default-index`` distribution (built from ``packages/medlink-default-index/`` by
+scripts/build_default_index_package.py, installed with medlink) holds the default's index — the MeSH descriptors
+encoded by the default encoder, with the shipped nil and form calibration — and the compiled MeSH of descriptors and
+supplementary records. Without it the first ``medlink link`` encodes 71,569 names (two minutes on 2 cores) and
+compiles 323k records (about 40 s); with it, it opens them where they are installed.
+
+A prebuilt part is taken only when it was made from exactly what this medlink holds: the index for this encoder's
+fingerprint, this terminology's fingerprint and the calibration shipped today; the compiled store under the cache
+name that names the descriptors' fingerprint and the supplementary file's checksum. Anything else (an installed
+``terminology update``, a retrained encoder, a package of another release) is built into the cache as before.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from medlink.errors import MedlinkError
+from medlink.models.catalog import model_entry, model_location
+
+PACKAGE = "default-index"  # its name in the model catalogue (`medlink models`)
+INDEX, TERMINOLOGIES = "index", "terminologies"
+NO_PREBUILT = "MEDLINK_NO_PREBUILT"
+
+
+def prebuilt_root() -> Path | None:
+    """The installed prebuilt folder, or ``None`` when the distribution is not installed or ``MEDLINK_NO_PREBUILT``
+    is set (to build everything from the sources, as the package's own build does)."""
+    if os.environ.get(NO_PREBUILT):
+        return None
+    try:
+        return model_location(model_entry(PACKAGE))
+    except (MedlinkError, ImportError, OSError):  # a broken install builds, as if there were none
+        return None
+
+
+def prebuilt_terminology(name: str) -> Path | None:
+    """The prebuilt compiled terminology cached under ``name``, when the package has it."""
+    root = prebuilt_root()
+    folder = root / TERMINOLOGIES / name if root else None
+    return folder if folder is not None and (folder / "manifest.json").is_file() else None
+
+
+def prebuilt_index(terminology: str, encoder: str, expected: dict[str, Any]) -> Path | None:
+    """The prebuilt index when it was built with ``encoder`` over ``terminology`` (fingerprints) and its manifest
+    holds every value of ``expected`` (the shipped calibration), else ``None``."""
+    from medlink.index.vector_index import is_current_index, read_index_manifest
+
+    root = prebuilt_root()
+    folder = root / INDEX if root else None
+    if folder is None or not is_current_index(folder):
+        return None
+    manifest = read_index_manifest(folder)
+    wanted = {"terminology": terminology, "encoder_fingerprint": encoder, **expected}
+    return folder if all(manifest.get(key) == value for key, value in wanted.items()) else None
