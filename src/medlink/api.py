@@ -1,7 +1,7 @@
 """One-shot linking for notebooks and scripts: ``medlink.link("heart attack")``.
 
-The embedded default linker is loaded on the first call (its index is built and cached on the very first one, about
-a minute and a half) and kept for later calls in this process; ``Linker.load()`` gives a linker of your own.
+The embedded default linker is loaded on the first call (prebuilt: nothing is encoded or compiled) and kept for
+later calls in this process; ``Linker.load()`` gives a linker of your own.
 """
 
 from __future__ import annotations

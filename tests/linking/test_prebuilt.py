@@ -17,9 +17,15 @@ import pytest
 from medlink.encoders import load_encoder
 from medlink.encoders.onnx import OnnxEncoder
 from medlink.encoders.registry import DEFAULT_MODEL
+from medlink.index import VectorIndex, build_index, ontology_entries
+from medlink.linking import Linker, LinkerConfig, Stage
 from medlink.linking.defaults import default_drug_terminology_path, default_index
+from medlink.linking.pipeline import dense_parts, exact_parts
 from medlink.linking.prebuilt import NO_PREBUILT, prebuilt_index, prebuilt_root
+from medlink.linking.settings import LinkerParts
 from medlink.resources import resource_path
+from medlink.terminology import Terminology
+from medlink.terminology.records import Name, NameKind, make_concept
 
 
 def test_the_prebuilt_package_matches_what_medlink_ships() -> None:
@@ -81,3 +87,35 @@ def test_the_first_dense_answer_on_an_empty_cache_encodes_and_exports_nothing(tm
     assert (mention, concept, stage) == ("myocardial infarctoin", "MESH:D009203", "dense")
     assert "encoding" not in done.stderr and "compiling" not in done.stderr
     assert not (cache / "encoders").exists() and not (cache / "terminologies").exists()
+
+
+def test_without_its_index_the_default_answers_an_exact_hit_before_building_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(NO_PREBUILT, "1")
+    monkeypatch.setenv("MEDLINK_CACHE", str(tmp_path))
+    linker = Linker.load(embedded="descriptors")  # the descriptors ship compiled: nothing else to build
+    result = linker.link("heart attack")
+    assert (result.concept_id, result.stage) == ("MESH:D009203", Stage.EXACT)
+    assert not (tmp_path / "indexes").exists()  # the 71,569 names are not encoded for an exact hit
+
+
+def test_a_deferred_index_is_built_once_when_exact_match_leaves_a_mention(encoder, tmp_path: Path) -> None:
+    terminology = Terminology.from_concepts([
+        make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack", NameKind.ENTRY_TERM)]),
+        make_concept("MESH:D003424", "Crohn Disease"),
+    ])  # fmt: skip
+    builds: list[Path] = []
+
+    def build() -> LinkerParts:
+        entries = ontology_entries(terminology)
+        builds.append(build_index(entries, encoder, tmp_path / "index", terminology.fingerprint()))
+        return dense_parts(terminology, VectorIndex.load(builds[-1]), encoder, config=LinkerConfig(nil_threshold=0.5))
+
+    linker = Linker.from_parts(exact_parts(terminology))
+    linker._deferred = build  # what Linker.from_recipe sets when the embedded default's index is still to be built
+    assert linker.link("heart attack").stage is Stage.EXACT and builds == []
+    typo, again = linker.link_many(["heart attak", "Crohns diseas"])
+    assert (typo.stage, typo.concept_id, again.concept_id) == (Stage.DENSE, "MESH:D009203", "MESH:D003424")
+    assert len(builds) == 1 and linker.config.nil_threshold == 0.5  # the built parts' settings are the linker's now
+    assert linker.link("heart attack").stage is Stage.EXACT  # decided before the build, still cached and right

@@ -66,7 +66,8 @@ def link(
 
     The embedded default links to all of MeSH: exact match over descriptors and supplementary records (a
     descriptor first where both share the name), then dense retrieval with the packaged MiniLM over the
-    descriptors; the first run builds that index (about two minutes) and caches it. --embedded descriptors links
+    descriptors; that index ships prebuilt (after `terminology update` it is built into the cache when a mention
+    first needs it, about two minutes). --embedded descriptors links
     to the descriptors alone.
     """
     from medlink.cli.mention_files import ResultWriter, read_mentions, rows_written

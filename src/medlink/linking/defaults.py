@@ -6,7 +6,8 @@ fields of trial records need ("fludarabine phosphate", "sevirumab" and most inve
 records, not descriptors).
 
 The supplementary records ship as NLM's file (``resources/mesh-supplementary/``) and are compiled with the embedded
-descriptors into medlink's cache on first use (about 30 s). Their index is the default index rebound to the larger
+descriptors into medlink's cache on first use (about 40 s) — unless the prebuilt package holds that compilation
+(:mod:`medlink.linking.prebuilt`), as it does for the MeSH that medlink ships; the default index likewise. Their index is the default index rebound to the larger
 terminology (:func:`~medlink.index.build.rebind_index`): dense retrieval over descriptor names, supplementary
 records by exact match, nothing encoded again.
 """
@@ -128,13 +129,13 @@ def default_index(progress: bool = True) -> Path:
     """The embedded default's index (MeSH descriptors, medlink's own encoder via ONNX), built and cached on first
     use.
 
-    The first call encodes every name (about a minute and a half on 2 cores); later calls find it. A cached index
+    Opened where the prebuilt package installed it when it matches; otherwise the first call encodes every name
+    (about two minutes on 2 cores) and later calls find it. A cached index
     of another index format version is rebuilt.
     """
     terminology = load_default_terminology()
     encoder = load_encoder(DEFAULT_MODEL)
-    prebuilt = prebuilt_index(terminology.fingerprint(), encoder.identity.fingerprint(),
-                              _shipped_calibration(terminology, encoder) or {"calibration": None})  # fmt: skip
+    prebuilt = _prebuilt_default_index(terminology, encoder)
     if prebuilt is not None:
         return prebuilt
 
@@ -144,6 +145,19 @@ def default_index(progress: bool = True) -> Path:
     folder = cached_entry(default_index_path(terminology, encoder), is_current_index, build)
     _apply_shipped_calibration(folder, terminology, encoder)
     return folder
+
+
+def default_index_ready() -> bool:
+    """Whether :func:`default_index` opens the default's index without encoding anything: prebuilt, or cached."""
+    terminology = load_default_terminology()
+    encoder = load_encoder(DEFAULT_MODEL)
+    return (_prebuilt_default_index(terminology, encoder) is not None
+            or is_current_index(default_index_path(terminology, encoder)))  # fmt: skip
+
+
+def _prebuilt_default_index(terminology: Terminology, encoder: Encoder) -> Path | None:
+    return prebuilt_index(terminology.fingerprint(), encoder.identity.fingerprint(),
+                          _shipped_calibration(terminology, encoder) or {"calibration": None})  # fmt: skip
 
 
 def build_default_index(terminology: Terminology, encoder: Encoder, folder: Path, progress: bool,

@@ -14,8 +14,9 @@ input always gives the same output.
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
@@ -86,6 +87,7 @@ class Linker:
         self._rewriter_built: MentionRewriter | None = None
         self._default_annotation: AnnotatorConfig | None = None
         self._lock = threading.RLock()
+        self._deferred: Callable[[], LinkerParts] | None = None  # the parts to build when exact match is not enough
 
     @classmethod
     def from_parts(cls, parts: LinkerParts) -> Linker:
@@ -97,7 +99,11 @@ class Linker:
     def from_recipe(cls, recipe: LinkerRecipe, config: LinkerConfig | None = None, progress: bool = False) -> Linker:
         """The linker ``recipe`` describes, which pickles as that recipe; ``config`` replaces the settings an index
         was calibrated with."""
-        linker = cls.from_parts(recipe.parts(config, progress))
+        if recipe.index_ready():
+            linker = cls.from_parts(recipe.parts(config, progress))
+        else:  # the index is built when a mention first needs it: exact hits are answered before that
+            linker = cls.from_parts(recipe.exact_parts(config, progress))
+            linker._deferred = functools.partial(recipe.parts, config, progress)
         linker.recipe = recipe
         return linker
 
@@ -117,7 +123,8 @@ class Linker:
     ) -> Linker:
         """A linker over a saved index, or with no arguments the embedded default (all of MeSH shipped with
         medlink: exact match over descriptors and supplementary records, then dense retrieval over the descriptors;
-        built and cached on first use, about two minutes; ``embedded="descriptors"``: the descriptors alone).
+        prebuilt in the ``medlink-default-index`` package; ``embedded="descriptors"``: the descriptors alone; where
+        an index must still be built, exact hits are answered first and the index is built when a mention needs it).
         ``exact_only`` links by exact normalized match alone (``terminology`` or the embedded MeSH); see
         :class:`LinkerRecipe` for the other arguments; ``ranker`` links with a set ranker from ``medlink
         train-set-ranker`` over ``terminology``. ``config`` replaces the settings the index was calibrated with."""
@@ -143,6 +150,7 @@ class Linker:
         self._rewriter_built = None
         self._default_annotation = None
         self._lock = threading.RLock()
+        self._deferred = None
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes not set yet: an unpickled linker builds its parts on first use.
@@ -184,6 +192,8 @@ class Linker:
 
     def with_config(self, config: LinkerConfig) -> Linker:
         """A linker with other settings over the same terminology, sieves and encoder (nothing is reloaded)."""
+        if self._deferred is not None and self.recipe is not None:  # its index is not built yet: nor is the copy's
+            return Linker.from_recipe(self.recipe, config)
         other = Linker(self.terminology, self.sieves, config, self.counter, self.term_test, self.reranker,
                        self.form_test)  # fmt: skip
         other.recipe = self.recipe
@@ -318,21 +328,10 @@ class Linker:
             pending = [(key, text) for key, text in pending if key not in composites]
         step = max(1, self.config.batch_size)
         for start in range(0, len(pending), step):
-            batch = pending[start : start + step]
-            for sieve in self.sieves:
-                if not batch:
-                    break
-                outcomes = self._in_scope(self._rerank(sieve.link_batch([(text, key) for key, text in batch])))
-                remaining = []
-                found: dict[str, LinkResult] = {}
-                for (key, text), outcome in zip(batch, outcomes, strict=True):
-                    if outcome is None:
-                        remaining.append((key, text))
-                    else:
-                        found[key] = finish(outcome, key, self.terminology, self.config)
-                tested = test_forms(test_terms(found, self.term_test, self.config), self.form_test, self.config)
-                decided.update(claim_counted(tested, self.counter, self.terminology, self.config))
-                batch = remaining
+            batch = self._through_sieves(pending[start : start + step], decided)
+            if batch and self._deferred is not None:  # what exact match left waits for the index to be built
+                self._use(self._deferred())
+                batch = self._through_sieves(batch, decided)
             tried = ", ".join(sieve.name for sieve in self.sieves)
             scope = f" in branches {','.join(self.config.branches)}" if self.config.branches else ""
             for key, text in batch:
@@ -340,6 +339,34 @@ class Linker:
         for key, result in decided.items():
             self._remember(key, result, self._cache)
         return decided
+
+    def _through_sieves(self, batch: list[tuple[str, str]], decided: dict[str, LinkResult]) -> list[tuple[str, str]]:
+        """Run ``batch`` (key, text) through the sieves in order, putting each decision in ``decided``; returns
+        what no sieve decided."""
+        for sieve in self.sieves:
+            if not batch:
+                break
+            outcomes = self._in_scope(self._rerank(sieve.link_batch([(text, key) for key, text in batch])))
+            remaining = []
+            found: dict[str, LinkResult] = {}
+            for (key, text), outcome in zip(batch, outcomes, strict=True):
+                if outcome is None:
+                    remaining.append((key, text))
+                else:
+                    found[key] = finish(outcome, key, self.terminology, self.config)
+            tested = test_forms(test_terms(found, self.term_test, self.config), self.form_test, self.config)
+            decided.update(claim_counted(tested, self.counter, self.terminology, self.config))
+            batch = remaining
+        return batch
+
+    def _use(self, parts: LinkerParts) -> None:
+        """Take the parts a deferred build made (the sieves over the index, its calibrated settings); what was
+        decided before is kept: exact decisions do not depend on them."""
+        self._deferred = None
+        self.terminology, self.sieves, self._config = parts.terminology, tuple(parts.sieves), parts.config
+        self.counter, self.term_test, self.reranker, self.form_test = (parts.counter, parts.term_test,
+                                                                       parts.reranker, parts.form_test)  # fmt: skip
+        self._scope, self._type_scopes, self._rewriter_built = None, {}, None
 
     def _link_composites(self, pending: list[tuple[str, str]]) -> dict[str, LinkResult]:
         """Results for the pending mentions that split into parts which all link (at most

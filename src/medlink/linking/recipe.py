@@ -12,7 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medlink.errors import MedlinkError
-from medlink.linking.defaults import default_drug_index, default_drug_terminology_path, default_index
+from medlink.linking.defaults import (
+    default_drug_index,
+    default_drug_terminology_path,
+    default_index,
+    default_index_ready,
+)
 from medlink.linking.pipeline import DEFAULT_SIEVES, exact_parts, index_parts, ranker_parts
 from medlink.linking.settings import LinkerConfig, LinkerParts
 from medlink.resources import default_reranker_path
@@ -85,6 +90,17 @@ class LinkerRecipe:
     def default_index(self, progress: bool = False) -> Path:
         """The embedded default's index this recipe links with, built and cached on first use."""
         return default_drug_index(progress) if self.embedded == MESH else default_index(progress)
+
+    def index_ready(self) -> bool:
+        """Whether :meth:`parts` opens its index without building it (so always, but for the embedded default's
+        when neither the prebuilt package nor the cache has it)."""
+        return not self.uses_default_index or default_index_ready()
+
+    def exact_parts(self, config: LinkerConfig | None = None, progress: bool = False) -> LinkerParts:
+        """Exact match over the terminology this recipe links with: what a linker answers while its index is
+        still being built."""
+        return LinkerRecipe(terminology_dir=self.terminology_dir, exact_only=True, embedded=self.embedded).parts(
+            config, progress)
 
     def warm(self, progress: bool = False) -> None:
         """Build what :meth:`parts` would build on first use (the default index, the drug terminology), so that
