@@ -1,15 +1,15 @@
-"""The shipped defaults, each built into medlink's cache on first use: the embedded default's index (the MeSH
-descriptors encoded by medlink's own model, with the nil calibration shipped for it), and the embedded default
-for drugs and chemicals: the MeSH descriptors with NLM's supplementary concept records
-(323k chemicals, drugs and rare diseases, each mapped to the descriptors it falls under), which the intervention
-fields of trial records need ("fludarabine phosphate", "sevirumab" and most investigational drugs are supplementary
-records, not descriptors).
+"""The shipped defaults: the embedded default's index (the MeSH descriptors encoded by medlink's own model, with the
+nil calibration shipped for it), and the embedded default for drugs and chemicals: the MeSH descriptors with NLM's
+supplementary concept records (323k chemicals, drugs and rare diseases, each mapped to the descriptors it falls
+under), which the intervention fields of trial records need ("fludarabine phosphate", "sevirumab" and most
+investigational drugs are supplementary records, not descriptors).
 
-The supplementary records ship as NLM's file (``resources/mesh-supplementary/``) and are compiled with the embedded
-descriptors into medlink's cache on first use (about 40 s) — unless the prebuilt package holds that compilation
-(:mod:`medlink.linking.prebuilt`), as it does for the MeSH that medlink ships; the default index likewise. Their index is the default index rebound to the larger
-terminology (:func:`~medlink.index.build.rebind_index`): dense retrieval over descriptor names, supplementary
-records by exact match, nothing encoded again.
+Both come prebuilt in the ``medlink-default-index`` package (:mod:`medlink.linking.prebuilt`) and are opened where
+it is installed when they match what medlink ships; otherwise they are built into medlink's cache on first use: the
+index by encoding every descriptor name (about two minutes), the supplementary records (NLM's file,
+``resources/mesh-supplementary/``) compiled with the descriptors (about 40 s). The drug index is the default index
+rebound to the larger terminology (:func:`~medlink.index.build.rebind_index`): dense retrieval over descriptor
+names, supplementary records by exact match, nothing encoded again.
 """
 
 from __future__ import annotations
