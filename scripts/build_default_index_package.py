@@ -41,6 +41,9 @@ def main() -> None:
         shutil.copytree(terminology, staging / TERMINOLOGIES / terminology.name, ignore=ignore,
                         copy_function=shutil.copyfile)  # fmt: skip
         record_checksums(staging)
+    # pip builds a folder's wheel in place, and setuptools adds what an earlier build left in build/lib: another
+    # release's data would ride along
+    shutil.rmtree(args.output.parents[2] / "build", ignore_errors=True)
     sizes = sum(path.stat().st_size for path in args.output.rglob("*") if path.is_file())
     print(f"wrote {args.output} ({sizes / 1e6:.0f} MB) from {index} and {terminology}")
 

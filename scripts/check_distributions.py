@@ -82,7 +82,18 @@ def check_files(dist: Path, wheels: dict[str, Path]) -> None:
             expect(bool(notice), f"{wheel.name}: no NOTICE (attribution of the data and weights it ships)")
             expect(b"National Library of Medicine" in archive.read(notice[0]) or name == "medlink_zh",
                    f"{wheel.name}: its NOTICE does not attribute NLM's data")  # fmt: skip
-    print("twine check, licences and notices: passed")
+        shipped = {n for n in names if "/" in n and not n.split("/", 1)[0].endswith((".dist-info", ".data"))}
+        missing = [path for path in package_files(name) if path not in shipped]
+        expect(not missing, f"{wheel.name} lacks files of its package (package-data in pyproject.toml): {missing}")
+    print("twine check, licences, notices and every package file in its wheel: passed")
+
+
+def package_files(name: str) -> list[str]:
+    """The files under the source package ``name`` that its wheel must carry, as wheel paths (what git tracks:
+    caches and build leftovers are not the package)."""
+    source = PROJECTS[name] / "src"
+    listed = subprocess.run(["git", "ls-files", "-z", name], cwd=source, capture_output=True, text=True, check=True)
+    return sorted(path for path in listed.stdout.split("\0") if path and not path.endswith(".pyc"))
 
 
 def smoke_test(wheels: dict[str, Path], scratch: Path) -> None:

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -64,8 +65,61 @@ def test_environment_reaches_the_workers() -> None:
         assert pool.submit(setting, "MEDLINK_TEST_VALUE").result() == "42"
 
 
+class Unpicklable(Exception):
+    def __init__(self, *, problem: str) -> None:  # keyword-only: pickles, but does not unpickle
+        super().__init__(problem)
+
+
+def raise_unpicklable(_: int) -> int:
+    raise Unpicklable(problem="nobody can rebuild me")
+
+
+def unsendable(_: int) -> object:
+    return lambda: None
+
+
+def slow(seconds: float) -> float:
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_errors_and_results_that_cannot_travel_are_reported_not_crashes() -> None:
+    with WorkerProcesses(1) as pool:
+        with pytest.raises(WorkerProcessError, match="Unpicklable: nobody can rebuild me"):
+            pool.submit(raise_unpicklable, 0).result()
+        with pytest.raises(WorkerProcessError, match="could not be sent back"):
+            pool.submit(unsendable, 0).result()
+        assert pool.submit(square, 4).result() == 16  # the same worker goes on
+
+
+def test_leaving_on_an_exception_kills_the_workers_at_once() -> None:
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), WorkerProcesses(2) as pool:
+        pool.submit(slow, 30)
+        pool.submit(slow, 30)
+        time.sleep(1)
+        raise KeyboardInterrupt
+    assert time.monotonic() - started < 15
+
+
+def test_a_clean_close_lets_submitted_calls_finish() -> None:
+    with WorkerProcesses(1) as pool:
+        futures = [pool.submit(slow, 0.2) for _ in range(3)]
+    assert [future.result() for future in futures] == [0.2] * 3
+
+
+def test_what_the_interpreter_prints_at_start_does_not_garble_the_answers(tmp_path: Path) -> None:
+    (tmp_path / "sitecustomize.py").write_text("print('hello from sitecustomize')\n")
+    with WorkerProcesses(1, env={"PYTHONPATH": str(tmp_path)}) as pool:  # its sitecustomize runs at start
+        assert pool.submit(abs, -5).result() == 5
+
+
 # A script as a user writes it: top-level code, no ``if __name__ == "__main__"``. Under multiprocessing's spawn, every
-# child re-ran it (a hang on the cache lock, or BrokenProcessPool from standard input).
+# child re-ran it (a hang on the cache lock, or BrokenProcessPool from standard input). Run from a folder holding a
+# ``typing.py`` (the script lives elsewhere): the workers must not import it in place of the standard library's, as the
+# caller does not.
 UNGUARDED = textwrap.dedent("""
     import sys
     from medlink.text.normalize import Normalizer
@@ -77,8 +131,11 @@ UNGUARDED = textwrap.dedent("""
 
 @pytest.mark.parametrize("how", ["file", "stdin"])
 def test_an_unguarded_script_runs_once_and_answers(tmp_path: Path, how: str) -> None:
-    script = tmp_path / "user_script.py"
+    script = tmp_path / "scripts" / "user_script.py"
+    script.parent.mkdir()
     script.write_text(UNGUARDED)
+    if how == "file":  # code read from standard input has the current folder on its path, as Python gives it
+        (tmp_path / "typing.py").write_text("raise SystemExit('the typing.py of the current folder was imported')\n")
     command = [sys.executable, str(script)] if how == "file" else [sys.executable, "-"]
     done = subprocess.run(command, input=None if how == "file" else UNGUARDED, capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)  # fmt: skip

@@ -1,6 +1,7 @@
 """The README runs as written: every ```bash and ```python block, pasted as a user would — bash blocks as one shell
 script each, Python blocks as script files run by a fresh interpreter — in one scratch folder beside a ``shared``
-link (so ``../shared/data/...`` means what it means in a checkout) with one empty cache, in the README's order.
+link (so ``../shared/data/...`` means what it means in a checkout) with one empty cache, in the README's order: a
+block may use what an earlier one made (``medic/``), as a reader pasting them in turn would, so run the file whole.
 
 A block that cannot run here says why on the line above it: ``<!-- doc: not run: REASON -->``; the blocks of
 ``<!-- ci:main -->`` and ``<!-- ci:test -->`` are what .ci/run runs. A comment ending ``→ TEXT`` on a line says what
@@ -34,8 +35,10 @@ class Block:
     skipped: str | None  # why it is not run here, if it is not
 
     @property
-    def expected(self) -> list[str]:
-        return [match["text"] for line in self.code.splitlines() if (match := EXPECTED.search(line))]
+    def expected_at(self) -> list[tuple[int, str]]:
+        """(line within the block, text) for each ``→ TEXT`` the block states."""
+        return [(number, match["text"]) for number, line in enumerate(self.code.splitlines())
+                if (match := EXPECTED.search(line))]  # fmt: skip
 
 
 def readme_blocks(text: str) -> list[Block]:
@@ -76,11 +79,36 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "work"
 
 
+MARK = "@@readme-command-ends-at-line-{}@@"
+
+
+def with_marks(code: str) -> str:
+    """A bash block that says, after each command, where it ended: each ``→ TEXT`` is looked for in the output of
+    the command it is written beside, not anywhere in the block's."""
+    lines = []
+    for number, line in enumerate(code.splitlines()):
+        lines.append(line)
+        if line.strip() and not line.strip().startswith("#") and not line.rstrip().endswith("\\"):
+            lines.append(f"echo {MARK.format(number)}")
+    return "\n".join(lines) + "\n"
+
+
+def outputs_by_line(code: str, stdout: str) -> dict[int, str]:
+    """Line number in ``code`` → the output of the command that line belongs to (bash blocks run with marks)."""
+    pieces = re.split(MARK.replace("{}", r"(\d+)"), stdout)
+    ends = {int(end): text for text, end in zip(pieces[0::2], pieces[1::2], strict=False)}
+    owner, by_line = None, {}
+    for number in sorted(range(len(code.splitlines())), reverse=True):
+        owner = number if number in ends else owner
+        by_line[number] = ends.get(owner, "") if owner is not None else ""
+    return by_line
+
+
 def run_block(block: Block, folder: Path) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
                    "MEDLINK_CACHE": str(folder.parent / "cache"), "PYSPARK_PYTHON": sys.executable}  # fmt: skip
     if block.language == "bash":
-        command = ["bash", "-euo", "pipefail", "-c", block.code]
+        command = ["bash", "-euo", "pipefail", "-c", with_marks(block.code)]
     else:
         script = folder / f"readme_line_{block.line}.py"
         script.write_text(block.code, encoding="utf-8")
@@ -97,5 +125,14 @@ def test_the_readme_block_runs_as_pasted(block: Block, scratch: Path) -> None:
         pytest.skip("../shared/data is not beside the checkout")
     done = run_block(block, scratch)
     assert done.returncode == 0, f"README line {block.line} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    missing = [text for text in block.expected if text not in done.stdout]
+    if block.language == "bash":
+        output = outputs_by_line(block.code, done.stdout)
+        missing = [f"{text!r} (line {block.line + 1 + number})" for number, text in block.expected_at
+                   if text not in output[number]]  # fmt: skip
+    else:  # a script's prints cannot be told apart by line: each in turn, after the one before
+        at, missing = 0, []
+        for _, text in block.expected_at:
+            found = done.stdout.find(text, at)
+            missing += [repr(text)] if found < 0 else []
+            at = found + len(text) if found >= 0 else at
     assert missing == [], f"README line {block.line} printed no {missing}:\n{done.stdout[-3000:]}"

@@ -24,6 +24,7 @@ _EXPORTS = {
     "LinkResult": "medlink.linking",
     "Mention": "medlink.linking",
     "Candidate": "medlink.linking",
+    "NilCause": "medlink.linking",
     "Stage": "medlink.linking",
     "link": "medlink.api",
     "MedlinkError": "medlink.errors",
@@ -37,6 +38,7 @@ __all__ = [
     "LinkerRecipe",
     "MedlinkError",
     "Mention",
+    "NilCause",
     "Stage",
     "__version__",
     "link",
@@ -45,7 +47,7 @@ __all__ = [
 if TYPE_CHECKING:
     from medlink.api import link
     from medlink.errors import MedlinkError
-    from medlink.linking import Candidate, Linker, LinkerConfig, LinkResult, Mention, Stage
+    from medlink.linking import Candidate, Linker, LinkerConfig, LinkResult, Mention, NilCause, Stage
     from medlink.linking.recipe import LinkerRecipe
 
 

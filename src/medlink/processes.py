@@ -6,11 +6,13 @@ once more in every child, which waits on the cache lock its parent holds (a hang
 input cannot be re-imported at all (``BrokenProcessPool``). Forking is no way out either: ONNX Runtime's, torch's
 and Arrow's threads do not survive it.
 
-So medlink's workers are plain subprocesses running this module (``python -m medlink.processes``), fed pickled
-calls over their standard input and answering over a private copy of their standard output. The caller's
-``__main__`` is never touched, from a script, a notebook, standard input or ``python -c``. A thread per worker
-does the waiting, so :class:`WorkerProcesses` is used like ``concurrent.futures``' executors. Only module-level
-functions and picklable arguments travel, as with any process pool.
+So medlink's workers are plain subprocesses running :func:`serve` (``python -P -c "…serve()"``: ``-P`` keeps the
+current folder off their import path, where a ``typing.py`` lying there would shadow the standard library's), fed
+pickled calls over their standard input and answering over a private copy of their standard output, after a
+greeting that tells the answers from anything printed while the interpreter started. The caller's ``__main__`` is
+never touched, from a script, a notebook, standard input or ``python -c``. A thread per worker does the waiting,
+so :class:`WorkerProcesses` is used like ``concurrent.futures``' executors. Only module-level functions and
+picklable arguments travel, as with any process pool; the workers import them from the caller's ``sys.path``.
 """
 
 from __future__ import annotations
@@ -31,24 +33,34 @@ from medlink.errors import MedlinkError
 
 T = TypeVar("T")
 _HEADER = struct.Struct("!Q")  # the length of the pickle that follows
+_GREETING = b"\x00medlink-worker-1\x00"  # a worker's first bytes on its answer channel
+_MOST_BEFORE_GREETING = 1 << 20  # bytes a starting interpreter may print before the greeting (sitecustomize…)
+_LARGEST = 1 << 40  # a length beyond this is no length of ours: the channel is corrupt
+_WORKER = "from medlink.processes import serve; serve()"
 
 
 class WorkerProcessError(MedlinkError):
-    """A worker process died or could not be started."""
+    """A worker process died, or answered something that is not an answer."""
+
+
+class WorkerStartError(WorkerProcessError):
+    """No worker process could be started (no interpreter to run: an embedded Python)."""
 
 
 class WorkerProcesses:
-    """Up to ``workers`` subprocesses (``python -m medlink.processes``), started on first use and ended on
-    :meth:`close` (or leaving the ``with`` block). ``env`` is added to each worker's environment (for example
-    ``OMP_NUM_THREADS=1`` where the workers share the cores)."""
+    """Up to ``workers`` subprocesses, started on first use. ``env`` is added to each worker's environment (for
+    example ``OMP_NUM_THREADS=1`` where the workers share the cores).
+
+    :meth:`close` (or leaving the ``with`` block) lets the calls already submitted finish, then ends the workers;
+    leaving the block on an exception (an error, Ctrl-C) kills them at once and cancels what is still queued."""
 
     def __init__(self, workers: int, env: Mapping[str, str] | None = None) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, not {workers}")
         self.workers = workers
-        # The caller's import path, as multiprocessing passes it: the functions sent are found where the caller
-        # found them (a module beside its script, a source checkout put on sys.path).
-        path = os.pathsep.join(entry for entry in sys.path if entry)
+        # The caller's import path, as multiprocessing passes it, made absolute now (the caller may change folder
+        # before a worker starts): the functions sent are found where the caller found them.
+        path = os.pathsep.join(os.path.abspath(entry) for entry in sys.path if entry)
         self._env = {**os.environ, "PYTHONPATH": path, **(env or {})}
         self._threads = ThreadPoolExecutor(workers, thread_name_prefix="medlink-worker")
         self._local = threading.local()  # each thread's own worker process
@@ -71,9 +83,12 @@ class WorkerProcesses:
         for future in pending:
             yield future.result()
 
-    def close(self) -> None:
-        """End the workers: each is told to stop (its input closes) and killed if it has not within 5 s."""
-        self._threads.shutdown(wait=True, cancel_futures=True)
+    def close(self, kill: bool = False) -> None:
+        """End the workers once the submitted calls are done (each is told to stop: its input closes; killed if it
+        has not within 5 s); with ``kill``, at once, cancelling what is still queued."""
+        if kill:
+            self._kill_all()
+        self._threads.shutdown(wait=True, cancel_futures=kill)
         with self._lock:
             started, self._started = self._started, []
         for process in started:
@@ -90,7 +105,12 @@ class WorkerProcesses:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  traceback: TracebackType | None) -> None:  # fmt: skip
-        self.close()
+        self.close(kill=error is not None)
+
+    def _kill_all(self) -> None:
+        with self._lock:
+            for process in self._started:
+                process.kill()  # a thread waiting on its answer reads the end of its output and returns
 
     def _call(self, function: Callable[..., T], args: tuple[Any, ...]) -> T:
         process = getattr(self._local, "process", None)
@@ -100,27 +120,32 @@ class WorkerProcesses:
         try:
             _write(process.stdin, (function, args))
             ok, value = _read(process.stdout)
-        except (EOFError, BrokenPipeError, OSError):
+        except (EOFError, BrokenPipeError, OSError, WorkerProcessError) as problem:
             self._local.process = None
-            try:
-                code = process.wait(timeout=5)
-            except subprocess.TimeoutExpired:  # its output closed but it still runs: end it
-                process.kill()
-                code = process.wait()
-            raise WorkerProcessError(f"a worker process ended unexpectedly (exit code {code}) while running "
-                                     f"{getattr(function, '__qualname__', function)}") from None  # fmt: skip
+            code = _end(process)
+            what = f"while running {getattr(function, '__qualname__', function)}"
+            if isinstance(problem, WorkerProcessError):
+                raise WorkerProcessError(f"{problem} {what}") from None
+            raise WorkerProcessError(f"a worker process ended unexpectedly (exit code {code}) {what}") from None
         if not ok:
             raise value
         return value  # type: ignore[no-any-return]
 
     def _start(self) -> subprocess.Popen[bytes]:
         try:
-            process = subprocess.Popen([sys.executable, "-m", "medlink.processes"], stdin=subprocess.PIPE,
+            process = subprocess.Popen([sys.executable, "-P", "-c", _WORKER], stdin=subprocess.PIPE,
                                        stdout=subprocess.PIPE, env=self._env)  # fmt: skip
         except OSError as error:
-            raise WorkerProcessError(f"cannot start a worker process with {sys.executable} ({error})") from None
+            raise WorkerStartError(f"cannot start a worker process with {sys.executable} ({error})") from None
         with self._lock:
             self._started.append(process)
+        assert process.stdout is not None
+        try:
+            _await_greeting(process.stdout)
+        except (EOFError, WorkerProcessError) as problem:
+            code = _end(process)
+            why = problem if isinstance(problem, WorkerProcessError) else f"it ended at start (exit code {code})"
+            raise WorkerStartError(f"a worker process with {sys.executable} did not start: {why}") from None
         return process
 
 
@@ -131,8 +156,31 @@ def run_in_processes(function: Callable[..., T], items: Iterable[Any], workers: 
         return list(pool.map(function, items))
 
 
+def _end(process: subprocess.Popen[bytes]) -> int:
+    try:
+        return process.wait(timeout=5)
+    except subprocess.TimeoutExpired:  # its output closed or garbled, but it still runs: end it
+        process.kill()
+        return process.wait()
+
+
+def _await_greeting(stream: IO[bytes]) -> None:
+    """Read up to the worker's greeting, passing over what its interpreter printed while starting."""
+    seen = b""
+    while not seen.endswith(_GREETING):
+        byte = stream.read(1)
+        if not byte:
+            raise EOFError
+        seen = (seen + byte)[-_MOST_BEFORE_GREETING:]
+        if len(seen) >= _MOST_BEFORE_GREETING:
+            raise WorkerProcessError("it printed a megabyte before starting to work")
+
+
 def _write(stream: IO[bytes], value: Any) -> None:
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    _write_bytes(stream, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _write_bytes(stream: IO[bytes], data: bytes) -> None:
     stream.write(_HEADER.pack(len(data)))
     stream.write(data)
     stream.flush()
@@ -147,6 +195,8 @@ def _read_bytes(stream: IO[bytes]) -> bytes:
     if len(header) < _HEADER.size:
         raise EOFError
     size = _HEADER.unpack(header)[0]
+    if size > _LARGEST:
+        raise WorkerProcessError(f"a worker answered a length of {size:,} bytes: its output is not medlink's")
     data = stream.read(size)
     if len(data) < size:
         raise EOFError
@@ -161,15 +211,17 @@ def _close_quietly(stream: IO[bytes] | None) -> None:
         pass
 
 
-def _serve() -> None:
-    """A worker's loop: read a call, answer ``(True, result)`` or ``(False, exception)``, until the input ends.
-    The protocol keeps private copies of standard input and output, so what the called code prints goes to
-    standard error and nothing it reads can take a call's bytes."""
+def serve() -> None:
+    """A worker's loop: greet, then read a call and answer ``(True, result)`` or ``(False, exception)`` until the
+    input ends. The protocol keeps private copies of standard input and output, so what the called code prints goes
+    to standard error and nothing it reads can take a call's bytes."""
     calls = os.fdopen(os.dup(0), "rb")
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    answers.write(_GREETING)
+    answers.flush()
     while True:
         try:
             call = _read_bytes(calls)
@@ -180,16 +232,17 @@ def _serve() -> None:
             answer: tuple[bool, Any] = (True, function(*args))
         except Exception as error:  # handed to the caller, who raises it
             answer = (False, _picklable(error))
-        _write(answers, answer)
+        try:
+            data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as error:  # a result that cannot travel is reported, not a crash
+            data = pickle.dumps((False, WorkerProcessError(f"the result could not be sent back: {error}")))
+        _write_bytes(answers, data)
 
 
 def _picklable(error: Exception) -> Exception:
+    """``error`` when it survives pickling both ways, else its type and message as a :class:`WorkerProcessError`."""
     try:
         pickle.loads(pickle.dumps(error))
-    except Exception:  # an exception that does not survive pickling travels as its message
+    except Exception:
         return WorkerProcessError(f"{type(error).__name__}: {error}")
     return error
-
-
-if __name__ == "__main__":
-    _serve()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from medlink import Linker, LinkerConfig, Stage
+from medlink import Linker, LinkerConfig, LinkResult, NilCause, Stage
 from medlink.cli import main
 from medlink.evaluation.calibration import budget_threshold, calibrate
 from medlink.evaluation.corpus import Corpus, Gold, GoldMention
@@ -17,6 +17,7 @@ from medlink.evaluation.negatives import non_medical_negatives, random_string
 from medlink.index import VectorIndex, build_index, ontology_entries
 from medlink.linking.linker import dense_linker
 from medlink.linking.mentions.non_terms import control_characters, not_a_term, why_not_a_term
+from medlink.linking.pipeline import exact_parts
 from medlink.resources import default_nil_calibration
 from medlink.terminology import Terminology, load_default_terminology
 from medlink.terminology.records import Name, make_concept
@@ -110,7 +111,7 @@ def test_a_term_model_makes_unlike_mentions_nil_only_under_a_threshold(tiny, tin
     judged = Linker(linker.terminology, linker.sieves, linker.config, None, TermJudge(model, shared))
     close, far = judged.link_many(["myocardial infarction", "cardiac illness"])
     assert close.stage is Stage.DENSE and close.score >= 0.9
-    assert far.stage is Stage.NIL and "does not read as a term" in far.reason
+    assert far.stage is Stage.NIL and far.nil_cause is NilCause.TERM_TEST and "does not read as a term" in far.reason
     assert judged.with_config(LinkerConfig(nil_threshold=0)).link("cardiac illness").stage is Stage.DENSE
     with pytest.raises(ValueError, match="another encoder"):
         TermJudge(TermModel(model.weights, 0.0, 0.0, "other"), shared)
@@ -146,7 +147,11 @@ def test_a_config_keeps_the_index_threshold_unless_it_sets_one(tiny, tiny_index,
     index = VectorIndex.load(folder)
     assert dense_linker(tiny, index, encoder, config=LinkerConfig(cache_size=10)).config.nil_threshold == 0.99
     assert dense_linker(tiny, index, encoder, config=LinkerConfig(nil_threshold=0)).config.nil_threshold == 0
-    assert dense_linker(tiny, index, encoder).link("cardiac illness").stage is Stage.NIL
+    linker = dense_linker(tiny, index, encoder)
+    assert linker.link("cardiac illness").nil_cause is NilCause.THRESHOLD
+    # other settings that set no threshold keep the index's (a linker made with it, or one changed afterwards)
+    assert linker.with_config(LinkerConfig(cache_size=10)).link("cardiac illness").nil_cause is NilCause.THRESHOLD
+    assert linker.with_config(LinkerConfig(nil_threshold=0)).link("cardiac illness").stage is Stage.DENSE
 
 
 @pytest.mark.slow
@@ -157,12 +162,30 @@ def test_the_embedded_default_says_no_concept() -> None:
     linker = Linker.load()
     assert linker.config.nil_threshold == pytest.approx(shipped["threshold"]) and linker.term_test is not None
     umbrella = linker.link("umbrella")  # nearest name Rain, 0.63: above the threshold, unlike a term
-    assert umbrella.stage is Stage.NIL and "does not read as a term" in umbrella.reason
+    assert umbrella.nil_cause is NilCause.TERM_TEST and "does not read as a term" in umbrella.reason
     garbage, the, control, real = linker.link_many(["asdfgh qwerty", "the", "x\0y\1", "myocardial infarctoin"])
-    assert garbage.stage is Stage.NIL and f"below the nil threshold {shipped['threshold']:.3f}" in garbage.reason
-    assert the.stage is Stage.NIL and control.stage is Stage.NIL
-    assert real.concept_id == "MESH:D009203"
+    assert garbage.nil_cause is NilCause.THRESHOLD
+    assert f"below the nil threshold {shipped['threshold']:.3f}" in garbage.reason
+    assert the.nil_cause is NilCause.NOT_A_TERM and control.nil_cause is NilCause.NOT_A_TERM
+    assert real.concept_id == "MESH:D009203" and real.nil_cause is None
     assert Linker.load(config=LinkerConfig(nil_threshold=0)).link("asdfgh qwerty").stage is Stage.DENSE
+    # the trap of issue 56: new settings that set no threshold kept the default's calibrated one nowhere
+    assert linker.with_config(LinkerConfig()).link("asdfgh qwerty").nil_cause is NilCause.THRESHOLD
+    assert linker.with_config(LinkerConfig(nil_threshold=0)).link("asdfgh qwerty").stage is Stage.DENSE
+
+
+def test_every_nil_says_its_cause_as_data(tiny: Terminology, tiny_index: VectorIndex, encoder) -> None:
+    linker = dense_linker(tiny, tiny_index, encoder, "O-T", LinkerConfig(nil_threshold=0.99, max_mention_chars=50))
+    weak, long, binary, stop = linker.link_many(["cardiac illness", "x" * 51, "a\0b", "the"])
+    assert [r.nil_cause for r in (weak, long, binary, stop)] == [NilCause.THRESHOLD, NilCause.TOO_LONG,
+                                                                  NilCause.NOT_A_TERM, NilCause.NOT_A_TERM]
+    exact = Linker.from_parts(exact_parts(tiny))
+    assert exact.link("cardiac illness").nil_cause is NilCause.NO_CANDIDATE
+    mesh = Linker.load(exact_only=True, embedded="descriptors", config=LinkerConfig(branches=("D",)))
+    assert mesh.link("heart attack").nil_cause is NilCause.OUT_OF_SCOPE  # a disease, asked among chemicals
+    found = linker.with_config(LinkerConfig(nil_threshold=0)).link("heart attack")
+    assert found.nil_cause is None and LinkResult.from_dict(weak.to_dict()) == weak  # it travels as JSON
+    assert weak.to_dict()["nil_cause"] == "threshold"
 
 
 def test_index_build_with_training_mentions_calibrates(fixtures: Path, tmp_path: Path) -> None:

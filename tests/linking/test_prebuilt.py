@@ -18,8 +18,8 @@ from medlink.encoders import load_encoder
 from medlink.encoders.onnx import OnnxEncoder
 from medlink.encoders.registry import DEFAULT_MODEL
 from medlink.index import VectorIndex, build_index, ontology_entries
-from medlink.linking import Linker, LinkerConfig, Stage
-from medlink.linking.defaults import default_drug_terminology_path, default_index
+from medlink.linking import Linker, LinkerConfig, NilCause, Stage
+from medlink.linking.defaults import default_drug_terminology_path, default_index, shipped_nil_threshold
 from medlink.linking.pipeline import dense_parts, exact_parts
 from medlink.linking.prebuilt import NO_PREBUILT, prebuilt_index, prebuilt_root
 from medlink.linking.settings import LinkerParts
@@ -85,8 +85,8 @@ def test_the_first_dense_answer_on_an_empty_cache_encodes_and_exports_nothing(tm
     assert done.returncode == 0, done.stderr
     mention, concept, *_, stage, _matched = done.stdout.strip().splitlines()[-1].split("\t")
     assert (mention, concept, stage) == ("myocardial infarctoin", "MESH:D009203", "dense")
-    assert "encoding" not in done.stderr and "compiling" not in done.stderr
     assert not (cache / "encoders").exists() and not (cache / "terminologies").exists()
+    assert [path.name[:5] for path in (cache / "indexes").iterdir() if not path.name.startswith(".")] == ["mesh-"]
 
 
 def test_without_its_index_the_default_answers_an_exact_hit_before_building_it(
@@ -95,8 +95,12 @@ def test_without_its_index_the_default_answers_an_exact_hit_before_building_it(
     monkeypatch.setenv(NO_PREBUILT, "1")
     monkeypatch.setenv("MEDLINK_CACHE", str(tmp_path))
     linker = Linker.load(embedded="descriptors")  # the descriptors ship compiled: nothing else to build
-    result = linker.link("heart attack")
+    result, the, binary = linker.link_many(["heart attack", "the", "a\x01b"])
     assert (result.concept_id, result.stage) == ("MESH:D009203", Stage.EXACT)
+    # nil by default from the first mention on, under the threshold the index will be calibrated with
+    assert the.nil_cause is NilCause.NOT_A_TERM and binary.nil_cause is NilCause.NOT_A_TERM
+    assert linker.config.nil_threshold == shipped_nil_threshold() is not None
+    assert linker.with_config(LinkerConfig(cache_size=10)).config.nil_threshold == shipped_nil_threshold()
     assert not (tmp_path / "indexes").exists()  # the 71,569 names are not encoded for an exact hit
 
 

@@ -42,12 +42,15 @@ def test_an_update_becomes_the_default_encoding_only_new_names(own_cache: Path, 
     records = _write(tmp_path / "mesh_supplementary_2031.tsv",
                      [("C000001", "quextatinib", "QXT-17", "D000003"), ("C000002", "MPOX", "", "D000003")])  # fmt: skip
     first = update_embedded(_write(tmp_path / "mesh_descriptors_2031.tsv", DESCRIPTORS), records)
-    assert first.release == "2031" and first.concepts == 4 and first.encoded == first.reused + first.encoded > 0
+    assert first.release == "2031" and first.concepts == 4
+    # names MeSH already had ("Heart Attack") come from the shipped (prebuilt) index; only the others are encoded
+    assert first.reused > 0 and first.encoded + first.reused == 9  # 9 distinct texts
     assert installed_update() is not None and len(load_default_terminology()) == 4
 
     second = update_embedded(_write(tmp_path / "mesh_descriptors_2032.tsv", [*DESCRIPTORS, NEW]), records)
     assert second.release == "2032" and second.new_concepts == 1
-    assert second.encoded == 3 and second.reused == first.encoded  # only the new descriptor's names
+    earlier = first.encoded + first.reused
+    assert second.reused >= earlier and second.encoded + second.reused == earlier + 3  # at most its 3 new names
 
     linker = Linker.load()
     assert linker.link("post covid condition").concepts == ("MESH:D000005",)

@@ -12,8 +12,6 @@ import click
 from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
 from medlink.cli.paths import PathOption
 
-_BATCH = 4096
-
 
 @click.command()
 @click.argument("texts", nargs=-1)
@@ -66,8 +64,8 @@ def link(
 
     The embedded default links to all of MeSH: exact match over descriptors and supplementary records (a
     descriptor first where both share the name), then dense retrieval with the packaged MiniLM over the
-    descriptors; that index ships prebuilt (after `terminology update` it is built into the cache when a mention
-    first needs it, about two minutes). --embedded descriptors links
+    descriptors; that index ships prebuilt (`terminology update` builds its own; where one must still be built,
+    exact hits are answered first). --embedded descriptors links
     to the descriptors alone.
     """
     from medlink.cli.mention_files import ResultWriter, read_mentions, rows_written
@@ -103,7 +101,7 @@ def link(
         from tqdm import tqdm
 
         with tqdm(desc="linking", unit=" mentions", disable=not show, file=sys.stderr) as bar:
-            while batch := list(islice(mentions, _BATCH)):
+            while batch := list(islice(mentions, max(1, linker.config.batch_size))):
                 for result in linker.link_many(batch):
                     writer.write(result)
                 stream.flush()  # a killed run keeps every finished batch for --resume

@@ -106,8 +106,14 @@ def make_linker(choice: LinkerChoice, progress: bool = True, training: Corpus | 
 
         shorthand_lexicon(choice.shorthand_file)  # a malformed file is refused before anything is linked
     linker = _base_linker(choice, progress, training)
-    config = linker.config
-    return linker.with_config(replace(
+    return linker.with_config(config_from_choice(choice, linker.config, branches))
+
+
+def config_from_choice(choice: LinkerChoice, config: LinkerConfig | None = None,
+                       branches: tuple[str, ...] = ()) -> LinkerConfig:  # fmt: skip
+    """``config`` (default: the default settings) with what the options say; options left alone keep it."""
+    config = config or LinkerConfig()
+    return replace(
         config,
         nil_threshold=choice.nil_threshold if choice.nil_threshold is not None else config.nil_threshold,
         several_within=choice.several_within if choice.several_within is not None else config.several_within,
@@ -122,7 +128,7 @@ def make_linker(choice: LinkerChoice, progress: bool = True, training: Corpus | 
         branches=parse_branches(choice.branches) if choice.branches else branches,
         max_mention_chars=choice.max_mention_chars,
         form_test=choice.form_test,
-    ))
+    )
 
 
 def _number_margin(choice: LinkerChoice, configured: float | None) -> float | None:

@@ -31,7 +31,7 @@ import numpy as np
 
 from medlink.encoders.base import Encoder
 from medlink.errors import MedlinkError
-from medlink.folders import replace_folder, sha256_of, staged_folder
+from medlink.folders import replace_folder, sha256_of, staged_folder, verify_checksums
 from medlink.index import faiss_backend
 from medlink.index.chunks import chunk_path, encode_chunk
 from medlink.index.compressed import CompressedParameters, write_compressed
@@ -41,6 +41,7 @@ from medlink.index.vector_index import (
     INDEX_FORMAT,
     INDEX_VERSION,
     MANIFEST,
+    IndexFileError,
     VectorIndex,
     faiss_file,
     read_index_manifest,
@@ -275,6 +276,8 @@ def rebind_index(source: Path | str, output: Path | str, terminology_fingerprint
     concept, when the terminology lacks one; written to a staging folder and renamed."""
     source, output = Path(source), Path(output)
     index = VectorIndex.load(source)
+    # every file checked before it is copied: a damaged source must not become a cache entry that outlives its repair
+    verify_checksums(source, index.manifest.get("files", {}), IndexFileError, "index")
     for table in index.entries.values():
         for entry in table:
             missing = next((c for c in entry.concepts if not holds(c)), None)

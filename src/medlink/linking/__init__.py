@@ -6,7 +6,7 @@ one job: ``sieves/`` (exact, dense, sparse), ``mentions/`` (what happens to a me
 """
 
 from medlink.linking.linker import Linker, dense_linker, open_index_linker, ranker_linker
-from medlink.linking.results import Candidate, LinkResult, Mention, Stage
+from medlink.linking.results import Candidate, LinkResult, Mention, NilCause, Stage
 from medlink.linking.settings import LinkerConfig, LinkerParts, Sieve
 from medlink.linking.sieves.exact import ExactSieve
 
@@ -18,6 +18,7 @@ __all__ = [
     "LinkerConfig",
     "LinkerParts",
     "Mention",
+    "NilCause",
     "Sieve",
     "Stage",
     "dense_linker",

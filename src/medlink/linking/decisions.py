@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from medlink.linking.mentions.form import judged
 from medlink.linking.mentions.numbers import agree_on_numbers
-from medlink.linking.results import LinkResult, Stage
+from medlink.linking.results import LinkResult, NilCause, Stage
 from medlink.linking.settings import RETRIEVAL, ConceptCounter, FormTest, LinkerConfig, TermTest
 from medlink.terminology import Terminology
 
@@ -20,8 +20,8 @@ def finish(result: LinkResult, key: str, terminology: Terminology, config: Linke
         result = agree_on_numbers(result, key, terminology, config.number_margin)
     threshold = config.nil_threshold or 0.0
     if config.declares_nil and result.stage is not Stage.EXACT and (result.score or 0.0) < threshold:
-        return as_nil(result, f"best candidate {result.matched_name!r} scored {result.score:.3f}, below the "
-                              f"nil threshold {threshold:.3f}")  # fmt: skip
+        return as_nil(result, NilCause.THRESHOLD, f"best candidate {result.matched_name!r} scored "
+                      f"{result.score:.3f}, below the nil threshold {threshold:.3f}")  # fmt: skip
     margin = config.several_within
     if margin is not None and result.candidates and result.score is not None:
         close = [c.concept_id for c in result.candidates if c.score >= result.score - margin]
@@ -29,7 +29,7 @@ def finish(result: LinkResult, key: str, terminology: Terminology, config: Linke
     return result
 
 
-def test_terms(results: dict[str, LinkResult], term_test: TermTest | None,
+def judge_terms(results: dict[str, LinkResult], term_test: TermTest | None,
                config: LinkerConfig) -> dict[str, LinkResult]:  # fmt: skip
     """Retrieval decisions the term test finds unlike any term become nil (only while nil is declared)."""
     if term_test is None or not config.declares_nil:
@@ -44,13 +44,13 @@ def test_terms(results: dict[str, LinkResult], term_test: TermTest | None,
     for key, decision in zip(retrieved, decisions, strict=True):
         if decision < cut:
             result = results[key]
-            tested[key] = as_nil(result, f"best candidate {result.matched_name!r} scored {result.score:.3f}, but "
-                                         f"the mention does not read as a term (term model {decision:.2f}, "
-                                         f"below {cut:.2f})")  # fmt: skip
+            tested[key] = as_nil(result, NilCause.TERM_TEST, f"best candidate {result.matched_name!r} scored "
+                                 f"{result.score:.3f}, but the mention does not read as a term (term model "
+                                 f"{decision:.2f}, below {cut:.2f})")  # fmt: skip
     return tested
 
 
-def test_forms(results: dict[str, LinkResult], form_test: FormTest | None,
+def judge_forms(results: dict[str, LinkResult], form_test: FormTest | None,
                config: LinkerConfig) -> dict[str, LinkResult]:  # fmt: skip
     """Retrieval decisions whose found name disagrees with the mention in form become nil (a term the terminology
     lacks, linked to a look-alike: linking/mentions/form.py); only while nil is declared."""
@@ -62,9 +62,9 @@ def test_forms(results: dict[str, LinkResult], form_test: FormTest | None,
             continue
         decision, why = form_test.judge(result)
         if decision < form_test.cut:
-            tested[key] = as_nil(result, f"best candidate {result.matched_name!r} scored {result.score:.3f}, but "
-                                         f"reads as another term: {why} (form test {decision:.2f}, below "
-                                         f"{form_test.cut:.2f})")  # fmt: skip
+            tested[key] = as_nil(result, NilCause.FORM_TEST, f"best candidate {result.matched_name!r} scored "
+                                 f"{result.score:.3f}, but reads as another term: {why} (form test "
+                                 f"{decision:.2f}, below {form_test.cut:.2f})")  # fmt: skip
     return tested
 
 
@@ -104,6 +104,7 @@ def claim(result: LinkResult, candidates: Sequence[str], why: str, terminology: 
                    reason=f"{result.reason}; {why.format(len(claimed))}")  # fmt: skip
 
 
-def as_nil(result: LinkResult, reason: str) -> LinkResult:
-    """``result`` turned nil, its candidates kept so the reason can be checked."""
-    return replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False, reason=reason)
+def as_nil(result: LinkResult, cause: NilCause, reason: str) -> LinkResult:
+    """``result`` turned nil for ``cause``, its candidates kept so the reason can be checked."""
+    return replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False, reason=reason,
+                   nil_cause=cause)  # fmt: skip

@@ -55,7 +55,13 @@ def update_embedded(descriptors: Path, supplementary: Path | None = None, releas
     from medlink.encoders import load_encoder
     from medlink.encoders.registry import DEFAULT_MODEL
     from medlink.index.vector_index import is_current_index
-    from medlink.linking.defaults import build_default_index, default_drug_index, default_index, default_index_path
+    from medlink.linking.defaults import (
+        build_default_index,
+        default_drug_index,
+        default_index,
+        default_index_path,
+        prebuilt_default_index,
+    )
 
     started = time.perf_counter()
     current, shipped = load_default_terminology(), load_shipped_terminology()
@@ -63,6 +69,8 @@ def update_embedded(descriptors: Path, supplementary: Path | None = None, releas
     encoder = load_encoder(DEFAULT_MODEL)
     earlier = dict.fromkeys(default_index_path(terms, encoder) for terms in (current, shipped))
     reuse = [path for path in earlier if is_current_index(path)]
+    if (prebuilt := prebuilt_default_index(shipped, encoder)) is not None:  # the shipped vectors, as installed
+        reuse.append(prebuilt)
     terminology = _compile_descriptors(descriptors)
     supplementary_format = _check_supplementary(supplementary) if supplementary else ""
     folder = updates_folder() / f"mesh-{terminology.fingerprint()}"

@@ -77,14 +77,14 @@ def default_drug_terminology_path(progress: bool = False) -> Path:
     return prebuilt_terminology(name) or cached_entry(cache_root() / "terminologies" / name, current, build)
 
 
-EMBEDDED_MESH = "mesh"
+MESH = "mesh"  # the name of the embedded MeSH, descriptors and supplementary records (recipe.py re-exports it)
 
 
 def donor_terminology(name: str, progress: bool = False) -> Terminology:
     """A terminology to borrow synonyms from (:mod:`medlink.terminology.borrowing`): ``mesh`` for the embedded MeSH,
     descriptors and supplementary records; a compiled terminology folder; or a source file, ``FORMAT:PATH`` or a
     path whose format is guessed (``drugbank:drugbank_vocabulary.csv.gz``), compiled on the way."""
-    if name == EMBEDDED_MESH:
+    if name == MESH:
         return load_terminology(default_drug_terminology_path(progress))
     if Path(name).is_dir():
         return load_terminology(Path(name))
@@ -92,7 +92,7 @@ def donor_terminology(name: str, progress: bool = False) -> Terminology:
         return compile_terminology([SourceSpec.parse(name)])
     except MedlinkError as error:
         why = (f"{name}: no terminology to borrow synonyms from ({error}); give a compiled terminology folder, a "
-               f"source file as FORMAT:PATH, or {EMBEDDED_MESH!r} for the embedded MeSH")  # fmt: skip
+               f"source file as FORMAT:PATH, or {MESH!r} for the embedded MeSH")  # fmt: skip
         raise MedlinkError(why) from None
 
 
@@ -135,7 +135,7 @@ def default_index(progress: bool = True) -> Path:
     """
     terminology = load_default_terminology()
     encoder = load_encoder(DEFAULT_MODEL)
-    prebuilt = _prebuilt_default_index(terminology, encoder)
+    prebuilt = prebuilt_default_index(terminology, encoder)
     if prebuilt is not None:
         return prebuilt
 
@@ -151,11 +151,19 @@ def default_index_ready() -> bool:
     """Whether :func:`default_index` opens the default's index without encoding anything: prebuilt, or cached."""
     terminology = load_default_terminology()
     encoder = load_encoder(DEFAULT_MODEL)
-    return (_prebuilt_default_index(terminology, encoder) is not None
+    return (prebuilt_default_index(terminology, encoder) is not None
             or is_current_index(default_index_path(terminology, encoder)))  # fmt: skip
 
 
-def _prebuilt_default_index(terminology: Terminology, encoder: Encoder) -> Path | None:
+def shipped_nil_threshold() -> float | None:
+    """The nil threshold the default index is calibrated with (resources/default-nil.json), known before the index
+    is built; ``None`` when none was calibrated for this encoder and terminology."""
+    fields = _shipped_calibration(load_default_terminology(), load_encoder(DEFAULT_MODEL))
+    return float(fields["nil_threshold"]) if fields else None
+
+
+def prebuilt_default_index(terminology: Terminology, encoder: Encoder) -> Path | None:
+    """The prebuilt index when it is the default's for ``terminology`` and ``encoder``, with today's calibration."""
     return prebuilt_index(terminology.fingerprint(), encoder.identity.fingerprint(),
                           _shipped_calibration(terminology, encoder) or {"calibration": None})  # fmt: skip
 

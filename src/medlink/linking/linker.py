@@ -25,7 +25,7 @@ from medlink.encoders.base import Encoder
 from medlink.index import VectorIndex
 from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, annotate_many
 from medlink.linking.annotation.tagger import choose_tagger
-from medlink.linking.decisions import claim_counted, finish, test_forms, test_terms
+from medlink.linking.decisions import claim_counted, finish, judge_forms, judge_terms
 from medlink.linking.mentions.branches import BranchScope, type_scope
 from medlink.linking.mentions.composites import split_composite
 from medlink.linking.mentions.non_terms import control_characters, not_a_term
@@ -35,7 +35,7 @@ from medlink.linking.mentions.shorthand import links_better, shorthand_lexicon
 from medlink.linking.mentions.term_model import TermModel
 from medlink.linking.pipeline import DEFAULT_SIEVES, dense_parts, index_parts, ranker_parts
 from medlink.linking.recipe import MESH, LinkerRecipe
-from medlink.linking.results import LinkResult, Mention, Stage
+from medlink.linking.results import LinkResult, Mention, NilCause, Stage
 from medlink.linking.settings import (
     CandidateReranker,
     ConceptCounter,
@@ -60,7 +60,8 @@ class Linker:
     """
 
     # what an unpickled linker rebuilds
-    _BUILT_ON_USE = ("terminology", "sieves", "counter", "term_test", "reranker", "form_test")
+    _BUILT_ON_USE = ("terminology", "sieves", "counter", "term_test", "reranker", "form_test",
+                     "calibrated_nil_threshold")
 
     def __init__(
         self,
@@ -79,6 +80,7 @@ class Linker:
         self.term_test = term_test
         self.reranker = reranker
         self.form_test = form_test
+        self.calibrated_nil_threshold: float | None = None  # the index's, which with_config keeps
         self.recipe: LinkerRecipe | None = None  # set by from_recipe; what pickling carries
         self._cache: dict[str, LinkResult] = {}  # by normalized text, before abbreviations and literal preference
         self._by_text: dict[str, LinkResult] = {}  # final results of mentions given without a document
@@ -88,12 +90,15 @@ class Linker:
         self._default_annotation: AnnotatorConfig | None = None
         self._lock = threading.RLock()
         self._deferred: Callable[[], LinkerParts] | None = None  # the parts to build when exact match is not enough
+        self._progress = False
 
     @classmethod
     def from_parts(cls, parts: LinkerParts) -> Linker:
         """A linker over what the pipeline assembled (``medlink.linking.pipeline``)."""
-        return cls(parts.terminology, parts.sieves, parts.config, parts.counter, parts.term_test, parts.reranker,
-                   parts.form_test)  # fmt: skip
+        linker = cls(parts.terminology, parts.sieves, parts.config, parts.counter, parts.term_test, parts.reranker,
+                     parts.form_test)  # fmt: skip
+        linker.calibrated_nil_threshold = parts.calibrated_nil_threshold
+        return linker
 
     @classmethod
     def from_recipe(cls, recipe: LinkerRecipe, config: LinkerConfig | None = None, progress: bool = False) -> Linker:
@@ -104,6 +109,7 @@ class Linker:
         else:  # the index is built when a mention first needs it: exact hits are answered before that
             linker = cls.from_parts(recipe.exact_parts(config, progress))
             linker._deferred = functools.partial(recipe.parts, config, progress)
+            linker._progress = progress  # shown while the index is built, and by a copy with other settings
         linker.recipe = recipe
         return linker
 
@@ -150,7 +156,7 @@ class Linker:
         self._rewriter_built = None
         self._default_annotation = None
         self._lock = threading.RLock()
-        self._deferred = None
+        self._deferred, self._progress = None, False
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes not set yet: an unpickled linker builds its parts on first use.
@@ -191,12 +197,15 @@ class Linker:
         return self._config
 
     def with_config(self, config: LinkerConfig) -> Linker:
-        """A linker with other settings over the same terminology, sieves and encoder (nothing is reloaded)."""
+        """A linker with other settings over the same terminology, sieves and encoder (nothing is reloaded). A
+        ``config`` that sets no nil threshold keeps the one the index was calibrated with, as ``Linker.load`` does."""
         if self._deferred is not None and self.recipe is not None:  # its index is not built yet: nor is the copy's
-            return Linker.from_recipe(self.recipe, config)
+            return Linker.from_recipe(self.recipe, config, self._progress)
+        if config.nil_threshold is None and self.calibrated_nil_threshold is not None:
+            config = replace(config, nil_threshold=self.calibrated_nil_threshold)
         other = Linker(self.terminology, self.sieves, config, self.counter, self.term_test, self.reranker,
                        self.form_test)  # fmt: skip
-        other.recipe = self.recipe
+        other.recipe, other.calibrated_nil_threshold = self.recipe, self.calibrated_nil_threshold
         return other
 
     def _link_mentions(self, mentions: Iterable[str | Mention]) -> list[LinkResult]:
@@ -214,7 +223,7 @@ class Linker:
 
     def _link_uncached(self, mentions: list[str | Mention]) -> list[LinkResult]:
         originals = [_text_of(mention) for mention in mentions]
-        refused = {i: why for i, original in enumerate(originals) if (why := self._refusal(original))}
+        refused = {i: refusal for i, original in enumerate(originals) if (refusal := self._refusal(original))}
         texts: dict[int, str] = {}  # position -> the text searched for it
         for i, (mention, original) in enumerate(zip(mentions, originals, strict=True)):
             if i in refused:
@@ -242,7 +251,8 @@ class Linker:
         out = []
         for i, original in enumerate(originals):
             if i in refused:
-                out.append(LinkResult(original, (), Stage.NIL, reason=refused[i]))
+                cause, why = refused[i]
+                out.append(LinkResult(original, (), Stage.NIL, reason=why, nil_cause=cause))
                 continue
             text, result = texts[i], linked[i]
             notes = [f"abbreviation expanded to {text!r}"] if text != original else []
@@ -261,14 +271,15 @@ class Linker:
             out.append(result if result.mention == original else replace(result, mention=original))
         return out
 
-    def _refusal(self, original: str) -> str | None:
+    def _refusal(self, original: str) -> tuple[NilCause, str] | None:
         """Why ``original`` is not linked at all, before any work is spent on it: too long, or binary data (the
         latter only while nil is declared)."""
         limit = self.config.max_mention_chars
         if limit and len(original) > limit:
-            return (f"the mention has {len(original):,} characters, more than the limit of {limit:,} "
-                    "(LinkerConfig.max_mention_chars): no term is that long")  # fmt: skip
-        return control_characters(original) if self.config.declares_nil else None
+            return NilCause.TOO_LONG, (f"the mention has {len(original):,} characters, more than the limit of "
+                                       f"{limit:,} (LinkerConfig.max_mention_chars): no term is that long")  # fmt: skip
+        why = control_characters(original) if self.config.declares_nil else None
+        return (NilCause.NOT_A_TERM, why) if why else None
 
     def _prefer_type(self, result: LinkResult, entity_type: str) -> LinkResult:
         """A name several concepts share, resolved by the mention's type when MeSH branches know it."""
@@ -320,7 +331,7 @@ class Linker:
             if not key:
                 decided[key] = LinkResult(text, (), Stage.EMPTY, reason="the mention has no text to link")
             elif self.config.declares_nil and (why := not_a_term(key)) and not self.terminology.has_normalized(key):
-                decided[key] = LinkResult(text, (), Stage.NIL, reason=why)
+                decided[key] = LinkResult(text, (), Stage.NIL, reason=why, nil_cause=NilCause.NOT_A_TERM)
         pending = [(key, text) for key, text in pending if key not in decided]
         if split:
             composites = self._link_composites(pending)
@@ -335,7 +346,8 @@ class Linker:
             tried = ", ".join(sieve.name for sieve in self.sieves)
             scope = f" in branches {','.join(self.config.branches)}" if self.config.branches else ""
             for key, text in batch:
-                decided[key] = LinkResult(text, (), Stage.NIL, reason=f"no concept{scope} found by: {tried}")
+                decided[key] = LinkResult(text, (), Stage.NIL, reason=f"no concept{scope} found by: {tried}",
+                                          nil_cause=NilCause.OUT_OF_SCOPE if scope else NilCause.NO_CANDIDATE)
         for key, result in decided.items():
             self._remember(key, result, self._cache)
         return decided
@@ -354,7 +366,7 @@ class Linker:
                     remaining.append((key, text))
                 else:
                     found[key] = finish(outcome, key, self.terminology, self.config)
-            tested = test_forms(test_terms(found, self.term_test, self.config), self.form_test, self.config)
+            tested = judge_forms(judge_terms(found, self.term_test, self.config), self.form_test, self.config)
             decided.update(claim_counted(tested, self.counter, self.terminology, self.config))
             batch = remaining
         return batch
@@ -366,6 +378,7 @@ class Linker:
         self.terminology, self.sieves, self._config = parts.terminology, tuple(parts.sieves), parts.config
         self.counter, self.term_test, self.reranker, self.form_test = (parts.counter, parts.term_test,
                                                                        parts.reranker, parts.form_test)  # fmt: skip
+        self.calibrated_nil_threshold = parts.calibrated_nil_threshold
         self._scope, self._type_scopes, self._rewriter_built = None, {}, None
 
     def _link_composites(self, pending: list[tuple[str, str]]) -> dict[str, LinkResult]:

@@ -147,7 +147,8 @@ def dense_parts(terminology: Terminology, index: VectorIndex, encoder: Encoder, 
         fitted_for = index.manifest.get("updated_from") or index.manifest.get("rebound_from", terminology.fingerprint())
         reranker = Reranker.load(reranker_dir, fitted_for, encoder.identity.fingerprint())
     return LinkerParts(terminology, tuple(parse_sieves(sieves, terminology, index, shared)), config, counter,
-                       _term_test(index, shared, term_model), reranker, _form_test(index, terminology))  # fmt: skip
+                       _term_test(index, shared, term_model), reranker, _form_test(index, terminology),
+                       float(calibrated) if calibrated is not None else None)  # fmt: skip
 
 
 def ranker_parts(terminology: Terminology, ranker_dir: Path | str,

@@ -19,6 +19,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from medlink.errors import MedlinkError
+
 MODULE, DATA = "medlink_default_index", "data"  # the distribution's module and its data folder (what its
 # `medlink.models` entry point, "default-index" in `medlink models`, returns)
 INDEX, TERMINOLOGIES = "index", "terminologies"
@@ -27,9 +29,10 @@ NO_PREBUILT = "MEDLINK_NO_PREBUILT"
 
 def prebuilt_root() -> Path | None:
     """The installed prebuilt folder, or ``None`` when the distribution is not installed or ``MEDLINK_NO_PREBUILT``
-    is set (to build everything from the sources, as the package's own build does). Found by module name, without
-    importing it: reading every distribution's entry points, as ``medlink models`` does, costs 0.1 s a call."""
-    if os.environ.get(NO_PREBUILT):
+    is set to anything but 0 (to build everything from the sources, as the package's own build does). Found by
+    module name, without importing it: reading every distribution's entry points, as ``medlink models`` does, costs
+    0.1 s a call."""
+    if os.environ.get(NO_PREBUILT, "0") not in ("", "0"):
         return None
     spec = importlib.util.find_spec(MODULE)
     if spec is None or not spec.submodule_search_locations:
@@ -39,10 +42,18 @@ def prebuilt_root() -> Path | None:
 
 
 def prebuilt_terminology(name: str) -> Path | None:
-    """The prebuilt compiled terminology cached under ``name``, when the package has it."""
+    """The prebuilt compiled terminology cached under ``name``, when the package has one this medlink reads (one of
+    another schema is passed over, as a cache entry would be rebuilt)."""
+    from medlink.terminology.store import read_manifest
+
     root = prebuilt_root()
-    folder = root / TERMINOLOGIES / name if root else None
-    return folder if folder is not None and (folder / "manifest.json").is_file() else None
+    if root is None:
+        return None
+    try:
+        read_manifest(root / TERMINOLOGIES / name)
+    except (MedlinkError, OSError):
+        return None
+    return root / TERMINOLOGIES / name
 
 
 def prebuilt_index(terminology: str, encoder: str, expected: dict[str, Any]) -> Path | None:

@@ -8,22 +8,24 @@ pipeline or a Spark worker.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from medlink.errors import MedlinkError
 from medlink.linking.defaults import (
+    MESH,
     default_drug_index,
     default_drug_terminology_path,
     default_index,
     default_index_ready,
+    shipped_nil_threshold,
 )
 from medlink.linking.pipeline import DEFAULT_SIEVES, exact_parts, index_parts, ranker_parts
 from medlink.linking.settings import LinkerConfig, LinkerParts
 from medlink.resources import default_reranker_path
 from medlink.terminology import load_default_terminology, load_terminology
 
-MESH, DESCRIPTORS = "mesh", "descriptors"
+DESCRIPTORS = "descriptors"
 DRUGS = "drugs"  # the name MESH had while only the trials' drug linker used it; still accepted
 EMBEDDED = (MESH, DESCRIPTORS, DRUGS)
 
@@ -98,9 +100,13 @@ class LinkerRecipe:
 
     def exact_parts(self, config: LinkerConfig | None = None, progress: bool = False) -> LinkerParts:
         """Exact match over the terminology this recipe links with: what a linker answers while its index is
-        still being built."""
-        return LinkerRecipe(terminology_dir=self.terminology_dir, exact_only=True, embedded=self.embedded).parts(
-            config, progress)
+        still being built. Under the index's calibrated nil threshold (known before it is built) unless ``config``
+        sets one, so that what is not a term is nil from the first mention on, as with the index."""
+        config = config or LinkerConfig()
+        if config.nil_threshold is None and self.uses_default_index:
+            config = replace(config, nil_threshold=shipped_nil_threshold())
+        exact = LinkerRecipe(terminology_dir=self.terminology_dir, exact_only=True, embedded=self.embedded)
+        return replace(exact.parts(config, progress), calibrated_nil_threshold=config.nil_threshold)
 
     def warm(self, progress: bool = False) -> None:
         """Build what :meth:`parts` would build on first use (the default index, the drug terminology), so that

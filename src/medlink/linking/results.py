@@ -20,6 +20,18 @@ class Stage(StrEnum):
     NIL = "nil"  # no stage found a concept, or the best score was below the nil threshold
 
 
+class NilCause(StrEnum):
+    """Why a result is nil, as data: ``LinkResult.reason`` says the same in words, with the figures."""
+
+    THRESHOLD = "threshold"  # the best candidate scored below the nil threshold
+    TERM_TEST = "term test"  # the mention does not read as a term (the index's term model)
+    FORM_TEST = "form test"  # the found name is a look-alike of a term the terminology lacks (its form test)
+    NOT_A_TERM = "not a term"  # a function word, a number, punctuation or binary data: no term at all
+    TOO_LONG = "too long"  # more characters than LinkerConfig.max_mention_chars
+    OUT_OF_SCOPE = "out of scope"  # nothing found in the branches asked for (an entity type, --branches)
+    NO_CANDIDATE = "no candidate"  # no sieve found a concept
+
+
 @dataclass(frozen=True)
 class Mention:
     """A mention to link, optionally with the document it occurs in (used to expand abbreviations)."""
@@ -66,6 +78,7 @@ class LinkResult:
     strategy: str = ""  # which sieve of a stage decided, e.g. "D-T" or "OD-T"
     several: bool = False  # the concepts are all claimed (a multi-concept mention), not alternatives
     parts: tuple[LinkResult, ...] = ()  # the linked parts of a composite mention
+    nil_cause: NilCause | None = None  # why a nil result is nil (None for every other stage)
 
     @property
     def concept_id(self) -> str | None:
@@ -90,6 +103,7 @@ class LinkResult:
             "ambiguous": self.ambiguous,
             "several": self.several,
             "reason": self.reason,
+            "nil_cause": self.nil_cause.value if self.nil_cause else None,
             "candidates": [_candidate_dict(candidate) for candidate in self.candidates],
             "parts": [part.to_dict() for part in self.parts],
         }
@@ -109,6 +123,7 @@ class LinkResult:
             strategy=data.get("strategy", ""),
             several=data.get("several", False),
             parts=tuple(cls.from_dict(part) for part in data.get("parts", ())),
+            nil_cause=NilCause(data["nil_cause"]) if data.get("nil_cause") else None,
         )
 
 

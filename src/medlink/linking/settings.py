@@ -145,3 +145,4 @@ class LinkerParts:
     term_test: TermTest | None = None
     reranker: CandidateReranker | None = None
     form_test: FormTest | None = None
+    calibrated_nil_threshold: float | None = None  # the index's own, kept when the settings are changed

@@ -27,6 +27,8 @@ class LinkResultOut(BaseModel):
     ambiguous: bool
     several: bool
     reason: str = Field(description="Why this result, in words (also why a mention is nil).")
+    nil_cause: str | None = Field(None, description="Why a nil result is nil, as one of: threshold, term test, form "
+                                  "test, not a term, too long, out of scope, no candidate; null otherwise.")
     candidates: list[CandidateOut]
     parts: list[dict[str, Any]]
 

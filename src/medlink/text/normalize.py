@@ -184,12 +184,12 @@ class Normalizer:
         workers = workers or os.cpu_count() or 1
         if workers < 2 or len(texts) < 2 * chunk:
             return [self.normalize(text) for text in texts]
-        from medlink.processes import WorkerProcessError, run_in_processes
+        from medlink.processes import WorkerStartError, run_in_processes
 
         pieces = [(self, texts[start : start + chunk]) for start in range(0, len(texts), chunk)]
         try:
             keyed = run_in_processes(_normalize_chunk, pieces, workers)
-        except WorkerProcessError:  # no interpreter to start (an embedded Python): one process is only slower
+        except WorkerStartError:  # no interpreter to start (an embedded Python): one process is only slower
             return [self.normalize(text) for text in texts]
         return [key for keys in keyed for key in keys]
 

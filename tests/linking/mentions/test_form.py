@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from medlink.linking import LinkerConfig
-from medlink.linking.decisions import test_forms as form_tested
+from medlink.linking.decisions import judge_forms as form_tested
 from medlink.linking.mentions.form import FEATURES, FormJudge, FormModel, Vocabulary, inn_affix, read_form, words
 from medlink.linking.results import Candidate, LinkResult, Stage
 from medlink.terminology import Concept, Name, NameKind, Terminology

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from medlink.errors import MedlinkError
-from medlink.linking.results import LinkResult, Stage
+from medlink.linking.results import LinkResult, NilCause, Stage
 from medlink.terminology import Terminology
 
 # What ``--entity-type`` restricts to in MeSH: diseases are C plus F03 (mental disorders); chemicals and drugs D.
@@ -101,8 +101,8 @@ class BranchScope:
                                reason=f"{result.reason}; best candidate in branches {','.join(self.prefixes)}: "
                                       f"{candidate.name!r} ({candidate.score:.3f})")  # fmt: skip
         return replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False,
-                       reason=f"{result.reason}; nothing it found is in branches "
-                              f"{','.join(self.prefixes)}")  # fmt: skip
+                       nil_cause=NilCause.OUT_OF_SCOPE, reason=f"{result.reason}; nothing it found is in branches "
+                                                               f"{','.join(self.prefixes)}")  # fmt: skip
 
     def prefer(self, result: LinkResult, why: str) -> LinkResult:
         """An exact result shared by several concepts with its in-scope concepts first (the others stay, as

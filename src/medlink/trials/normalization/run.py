@@ -5,6 +5,7 @@ order through a :class:`ResumableWriter`, so a killed run resumes where it stopp
 from __future__ import annotations
 
 import itertools
+import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -72,7 +73,7 @@ def _normalized_by_workers(batches: Iterator[list[TrialRecord]], spec: Normalize
                            workers: int) -> Iterator[list[NormalizedTrial]]:  # fmt: skip
     # medlink's own workers (ONNX Runtime and torch threads do not survive a fork; the caller's script is never
     # imported again), one thread each as they share the cores; a few batches read ahead of the writer
-    with WorkerProcesses(workers, env={"OMP_NUM_THREADS": "1"}) as pool:
+    with WorkerProcesses(workers, env={"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}) as pool:
         yield from pool.map(_normalize_in_worker, itertools.repeat(spec), batches)
 
 
