@@ -29,13 +29,19 @@ from medlink.linking.annotation.tagger import choose_tagger
 from medlink.terminology import SourceSpec, Terminology, compile_terminology
 
 DATASETS = {
-    "BC5CDR Disease dev": ("ctd:{data}/terminologies/medic/CTD_diseases.tsv.gz",
-                           "{data}/corpora/bc5cdr/CDR_DevelopmentSet.PubTator.txt",
-                           "{data}/corpora/bc5cdr/CDR_TrainingSet.PubTator.txt", "Disease"),
-    "NCBI-disease test": ("biosyn:{data}/terminologies/medic/medic_06Jul2012.txt",
-                          "{data}/corpora/ncbi-disease/NCBItestset_corpus.txt",
-                          "{data}/corpora/ncbi-disease/NCBItrainset_corpus.txt", None),
-}  # fmt: skip
+    "BC5CDR Disease dev": (
+        "ctd:{data}/terminologies/medic/CTD_diseases.tsv.gz",
+        "{data}/corpora/bc5cdr/CDR_DevelopmentSet.PubTator.txt",
+        "{data}/corpora/bc5cdr/CDR_TrainingSet.PubTator.txt",
+        "Disease",
+    ),
+    "NCBI-disease test": (
+        "biosyn:{data}/terminologies/medic/medic_06Jul2012.txt",
+        "{data}/corpora/ncbi-disease/NCBItestset_corpus.txt",
+        "{data}/corpora/ncbi-disease/NCBItrainset_corpus.txt",
+        None,
+    ),
+}
 
 
 def gilda_annotations(terminology: Terminology, texts: list[str]) -> list[list[Annotation]]:
@@ -48,8 +54,11 @@ def gilda_annotations(terminology: Terminology, texts: list[str]) -> list[list[A
     for concept in terminology:
         db, _, local = concept.id.partition(":")
         names = list(dict.fromkeys([concept.preferred_name, *(name.text for name in concept.names)]))
-        terms += [Term(normalize(name), name, db, local, concept.preferred_name, "name" if i == 0 else "synonym",
-                       "medlink") for i, name in enumerate(names) if normalize(name).strip()]  # fmt: skip
+        terms += [
+            Term(normalize(name), name, db, local, concept.preferred_name, "name" if i == 0 else "synonym", "medlink")
+            for i, name in enumerate(names)
+            if normalize(name).strip()
+        ]
     grounder = Grounder(terms)
     # Disambiguation models off: Gilda downloads them on first use (from S3), which cannot happen here. An empty
     # table is what Grounder.disambiguate reads as "loaded, none for this text".
@@ -62,16 +71,27 @@ def gilda_annotations(terminology: Terminology, texts: list[str]) -> list[list[A
             if annotation.matches:
                 best = annotation.matches[0].term
                 concept = terminology.resolve(f"{best.db}:{best.id}") or f"{best.db}:{best.id}"
-                spans.append(Annotation(annotation.start, annotation.end, annotation.text, (concept,),
-                                        (best.entry_name,), annotation.matches[0].score, "gilda"))  # fmt: skip
+                spans.append(
+                    Annotation(
+                        annotation.start,
+                        annotation.end,
+                        annotation.text,
+                        (concept,),
+                        (best.entry_name,),
+                        annotation.matches[0].score,
+                        "gilda",
+                    )
+                )
         found.append(spans)
     return found
 
 
 def row(system: str, dataset: str, result: EndToEnd, seconds: float) -> str:
     m, d = result.mention, result.document
-    return (f"| {dataset} | {system} | {d.precision:.3f} | {d.recall:.3f} | **{d.f1:.3f}** | {m.precision:.3f} | "
-            f"{m.recall:.3f} | {m.f1:.3f} | {result.documents / seconds:,.0f} |")
+    return (
+        f"| {dataset} | {system} | {d.precision:.3f} | {d.recall:.3f} | **{d.f1:.3f}** | {m.precision:.3f} | "
+        f"{m.recall:.3f} | {m.f1:.3f} | {result.documents / seconds:,.0f} |"
+    )
 
 
 def main() -> None:
@@ -88,17 +108,24 @@ def main() -> None:
         texts = [text for _, text in corpus.documents]
         started = time.perf_counter()
         found = gilda_annotations(terminology, texts)
-        print(row("Gilda 1.6.1 annotate", dataset, score_annotations(corpus, found, terminology),
-                  time.perf_counter() - started))  # fmt: skip
+        print(
+            row(
+                "Gilda 1.6.1 annotate",
+                dataset,
+                score_annotations(corpus, found, terminology),
+                time.perf_counter() - started,
+            )
+        )
         linker = Linker(terminology)
         taught = replace(AnnotatorConfig(), lexicon=learn_from_corpus(training, terminology))  # not timed
-        configs = [("medlink annotate, no training documents", AnnotatorConfig()),
-                   ("medlink annotate --train", taught)]  # fmt: skip
+        configs = [("medlink annotate, no training documents", AnnotatorConfig()), ("medlink annotate --train", taught)]
         tagger = choose_tagger("auto")
         if tagger is not None:
             tagger.tag(texts[:2])  # the session opens once, as in a service
-            configs += [("medlink annotate + span tagger", with_tagger(AnnotatorConfig(), tagger, "Disease")),
-                        ("medlink annotate --train + span tagger", with_tagger(taught, tagger, "Disease"))]
+            configs += [
+                ("medlink annotate + span tagger", with_tagger(AnnotatorConfig(), tagger, "Disease")),
+                ("medlink annotate --train + span tagger", with_tagger(taught, tagger, "Disease")),
+            ]
         for name, config in configs:
             started = time.perf_counter()
             found = linker.annotate_many(texts, config)

@@ -6,7 +6,7 @@ and one mention linked before the clock starts; result caches are cleared, so ev
 inside the timed run. Prints JSON.
 
     python benchmarks/chinese_linking.py --ranker RANKER_DIR --terminology ICD_BJ_DIR
-    # RANKER_DIR from: medlink train-set-ranker --terminology ICD_BJ_DIR --mentions chip-cdn:…/CHIP-CDN_train.json -o …
+    # RANKER_DIR from: medlink train set-ranker --terminology ICD_BJ_DIR --mentions chip-cdn:…/CHIP-CDN_train.json -o …
 """
 
 from __future__ import annotations
@@ -52,12 +52,18 @@ def main() -> None:
     zh = timed(lambda: ranker_linker(icd, args.ranker), chinese, args.repeats)
     folder = default_index()
     en = timed(lambda: open_index_linker(folder), english, args.repeats)
-    print(json.dumps({
-        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
-        "chinese": {"mentions": len(chinese), "per_second": round(zh, 1), "linker": "set ranker"},
-        "english": {"mentions": len(english), "per_second": round(en, 1), "linker": "embedded default (dense)"},
-        "english_over_chinese": round(en / zh, 2), "target": "<= 1.5",
-    }, indent=1))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
+                "chinese": {"mentions": len(chinese), "per_second": round(zh, 1), "linker": "set ranker"},
+                "english": {"mentions": len(english), "per_second": round(en, 1), "linker": "embedded default (dense)"},
+                "english_over_chinese": round(en / zh, 2),
+                "target": "<= 1.5",
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

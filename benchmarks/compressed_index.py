@@ -51,8 +51,12 @@ def unseen_mentions(shared: Path, terminology, limit: int) -> list[str]:
     from medlink.evaluation.corpus_formats import read_pubtator
 
     corpora = shared / "data/corpora"
-    paths = [corpora / "bc5cdr/CDR_DevelopmentSet.PubTator.txt", corpora / "ncbi-disease/NCBIdevelopset_corpus.txt",
-             corpora / "bc5cdr/CDR_TrainingSet.PubTator.txt", corpora / "ncbi-disease/NCBItrainset_corpus.txt"]
+    paths = [
+        corpora / "bc5cdr/CDR_DevelopmentSet.PubTator.txt",
+        corpora / "ncbi-disease/NCBIdevelopset_corpus.txt",
+        corpora / "bc5cdr/CDR_TrainingSet.PubTator.txt",
+        corpora / "ncbi-disease/NCBItrainset_corpus.txt",
+    ]
     seen: dict[str, str] = {}
     for path in paths:
         if not path.exists():
@@ -97,25 +101,37 @@ def main() -> int:
     np.save(args.work / "queries.npy", queries)
     runs = {}
     for name, folder in (("exact", exact), ("compressed", compressed)):
-        out = subprocess.run([sys.executable, "-c", _SEARCH, str(folder), str(args.work / "queries.npy")],
-                             check=True, capture_output=True, text=True).stdout  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", _SEARCH, str(folder), str(args.work / "queries.npy")],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         runs[name] = json.loads(out)
     agree = sum(a == b for a, b in zip(runs["exact"]["top1"], runs["compressed"]["top1"], strict=True))
-    size = {name: sum(p.stat().st_size for p in folder.iterdir()) / 1e6 for name, folder in
-            (("exact", exact), ("compressed", compressed))}  # fmt: skip
+    size = {
+        name: sum(p.stat().st_size for p in folder.iterdir()) / 1e6
+        for name, folder in (("exact", exact), ("compressed", compressed))
+    }
     search_s = runs["compressed"]["search_s"]
     record = {
-        "names": terminology.name_count, "mentions": len(mentions), "top1_agreement": round(agree / len(mentions), 4),
-        "compressed_search_per_s": round(len(mentions) / search_s), "exact_search_per_s":
-            round(len(mentions) / runs["exact"]["search_s"]),
+        "names": terminology.name_count,
+        "mentions": len(mentions),
+        "top1_agreement": round(agree / len(mentions), 4),
+        "compressed_search_per_s": round(len(mentions) / search_s),
+        "exact_search_per_s": round(len(mentions) / runs["exact"]["search_s"]),
         "end_to_end_per_s": round(len(mentions) / (encode_s + search_s)),
         "encode_per_s": round(len(mentions) / encode_s),
-        "compressed_mb_on_disk": round(size["compressed"]), "exact_mb_on_disk": round(size["exact"]),
-        "compressed_rss_mb": round(runs["compressed"]["rss_mb"]), "compressed_private_mb":
-            round(runs["compressed"]["private_mb"]), "exact_rss_mb": round(runs["exact"]["rss_mb"]),
-        "build_s": timings, "encoder": f"{args.encoder} {args.quantize}", "cores": os.cpu_count(),
+        "compressed_mb_on_disk": round(size["compressed"]),
+        "exact_mb_on_disk": round(size["exact"]),
+        "compressed_rss_mb": round(runs["compressed"]["rss_mb"]),
+        "compressed_private_mb": round(runs["compressed"]["private_mb"]),
+        "exact_rss_mb": round(runs["exact"]["rss_mb"]),
+        "build_s": timings,
+        "encoder": f"{args.encoder} {args.quantize}",
+        "cores": os.cpu_count(),
         "date": time.strftime("%Y-%m-%d"),
-    }  # fmt: skip
+    }
     print(json.dumps(record))
     return 0
 

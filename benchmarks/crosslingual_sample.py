@@ -35,9 +35,11 @@ def main() -> None:
     dev = load_corpus(f"chip-cdn:{CHIP_DEV}")
     sample = random.Random(args.seed).sample(list(dev), args.mentions)
     queries = encoder.encode([m.text for m in sample])
-    gold_names = {line.split("\t")[0].strip(): line.split("\t")[1].strip() for line in
-                  (CHIP_DEV.with_name("icd10_beijing_clinical_v601.tsv")).read_text(encoding="utf-8").splitlines()
-                  if "\t" in line}  # fmt: skip
+    gold_names = {
+        line.split("\t")[0].strip(): line.split("\t")[1].strip()
+        for line in (CHIP_DEV.with_name("icd10_beijing_clinical_v601.tsv")).read_text(encoding="utf-8").splitlines()
+        if "\t" in line
+    }
     print(f"{len(concepts):,} English MeSH disease names; {len(sample)} Chinese mentions (seed {args.seed})\n")
     print("| Chinese mention | gold (ICD-10 Beijing names) | nearest English MeSH names (cosine) |")
     print("|---|---|---|")

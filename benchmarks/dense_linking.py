@@ -86,11 +86,17 @@ def unseen_mentions(terminology, corpora: list[Path], count: int, seed: int = 0)
 def benchmark_mentions(terminology, shared: Path, count: int = 10_000) -> list[str]:
     """The unseen mentions every speed measurement links: NCBI-disease and BC5CDR mentions, then misspelt names."""
     corpora = shared / "data/corpora"
-    return unseen_mentions(terminology, [corpora / "ncbi-disease/NCBItrainset_corpus.txt",
-                                         corpora / "ncbi-disease/NCBIdevelopset_corpus.txt",
-                                         corpora / "ncbi-disease/NCBItestset_corpus.txt",
-                                         corpora / "bc5cdr/CDR_TrainingSet.PubTator.txt",
-                                         corpora / "bc5cdr/CDR_DevelopmentSet.PubTator.txt"], count)  # fmt: skip
+    return unseen_mentions(
+        terminology,
+        [
+            corpora / "ncbi-disease/NCBItrainset_corpus.txt",
+            corpora / "ncbi-disease/NCBIdevelopset_corpus.txt",
+            corpora / "ncbi-disease/NCBItestset_corpus.txt",
+            corpora / "bc5cdr/CDR_TrainingSet.PubTator.txt",
+            corpora / "bc5cdr/CDR_DevelopmentSet.PubTator.txt",
+        ],
+        count,
+    )
 
 
 def realistic_stream(terminology, mentions: list[str], size: int = 100_000, seed: int = 2) -> list[str]:
@@ -135,10 +141,16 @@ def speed_section(index_dir: Path, shared: Path, lines: list[str], report: dict)
     torch_encoder = load_encoder(index.manifest["origin"].get("encoder", "minilm"), backend="torch")
     torch_encoder.encode(names[:200])
     _, torch_s = timed(torch_encoder.encode, names[:2000])
-    report["encode_names_per_s"] = {"onnx_fp32": len(names) / fp32_s, "onnx_int8": len(names) / int8_s,
-                                    "torch_fp32": 2000 / torch_s}  # fmt: skip
-    report["int8_drift"] = {"cosine_mean": float(cosine.mean()), "cosine_min": float(cosine.min()),
-                            "nearest_name_agreement": float(np.mean(nearest["fp32"] == nearest["int8"]))}  # fmt: skip
+    report["encode_names_per_s"] = {
+        "onnx_fp32": len(names) / fp32_s,
+        "onnx_int8": len(names) / int8_s,
+        "torch_fp32": 2000 / torch_s,
+    }
+    report["int8_drift"] = {
+        "cosine_mean": float(cosine.mean()),
+        "cosine_min": float(cosine.min()),
+        "nearest_name_agreement": float(np.mean(nearest["fp32"] == nearest["int8"])),
+    }
 
     mentions = benchmark_mentions(terminology, shared)
     _, link_s = timed(linker.link_many, mentions)
@@ -154,36 +166,54 @@ def speed_section(index_dir: Path, shared: Path, lines: list[str], report: dict)
     for ef_search in (16, 32, 64, 128, 256):
         hnsw.hnsw.efSearch = ef_search
         (_scores, rows), seconds = timed(faiss_backend.search, hnsw, vectors, 10)
-        sweep[ef_search] = {"queries_per_s": len(mentions) / seconds,
-                            "top1_agreement": float(np.mean(rows[:, 0] == flat_rows[:, 0]))}  # fmt: skip
+        sweep[ef_search] = {
+            "queries_per_s": len(mentions) / seconds,
+            "top1_agreement": float(np.mean(rows[:, 0] == flat_rows[:, 0])),
+        }
     hnsw.hnsw.efSearch = index.manifest["hnsw"]["ef_search"]
     report["ef_search"] = sweep
     report["unseen"] = {
-        "mentions": len(mentions), "names": hnsw.ntotal, "index_kind": index.manifest["kinds"]["O"],
-        "link_per_s": len(mentions) / link_s, "encoder_only_per_s": len(mentions) / encode_s,
-        "share_of_encoder_speed": encode_s / link_s, "hnsw_search_per_s": len(mentions) / hnsw_s,
-        "brute_force_search_per_s": len(mentions) / flat_s, "hnsw_speedup": flat_s / hnsw_s,
-        "hnsw_top1_agreement": top1_agree, "hnsw_recall_of_exact_top1_at_10": recall10,
+        "mentions": len(mentions),
+        "names": hnsw.ntotal,
+        "index_kind": index.manifest["kinds"]["O"],
+        "link_per_s": len(mentions) / link_s,
+        "encoder_only_per_s": len(mentions) / encode_s,
+        "share_of_encoder_speed": encode_s / link_s,
+        "hnsw_search_per_s": len(mentions) / hnsw_s,
+        "brute_force_search_per_s": len(mentions) / flat_s,
+        "hnsw_speedup": flat_s / hnsw_s,
+        "hnsw_top1_agreement": top1_agree,
+        "hnsw_recall_of_exact_top1_at_10": recall10,
         "brute_force_link_per_s": len(mentions) / (encode_s + flat_s),
-    }  # fmt: skip
+    }
 
     stream = realistic_stream(terminology, mentions)
     stream_linker = open_index_linker(index_dir, sieves="exact,OD-T")
     _, stream_s = timed(stream_linker.link_many, stream)
     report["stream"] = {"mentions": len(stream), "distinct": len(set(stream)), "per_s": len(stream) / stream_s}
 
-    loads = [json.loads(subprocess.run([sys.executable, "-c", _LOAD, str(index_dir)], check=True,
-                                       capture_output=True, text=True).stdout) for _ in range(3)]  # fmt: skip
-    report["load"] = {"index_s": sorted(r["index_s"] for r in loads)[1],
-                      "linker_ready_s": sorted(r["linker_ready_s"] for r in loads)[1],
-                      "index_rss_mb": max(r["index_rss_mb"] for r in loads),
-                      "rss_mb": max(r["rss_mb"] for r in loads)}  # fmt: skip
+    loads = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", _LOAD, str(index_dir)], check=True, capture_output=True, text=True
+            ).stdout
+        )
+        for _ in range(3)
+    ]
+    report["load"] = {
+        "index_s": sorted(r["index_s"] for r in loads)[1],
+        "linker_ready_s": sorted(r["linker_ready_s"] for r in loads)[1],
+        "index_rss_mb": max(r["index_rss_mb"] for r in loads),
+        "rss_mb": max(r["rss_mb"] for r in loads),
+    }
 
     u, s, ld = report["unseen"], report["stream"], report["load"]
     enc = report["encode_names_per_s"]
     lines += [
-        f"## Speed and memory ({u['names']:,} names, {u['index_kind']} index)", "",
-        "| measure | result | target |", "|---|---:|---:|",
+        f"## Speed and memory ({u['names']:,} names, {u['index_kind']} index)",
+        "",
+        "| measure | result | target |",
+        "|---|---:|---:|",
         f"| encoding names, PyTorch fp32 | {enc['torch_fp32']:,.0f} names/s | |",
         f"| encoding names, ONNX fp32 | {enc['onnx_fp32']:,.0f} names/s | ≥ 650 |",
         f"| encoding names, ONNX int8 | {enc['onnx_int8']:,.0f} names/s | ≥ 650 |",
@@ -203,12 +233,15 @@ def speed_section(index_dir: Path, shared: Path, lines: list[str], report: dict)
         f"| load the index (median of 3 fresh processes) | {ld['index_s']:.2f} s | < 2 s |",
         f"| peak RSS after loading the index | {ld['index_rss_mb']:,.0f} MB | < 1,500 MB |",
         f"| load index + terminology + encoder, first link | {ld['linker_ready_s']:.2f} s | |",
-        f"| peak RSS of that whole linker | {ld['rss_mb']:,.0f} MB | |", "",
-        "HNSW efSearch (M = 32, efConstruction = 200) against brute force, same 10k queries:", "",
-        "| efSearch | queries/s | top-1 = brute-force top-1 |", "|---:|---:|---:|",
+        f"| peak RSS of that whole linker | {ld['rss_mb']:,.0f} MB | |",
+        "",
+        "HNSW efSearch (M = 32, efConstruction = 200) against brute force, same 10k queries:",
+        "",
+        "| efSearch | queries/s | top-1 = brute-force top-1 |",
+        "|---:|---:|---:|",
         *(f"| {ef} | {v['queries_per_s']:,.0f} | {v['top1_agreement']:.1%} |" for ef, v in report["ef_search"].items()),
         "",
-    ]  # fmt: skip
+    ]
 
 
 def recall_section(index_dir: Path, shared: Path, lines: list[str], report: dict) -> None:
@@ -243,10 +276,14 @@ def recall_section(index_dir: Path, shared: Path, lines: list[str], report: dict
             found = sieve.candidates(texts)
         else:
             found = [list(r.candidates) if r else [] for r in sieve.link_batch([(t, "") for t in texts])]
-        stages[label] = [[c.concept_id for c in candidates] for candidates in found]  # fmt: skip
+        stages[label] = [[c.concept_id for c in candidates] for candidates in found]
     report["recall"] = {}
-    lines += [f"## Candidate recall per stage, NCBI-disease dev ({len(corpus)} mentions; single-concept golds)", "",
-              "| stage | recall@1 | recall@10 | recall@50 |", "|---|---:|---:|---:|"]  # fmt: skip
+    lines += [
+        f"## Candidate recall per stage, NCBI-disease dev ({len(corpus)} mentions; single-concept golds)",
+        "",
+        "| stage | recall@1 | recall@10 | recall@50 |",
+        "|---|---:|---:|---:|",
+    ]
     for label, rankings in stages.items():
         recall = recall_at_k(golds, rankings, (1, 10, 50))
         report["recall"][label] = recall
@@ -263,8 +300,11 @@ def main() -> int:
     args = parser.parse_args()
     import platform
 
-    lines = [f"Run {time.strftime('%Y-%m-%d')} on {platform.machine()}, {platform.python_implementation()} "
-             f"{platform.python_version()}, 2 CPU cores.", ""]  # fmt: skip
+    lines = [
+        f"Run {time.strftime('%Y-%m-%d')} on {platform.machine()}, {platform.python_implementation()} "
+        f"{platform.python_version()}, 2 CPU cores.",
+        "",
+    ]
     report: dict = {}
     if args.index:
         speed_section(args.index, args.shared, lines, report)

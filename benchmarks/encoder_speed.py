@@ -34,12 +34,15 @@ def main() -> int:
     parser.add_argument("--shared", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared")
     args = parser.parse_args()
 
-    linkers = [open_index_linker(folder, args.terminology, sieves="exact,OD-T", ef_search=args.ef_search)
-               for folder in args.index]  # fmt: skip
+    linkers = [
+        open_index_linker(folder, args.terminology, sieves="exact,OD-T", ef_search=args.ef_search)
+        for folder in args.index
+    ]
     mentions = benchmark_mentions(linkers[0].terminology, args.shared)
     stream = realistic_stream(linkers[0].terminology, mentions)
-    print("| round | encoder (layers) | encoder alone | 10k unseen, end to end | share | stream, 80 % exact or "
-          "repeated |")  # fmt: skip
+    print(
+        "| round | encoder (layers) | encoder alone | 10k unseen, end to end | share | stream, 80 % exact or repeated |"
+    )
     print("|---:|---|---:|---:|---:|---:|")
     for round_ in range(1, args.rounds + 1):
         for linker in linkers:
@@ -51,9 +54,11 @@ def main() -> int:
             link_s = cold_link_seconds(linker, mentions)
             stream_s = cold_link_seconds(linker, stream)
             layers = _layers(encoder.identity.model)
-            print(f"| {round_} | {Path(encoder.identity.model).name} ({layers}) | {len(mentions) / encode_s:,.0f}/s "
-                  f"| {len(mentions) / link_s:,.0f}/s | {encode_s / link_s:.0%} | {len(stream) / stream_s:,.0f}/s |",
-                  flush=True)  # fmt: skip
+            print(
+                f"| {round_} | {Path(encoder.identity.model).name} ({layers}) | {len(mentions) / encode_s:,.0f}/s "
+                f"| {len(mentions) / link_s:,.0f}/s | {encode_s / link_s:.0%} | {len(stream) / stream_s:,.0f}/s |",
+                flush=True,
+            )
     return 0
 
 

@@ -67,9 +67,12 @@ async def attacker(session: aiohttp.ClientSession, work: Iterator[dict], seconds
 
 def summary(latencies: list[float], errors: int) -> dict:
     latencies = sorted(latencies)
-    return {"requests": len(latencies), "errors": errors,
-            "p50_ms": round(1000 * latencies[len(latencies) // 2], 1),
-            "p99_ms": round(1000 * latencies[int(len(latencies) * 0.99)], 1)}  # fmt: skip
+    return {
+        "requests": len(latencies),
+        "errors": errors,
+        "p50_ms": round(1000 * latencies[len(latencies) // 2], 1),
+        "p99_ms": round(1000 * latencies[int(len(latencies) * 0.99)], 1),
+    }
 
 
 async def phases(url: str, args: argparse.Namespace) -> dict:
@@ -84,9 +87,16 @@ async def phases(url: str, args: argparse.Namespace) -> dict:
             ordinary_clients(session, ordinary[40_000:], args.clients, args.seconds),
             attacker(session, hostile, args.seconds),
         )
-    return {"ordinary_alone": summary(*alone), "ordinary_with_attacker": summary(*attacked),
-            "attacker": {"statuses": {str(k): v for k, v in statuses.items()}, "slowest_s": round(slowest, 2),
-                         "mentions_per_request": args.max_batch, "characters_per_mention": limit}}  # fmt: skip
+    return {
+        "ordinary_alone": summary(*alone),
+        "ordinary_with_attacker": summary(*attacked),
+        "attacker": {
+            "statuses": {str(k): v for k, v in statuses.items()},
+            "slowest_s": round(slowest, 2),
+            "mentions_per_request": args.max_batch,
+            "characters_per_mention": limit,
+        },
+    }
 
 
 def main() -> None:
@@ -99,8 +109,20 @@ def main() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "medlink", "serve", "--port", str(port), "--log-level", "warning",
-               "--max-batch", str(args.max_batch), "--request-seconds", str(args.request_seconds)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "medlink",
+        "serve",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+        "--max-batch",
+        str(args.max_batch),
+        "--request-seconds",
+        str(args.request_seconds),
+    ]
     server = subprocess.Popen(command)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -114,8 +136,12 @@ def main() -> None:
                     raise SystemExit("the server did not start") from None
                 time.sleep(0.5)
         result = asyncio.run(phases(url, args))
-        result.update(machine=f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-                      clients=args.clients, seconds_per_phase=args.seconds, request_seconds=args.request_seconds)
+        result.update(
+            machine=f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+            clients=args.clients,
+            seconds_per_phase=args.seconds,
+            request_seconds=args.request_seconds,
+        )
         print(json.dumps(result, indent=2))
     finally:
         server.send_signal(signal.SIGTERM)

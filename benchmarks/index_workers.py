@@ -34,8 +34,14 @@ def main() -> None:
     for workers in args.workers:
         with tempfile.TemporaryDirectory() as work:
             started = time.perf_counter()
-            build_index(sample, encoder, Path(work) / "index", terminology.fingerprint(), workers=workers,
-                        origin={"encoder": DEFAULT_MODEL, "backend": "onnx"})  # fmt: skip
+            build_index(
+                sample,
+                encoder,
+                Path(work) / "index",
+                terminology.fingerprint(),
+                workers=workers,
+                origin={"encoder": DEFAULT_MODEL, "backend": "onnx"},
+            )
             seconds = time.perf_counter() - started
         print(f"| {workers} | {seconds:.1f} | {len(sample) / seconds:,.0f} |")
 

@@ -54,8 +54,11 @@ def main() -> int:
             linker.config = replace(linker.config, batch_size=batch_size)
             link_s = cold_link_seconds(linker, mentions)
             ef = searched.hnsw.efSearch if hasattr(searched, "hnsw") else "exact"
-            print(f"| {round_} | {batch_size:,} | {ef} | {len(mentions) / link_s:,.0f} "
-                  f"| {len(mentions) / encode_s:,.0f} | {encode_s / link_s:.0%} |", flush=True)  # fmt: skip
+            print(
+                f"| {round_} | {batch_size:,} | {ef} | {len(mentions) / link_s:,.0f} "
+                f"| {len(mentions) / encode_s:,.0f} | {encode_s / link_s:.0%} |",
+                flush=True,
+            )
     return 0
 
 

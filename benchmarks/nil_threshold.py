@@ -53,8 +53,10 @@ def main() -> None:
     systems = [s for s in config.systems if s.encoder in wanted or (s.encoder is None and "none" in wanted)]
     encoders = {name: load_encoder(name) for name in wanted if any(s.encoder == name for s in systems)}
     log = functools.partial(print, file=sys.stderr)
-    print("| dataset | system | threshold | Acc@1 in-KB without | with | change (points) | gold-nil P / R |"
-          " negatives nil | nil precision, mixed |")  # fmt: skip
+    print(
+        "| dataset | system | threshold | Acc@1 in-KB without | with | change (points) | gold-nil P / R |"
+        " negatives nil | nil precision, mixed |"
+    )
     print("|---|---|---:|---:|---:|---:|---|---:|---:|")
     skipped = {name.strip() for name in args.skip_datasets.split(",") if name.strip()}
     for dataset in (d for d in config.datasets if d.name not in skipped):
@@ -67,8 +69,14 @@ def main() -> None:
                 print(f"| {name} | {system.name} | {row} |", flush=True)
 
 
-def measure(system: SystemSpec, prepared: Prepared, encoders: dict[str, Encoder], work: Path,
-            log: Callable[[str], None], held_out: list[str]) -> str:  # fmt: skip
+def measure(
+    system: SystemSpec,
+    prepared: Prepared,
+    encoders: dict[str, Encoder],
+    work: Path,
+    log: Callable[[str], None],
+    held_out: list[str],
+) -> str:
     """One row: the threshold, in-KB Acc@1 without and with it, and what it declares nil."""
     encoder = encoders.get(system.encoder) if system.encoder else None
     calibrating = calibration_system(system)
@@ -98,8 +106,10 @@ def measure(system: SystemSpec, prepared: Prepared, encoders: dict[str, Encoder]
     before, after = accuracy(without), accuracy(with_nil)
     print(f"<!-- {system.name}: {time.perf_counter() - started:.0f} s -->", flush=True)
     shown = f"{threshold:.3f}{' + term model' if calibration.term_model else ''}"
-    return (f"{shown} | {before:.2f} | {after:.2f} | {after - before:+.2f} | {gold_nil} | "
-            f"{negatives_nil / len(held_out):.2f} | {mixed:.2f}")  # fmt: skip
+    return (
+        f"{shown} | {before:.2f} | {after:.2f} | {after - before:+.2f} | {gold_nil} | "
+        f"{negatives_nil / len(held_out):.2f} | {mixed:.2f}"
+    )
 
 
 if __name__ == "__main__":

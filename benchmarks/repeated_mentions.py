@@ -35,9 +35,18 @@ def main() -> None:
     for start in range(0, len(stream), 4096):
         linker.link_many(stream[start : start + 4096])
     batched = time.perf_counter() - started
-    print(json.dumps({"machine": f"{platform.machine()}, {platform.python_version()}", "mentions": len(stream),
-                      "distinct": len(set(strings)), "link_per_second": round(len(stream) / single),
-                      "link_many_per_second": round(len(stream) / batched)}, indent=2))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "machine": f"{platform.machine()}, {platform.python_version()}",
+                "mentions": len(stream),
+                "distinct": len(set(strings)),
+                "link_per_second": round(len(stream) / single),
+                "link_many_per_second": round(len(stream) / batched),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -28,8 +28,10 @@ def main() -> None:
     base = evaluate(open_index_linker(args.index, config=LinkerConfig(rerank=False)), corpus)
     plain = base.scores.correct_at_1
     print(f"{corpus.name}, n={base.scores.n}\n")
-    print("| system | Acc@1 | Acc@5 | reranked | only this right | only no-rerank right | Δ (points) | 95 % interval "
-          "| p |")
+    print(
+        "| system | Acc@1 | Acc@5 | reranked | only this right | only no-rerank right | Δ (points) | 95 % interval "
+        "| p |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---|---:|")
     print(f"| no rerank | {100 * base.scores.accuracy[1]:.2f} | {100 * base.scores.accuracy[5]:.2f} | | | | | | |")
     for spec in args.reranker:
@@ -40,9 +42,11 @@ def main() -> None:
         reranked = sum(1 for text in dict.fromkeys(scored.mentions) if "reranked" in linker.link(text).reason)
         test = mcnemar(ours, plain)
         interval = paired_bootstrap(ours, plain, samples=2000)
-        print(f"| {name} | {100 * scored.scores.accuracy[1]:.2f} | {100 * scored.scores.accuracy[5]:.2f} | "
-              f"{reranked} | {test.only_a} | {test.only_b} | {100 * interval.difference:+.2f} | "
-              f"[{100 * interval.low:+.2f}, {100 * interval.high:+.2f}] | {test.p_value:.2g} |")  # fmt: skip
+        print(
+            f"| {name} | {100 * scored.scores.accuracy[1]:.2f} | {100 * scored.scores.accuracy[5]:.2f} | "
+            f"{reranked} | {test.only_a} | {test.only_b} | {100 * interval.difference:+.2f} | "
+            f"[{100 * interval.low:+.2f}, {100 * interval.high:+.2f}] | {test.p_value:.2g} |"
+        )
 
 
 if __name__ == "__main__":

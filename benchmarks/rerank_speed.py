@@ -58,16 +58,27 @@ def main() -> None:
     def reranking() -> Linker:
         return probe if args.margin is not None else open_index_linker(args.index, reranker_dir=args.reranker)
 
-    without_per_s, _ = timed(lambda: open_index_linker(args.index, config=LinkerConfig(rerank=False)), mentions,
-                             args.repeats)  # fmt: skip
+    without_per_s, _ = timed(
+        lambda: open_index_linker(args.index, config=LinkerConfig(rerank=False)), mentions, args.repeats
+    )
     with_per_s, reranked = timed(reranking, mentions, 1 if args.margin is not None else args.repeats)
     card = probe.reranker.card  # type: ignore[union-attr]
-    print(json.dumps({
-        "machine": f"{platform.machine()}, {platform.system()}", "mentions": len(mentions),
-        "reranker": str(args.reranker), "margin": card.margin, "top_k": card.top_k,
-        "reranked": reranked, "without_rerank_per_s": round(without_per_s, 1),
-        "with_rerank_per_s": round(with_per_s, 1), "target_per_s": 250,
-    }, indent=2))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "machine": f"{platform.machine()}, {platform.system()}",
+                "mentions": len(mentions),
+                "reranker": str(args.reranker),
+                "margin": card.margin,
+                "top_k": card.top_k,
+                "reranked": reranked,
+                "without_rerank_per_s": round(without_per_s, 1),
+                "with_rerank_per_s": round(with_per_s, 1),
+                "target_per_s": 250,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -62,8 +62,9 @@ async def run_clients(url: str, work: list[dict], clients: int, max_seconds: flo
         return await ordinary_clients(session, work, clients, max_seconds)
 
 
-async def ordinary_clients(session: aiohttp.ClientSession, work: list[dict], clients: int,
-                           seconds: float) -> tuple[list[float], int]:  # fmt: skip
+async def ordinary_clients(
+    session: aiohttp.ClientSession, work: list[dict], clients: int, seconds: float
+) -> tuple[list[float], int]:
     """Latencies and the count of failed answers of ``clients`` coroutines sending ``work`` for ``seconds``."""
     pending = iter(work)
     latencies: list[float] = []
@@ -128,16 +129,26 @@ def main() -> None:
         sampling.set()
         after = rss_mb(server.pid)
         latencies.sort()
-        print(json.dumps({
-            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-            "clients": args.clients, "misspelled_share": args.misspelled,
-            "requests_sent": len(latencies), "requests_planned": args.requests,
-            "errors": errors, "seconds": round(seconds, 1), "requests_per_second": round(len(latencies) / seconds),
-            "p50_ms": round(1000 * latencies[len(latencies) // 2], 1),
-            "p99_ms": round(1000 * latencies[int(len(latencies) * 0.99)], 1),
-            "server_rss_mb_before": round(before), "server_rss_mb_after": round(after),
-            "server_rss_mb_every_10s": samples,
-        }, indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+                    "clients": args.clients,
+                    "misspelled_share": args.misspelled,
+                    "requests_sent": len(latencies),
+                    "requests_planned": args.requests,
+                    "errors": errors,
+                    "seconds": round(seconds, 1),
+                    "requests_per_second": round(len(latencies) / seconds),
+                    "p50_ms": round(1000 * latencies[len(latencies) // 2], 1),
+                    "p99_ms": round(1000 * latencies[int(len(latencies) * 0.99)], 1),
+                    "server_rss_mb_before": round(before),
+                    "server_rss_mb_after": round(after),
+                    "server_rss_mb_every_10s": samples,
+                },
+                indent=2,
+            )
+        )
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)

@@ -44,20 +44,26 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         for master in ("local[1]", "local[2]"):
             output = Path(scratch) / master.replace("[", "-").rstrip("]")
-            out = subprocess.run([sys.executable, "-c", _BUILD, master, str(args.terminology), str(output),
-                                  args.encoder, args.quantize], check=True, capture_output=True, text=True,
-                                 env={**os.environ, "PYSPARK_PYTHON": sys.executable}).stdout  # fmt: skip
+            out = subprocess.run(
+                [sys.executable, "-c", _BUILD, master, str(args.terminology), str(output), args.encoder, args.quantize],
+                check=True,
+                capture_output=True,
+                text=True,
+                env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+            ).stdout
             runs[master] = json.loads(out.strip().splitlines()[-1])
     names = runs["local[1]"]["names"]
     record = {
-        "names": names, "encoder": f"{args.encoder} {args.quantize}", "cores": os.cpu_count(),
+        "names": names,
+        "encoder": f"{args.encoder} {args.quantize}",
+        "cores": os.cpu_count(),
         **{f"{master}_s": round(run["seconds"], 1) for master, run in runs.items()},
         **{f"{master}_encode_s": run["encode_seconds"] for master, run in runs.items()},
         **{f"{master}_names_per_s": round(names / run["encode_seconds"]) for master, run in runs.items()},
         "encode_speedup": round(runs["local[1]"]["encode_seconds"] / runs["local[2]"]["encode_seconds"], 2),
         "speedup": round(runs["local[1]"]["seconds"] / runs["local[2]"]["seconds"], 2),
         "date": time.strftime("%Y-%m-%d"),
-    }  # fmt: skip
+    }
     print(json.dumps(record))
     return 0
 

@@ -56,18 +56,23 @@ class WorkerMemory:
                     status = Path(f"/proc/{pid}/status").read_text()
                 except OSError:  # the process ended between listing and reading
                     continue
-                fields = {line.split(":")[0]: int(line.split()[1]) // 1024 for line in status.splitlines()
-                          if line.startswith(("VmRSS:", "RssAnon:", "RssFile:"))}  # fmt: skip
+                fields = {
+                    line.split(":")[0]: int(line.split()[1]) // 1024
+                    for line in status.splitlines()
+                    if line.startswith(("VmRSS:", "RssAnon:", "RssFile:"))
+                }
                 peak = self.peaks.setdefault(pid, {})
                 for field, mb in fields.items():
                     peak[field] = max(peak.get(field, 0), mb)
 
     def summary(self) -> dict[str, int]:
         workers = [peak for peak in self.peaks.values() if peak]
-        return {"python_workers_seen": len(workers),
-                "worker_peak_rss_mb": max((peak["VmRSS"] for peak in workers), default=0),
-                "worker_peak_private_mb": max((peak["RssAnon"] for peak in workers), default=0),
-                "worker_peak_mapped_file_mb": max((peak["RssFile"] for peak in workers), default=0)}  # fmt: skip
+        return {
+            "python_workers_seen": len(workers),
+            "worker_peak_rss_mb": max((peak["VmRSS"] for peak in workers), default=0),
+            "worker_peak_private_mb": max((peak["RssAnon"] for peak in workers), default=0),
+            "worker_peak_mapped_file_mb": max((peak["RssFile"] for peak in workers), default=0),
+        }
 
 
 def terminology_mentions(folder: Path, count: int, seed: int = 13) -> list[str]:
@@ -104,24 +109,49 @@ def main() -> None:
     else:
         default_index(progress=False)
         mentions = repeat_heavy(condition_strings(), args.rows)
-    spark = (SparkSession.builder.master(args.master).config("spark.ui.enabled", "false")
-             .config("spark.driver.memory", "4g").getOrCreate())  # fmt: skip
+    spark = (
+        SparkSession.builder.master(args.master)
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "4g")
+        .getOrCreate()
+    )
     df = spark.createDataFrame([(i, m) for i, m in enumerate(mentions)], "id long, mention string").cache()
     df.count()  # the rows exist in Spark before the clock starts
     with tempfile.TemporaryDirectory() as folder, WorkerMemory() as memory:
         started = time.perf_counter()
-        summary = link_to_parquet(df, "mention", Path(folder) / "linked", partitions=args.partitions,
-                                  index=args.index, terminology=args.terminology, exact_only=args.exact_only)
+        summary = link_to_parquet(
+            df,
+            "mention",
+            Path(folder) / "linked",
+            partitions=args.partitions,
+            index=args.index,
+            terminology=args.terminology,
+            exact_only=args.exact_only,
+        )
         seconds = time.perf_counter() - started
         linked = spark.read.parquet(str(Path(folder) / "linked"))
         found = linked.filter(linked.concept_id.isNotNull()).count()
     spark.stop()
-    print(json.dumps({"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-                      "master": args.master, "rows": args.rows, "distinct": len(set(mentions)),
-                      "partitions": args.partitions, "seconds": round(seconds, 1),
-                      "rows_per_second": round(args.rows / seconds), "linked_rows": found,
-                      "terminology": str(args.terminology or "embedded"), "index": str(args.index or "default"),
-                      "exact_only": args.exact_only, **memory.summary(), **summary}, indent=2))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+                "master": args.master,
+                "rows": args.rows,
+                "distinct": len(set(mentions)),
+                "partitions": args.partitions,
+                "seconds": round(seconds, 1),
+                "rows_per_second": round(args.rows / seconds),
+                "linked_rows": found,
+                "terminology": str(args.terminology or "embedded"),
+                "index": str(args.index or "default"),
+                "exact_only": args.exact_only,
+                **memory.summary(),
+                **summary,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

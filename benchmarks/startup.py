@@ -32,8 +32,11 @@ COMMANDS = {
 }
 FIRST_USES = {
     'medlink link "myocardial infarctoin" (dense)': [MEDLINK, "link", "myocardial infarctoin"],
-    'a script: medlink.link("heart attack")': [sys.executable, "-c",
-                                               "import medlink; print(medlink.link('heart attack').concept_id)"],
+    'a script: medlink.link("heart attack")': [
+        sys.executable,
+        "-c",
+        "import medlink; print(medlink.link('heart attack').concept_id)",
+    ],
 }
 
 
@@ -51,8 +54,11 @@ def run_once(command: list[str], env: dict[str, str] | None = None) -> tuple[flo
 
 def summary(runs: list[tuple[float, float]]) -> dict[str, float]:
     seconds = [s for s, _ in runs]
-    return {"median_s": round(statistics.median(seconds), 3), "max_s": round(max(seconds), 3),
-            "peak_mb": round(statistics.median(m for _, m in runs))}  # fmt: skip
+    return {
+        "median_s": round(statistics.median(seconds), 3),
+        "max_s": round(max(seconds), 3),
+        "peak_mb": round(statistics.median(m for _, m in runs)),
+    }
 
 
 def main() -> None:

@@ -52,28 +52,42 @@ def main() -> int:
         target = Path(scratch) / "mesh"
         started = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "medlink", "terminology", "compile",
-             f"mesh-desc-tsv:{mesh / 'mesh_descriptors.tsv.gz'}", f"mesh-supp-tsv:{mesh / 'mesh_supplementary.tsv.gz'}",
-             "-o", str(target)],
-            check=True, capture_output=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "medlink",
+                "terminology",
+                "compile",
+                f"mesh-desc-tsv:{mesh / 'mesh_descriptors.tsv.gz'}",
+                f"mesh-supp-tsv:{mesh / 'mesh_supplementary.tsv.gz'}",
+                "-o",
+                str(target),
+            ],
+            check=True,
+            capture_output=True,
+        )
         compile_s = time.perf_counter() - started
         size_mb = sum(p.stat().st_size for p in target.iterdir()) / 1e6
         runs = [
-            json.loads(subprocess.run([sys.executable, "-c", _LOAD, str(target)], check=True, capture_output=True,
-                                      text=True).stdout)
+            json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", _LOAD, str(target)], check=True, capture_output=True, text=True
+                ).stdout
+            )
             for _ in range(args.repeats)
-        ]  # fmt: skip
+        ]
     first = runs[0]
     summary = {
-        "concepts": first["concepts"], "names": first["names"], "compile_s": round(compile_s, 1),
+        "concepts": first["concepts"],
+        "names": first["names"],
+        "compile_s": round(compile_s, 1),
         "size_mb": round(size_mb, 1),
         "load_s_median": round(statistics.median(r["load_s"] for r in runs), 2),
         "ready_s_median": round(statistics.median(r["ready_s"] for r in runs), 2),
         "rss_mb_max": round(max(r["rss_mb"] for r in runs)),
         "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
-    }  # fmt: skip
+    }
     if args.markdown:
         print("| concepts | names | compile | on disk | load | load + name index | peak RSS |")
         print("|---:|---:|---:|---:|---:|---:|---:|")

@@ -51,9 +51,15 @@ def main() -> None:
     args = parser.parse_args()
     before = rss_mb()
     started = time.perf_counter()
-    spec = MatcherSpec(args.index, reranker=args.rerank, weights=FusionWeights.parse(args.weights),
-                       fusion=args.fusion, reading=args.reading, rerank_top=args.rerank_top,
-                       rerank_tokens=args.rerank_tokens)  # fmt: skip
+    spec = MatcherSpec(
+        args.index,
+        reranker=args.rerank,
+        weights=FusionWeights.parse(args.weights),
+        fusion=args.fusion,
+        reading=args.reading,
+        rerank_top=args.rerank_top,
+        rerank_tokens=args.rerank_tokens,
+    )
     matcher = spec.build()
     load_seconds = time.perf_counter() - started
     notes = list(read_trec(args.topics).notes.values())[: args.notes]
@@ -77,22 +83,42 @@ def main() -> None:
     trials = len(matcher.index)
     disk = sum(p.stat().st_size for p in args.index.rglob("*") if p.is_file())
     loaded = rss_mb() - before
-    print(json.dumps({
-        "trials": trials, "notes": len(latencies), "pool": args.pool or "whole index", "rerank": args.rerank,
-        "setting": {"fusion": args.fusion, "reading": args.reading, "rerank_top": args.rerank_top,
-                    "rerank_tokens": args.rerank_tokens, "weights": args.weights},
-        "index_load_s": round(load_seconds, 2),
-        "latency_s": {"p50": round(statistics.median(latencies), 3),
-                      "p95": round(sorted(latencies)[int(0.95 * (len(latencies) - 1))], 3),
-                      "max": round(max(latencies), 3)},
-        "first_pass_latency_s": {"p50": round(statistics.median(passes["cold"]), 3),
-                                 "p95": round(sorted(passes["cold"])[int(0.95 * (len(latencies) - 1))], 3)},
-        "rss_mb": round(rss_mb()), "peak_rss_mb": round(rss_mb("VmHWM")), "rss_growth_from_loading_mb": round(loaded),
-        "index_disk_mb": round(disk / 2**20, 1), "disk_kb_per_trial": round(disk / trials / 1024, 1),
-        "projected_index_gb_per_100k": round(disk / trials * 100_000 / 2**30, 2),
-        "projected_index_gb_for_550k": round(disk / trials * REGISTRY / 2**30, 2),
-        "machine": platform.processor() or platform.machine(),
-    }, indent=2))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "trials": trials,
+                "notes": len(latencies),
+                "pool": args.pool or "whole index",
+                "rerank": args.rerank,
+                "setting": {
+                    "fusion": args.fusion,
+                    "reading": args.reading,
+                    "rerank_top": args.rerank_top,
+                    "rerank_tokens": args.rerank_tokens,
+                    "weights": args.weights,
+                },
+                "index_load_s": round(load_seconds, 2),
+                "latency_s": {
+                    "p50": round(statistics.median(latencies), 3),
+                    "p95": round(sorted(latencies)[int(0.95 * (len(latencies) - 1))], 3),
+                    "max": round(max(latencies), 3),
+                },
+                "first_pass_latency_s": {
+                    "p50": round(statistics.median(passes["cold"]), 3),
+                    "p95": round(sorted(passes["cold"])[int(0.95 * (len(latencies) - 1))], 3),
+                },
+                "rss_mb": round(rss_mb()),
+                "peak_rss_mb": round(rss_mb("VmHWM")),
+                "rss_growth_from_loading_mb": round(loaded),
+                "index_disk_mb": round(disk / 2**20, 1),
+                "disk_kb_per_trial": round(disk / trials / 1024, 1),
+                "projected_index_gb_per_100k": round(disk / trials * 100_000 / 2**30, 2),
+                "projected_index_gb_for_550k": round(disk / trials * REGISTRY / 2**30, 2),
+                "machine": platform.processor() or platform.machine(),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

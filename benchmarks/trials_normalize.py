@@ -50,13 +50,22 @@ def main() -> None:
         rows = read_rows(output)
     strings = sum(len(r["conditions"]) + len(r["interventions"]) for r in rows)
     rate = summary.written / seconds
-    print(json.dumps({
-        "records": summary.written, "strings": strings, "seconds": round(seconds, 2),
-        "records_per_s": round(rate, 1), "peak_rss_mb": round(peak_mb()), "workers": args.workers,
-        "interventions_index": str(args.interventions_index) if args.interventions_index else "default",
-        "projected_hours_for_550k": round(REGISTRY / rate / 3600, 2),
-        "machine": platform.processor() or platform.machine(),
-    }, indent=2))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "records": summary.written,
+                "strings": strings,
+                "seconds": round(seconds, 2),
+                "records_per_s": round(rate, 1),
+                "peak_rss_mb": round(peak_mb()),
+                "workers": args.workers,
+                "interventions_index": str(args.interventions_index) if args.interventions_index else "default",
+                "projected_hours_for_550k": round(REGISTRY / rate / 3600, 2),
+                "machine": platform.processor() or platform.machine(),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -25,10 +25,14 @@ import time
 from pathlib import Path
 
 _POOL_SOURCES = (
-    ("mesh-desc-tsv", "mesh/mesh_descriptors.tsv.gz"), ("mesh-supp-tsv", "mesh/mesh_supplementary.tsv.gz"),
-    ("ctd", "medic/CTD_diseases.tsv.gz"), ("obo", "obo/hp.obo.gz"), ("obo", "obo/doid.obo.gz"),
-    ("drugbank", "drugbank/drugbank_vocabulary.csv.gz"), ("icd10cm", "icd/icd10cm_tabular_2026.xml.gz"),
-)  # fmt: skip
+    ("mesh-desc-tsv", "mesh/mesh_descriptors.tsv.gz"),
+    ("mesh-supp-tsv", "mesh/mesh_supplementary.tsv.gz"),
+    ("ctd", "medic/CTD_diseases.tsv.gz"),
+    ("obo", "obo/hp.obo.gz"),
+    ("obo", "obo/doid.obo.gz"),
+    ("drugbank", "drugbank/drugbank_vocabulary.csv.gz"),
+    ("icd10cm", "icd/icd10cm_tabular_2026.xml.gz"),
+)
 
 _LINK = """
 import json, random, sys, time
@@ -86,10 +90,17 @@ def measure_linker(compiled: Path) -> dict:
     link = json.loads(out)
     _, _, again = child_peak([sys.executable, "-c", _LINK, str(compiled)])  # warm page cache
     warm = json.loads(again)
-    return {"names": link["names"], "load_s_cold": round(link["load_s"], 2), "load_s_warm": round(warm["load_s"], 2),
-            "load_rss_mb": round(warm["load_rss_mb"]), "exact_link_2000_s": round(warm["link_s"], 2),
-            "found": warm["found"], "exact_linker_rss_mb": round(link_mb),
-            "exact_linker_private_mb": round(link["anon_mb"]), "exact_linker_file_mb": round(link["file_mb"])}
+    return {
+        "names": link["names"],
+        "load_s_cold": round(link["load_s"], 2),
+        "load_s_warm": round(warm["load_s"], 2),
+        "load_rss_mb": round(warm["load_rss_mb"]),
+        "exact_link_2000_s": round(warm["link_s"], 2),
+        "found": warm["found"],
+        "exact_linker_rss_mb": round(link_mb),
+        "exact_linker_private_mb": round(link["anon_mb"]),
+        "exact_linker_file_mb": round(link["file_mb"]),
+    }
 
 
 def build_pool(shared: Path) -> list:
@@ -127,35 +138,58 @@ def main() -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="umls-scale-"))
     meta, compiled = work / f"META-{args.concepts}-{args.rows}", work / f"compiled-{args.concepts}-{args.rows}"
     try:
-        write_s, _, out = child_peak([sys.executable, __file__, "--shared", str(args.shared), "--concepts",
-                                      str(args.concepts), "--rows", str(args.rows), "--seed", str(args.seed),
-                                      "--write-only", str(meta)])  # fmt: skip
+        write_s, _, out = child_peak(
+            [
+                sys.executable,
+                __file__,
+                "--shared",
+                str(args.shared),
+                "--concepts",
+                str(args.concepts),
+                "--rows",
+                str(args.rows),
+                "--seed",
+                str(args.seed),
+                "--write-only",
+                str(meta),
+            ]
+        )
         summary = json.loads(out)
         release_mb = sum(path.stat().st_size for path in meta.iterdir()) / 1e6
-        compile_s, compile_mb, _ = child_peak([sys.executable, "-m", "medlink", "terminology", "compile",
-                                               f"umls:{meta}", "-o", str(compiled)])  # fmt: skip
+        compile_s, compile_mb, _ = child_peak(
+            [sys.executable, "-m", "medlink", "terminology", "compile", f"umls:{meta}", "-o", str(compiled)]
+        )
         on_disk_mb = sum(path.stat().st_size for path in compiled.iterdir()) / 1e6
         measured = measure_linker(compiled)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
     record = {
-        "concepts": summary["concepts"], "mrconso_rows": summary["mrconso_rows"],
-        "mrrel_rows": summary["mrrel_rows"], "release_mb": round(release_mb), "write_s": round(write_s),
-        "compile_s": round(compile_s, 1), "compile_peak_mb": round(compile_mb), "on_disk_mb": round(on_disk_mb),
+        "concepts": summary["concepts"],
+        "mrconso_rows": summary["mrconso_rows"],
+        "mrrel_rows": summary["mrrel_rows"],
+        "release_mb": round(release_mb),
+        "write_s": round(write_s),
+        "compile_s": round(compile_s, 1),
+        "compile_peak_mb": round(compile_mb),
+        "on_disk_mb": round(on_disk_mb),
         **measured,
         "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
-    }  # fmt: skip
+    }
     if args.markdown:
-        print("| concepts | MRCONSO rows | names kept | compile | peak | on disk | load (cold / warm) | exact linker: "
-              "2,000 names | exact linker peak RSS | of which private / mapped files |")
+        print(
+            "| concepts | MRCONSO rows | names kept | compile | peak | on disk | load (cold / warm) | exact linker: "
+            "2,000 names | exact linker peak RSS | of which private / mapped files |"
+        )
         print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        print(f"| {record['concepts']:,} | {record['mrconso_rows']:,} | {record['names']:,} | "
-              f"{record['compile_s'] / 60:.1f} min | {record['compile_peak_mb'] / 1024:.1f} GB | "
-              f"{record['on_disk_mb'] / 1024:.2f} GB | {record['load_s_cold']} s / {record['load_s_warm']} s | "
-              f"{record['exact_link_2000_s']} s | {record['exact_linker_rss_mb']:,} MB | "
-              f"{record['exact_linker_private_mb']} MB / {record['exact_linker_file_mb']:,} MB |")
+        print(
+            f"| {record['concepts']:,} | {record['mrconso_rows']:,} | {record['names']:,} | "
+            f"{record['compile_s'] / 60:.1f} min | {record['compile_peak_mb'] / 1024:.1f} GB | "
+            f"{record['on_disk_mb'] / 1024:.2f} GB | {record['load_s_cold']} s / {record['load_s_warm']} s | "
+            f"{record['exact_link_2000_s']} s | {record['exact_linker_rss_mb']:,} MB | "
+            f"{record['exact_linker_private_mb']} MB / {record['exact_linker_file_mb']:,} MB |"
+        )
     print(json.dumps(record))
     return 0
 

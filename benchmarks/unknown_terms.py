@@ -63,8 +63,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         for name, config in SETTINGS:
             default = Linker.from_recipe(LinkerRecipe(), config)
             invented = invented_names(default.terminology, MEASUREMENT, 1_000, args.seed)
-            rows.append(row(f"supplementary records' names, records left out, {name}", supplementary,
-                            Linker.from_recipe(LinkerRecipe(embedded=DESCRIPTORS), config)))  # fmt: skip
+            rows.append(
+                row(
+                    f"supplementary records' names, records left out, {name}",
+                    supplementary,
+                    Linker.from_recipe(LinkerRecipe(embedded=DESCRIPTORS), config),
+                )
+            )
             reduced = held_out_linker(descriptors, held, default_index(), Path(work) / name, config)
             rows.append(row(f"every name of 500 held-out descriptors, {name}", held_names, reduced))
             rows.append(row(f"invented drug-like names, default, {name}", invented, default))

@@ -38,8 +38,9 @@ def main() -> None:
     ignore = shutil.ignore_patterns(".*")  # lock files and staging folders of the cache
     with staged_folder(args.output, "checksums.json", "the prebuilt default's data") as staging:
         shutil.copytree(index, staging / INDEX, ignore=ignore, copy_function=shutil.copyfile)
-        shutil.copytree(terminology, staging / TERMINOLOGIES / terminology.name, ignore=ignore,
-                        copy_function=shutil.copyfile)  # fmt: skip
+        shutil.copytree(
+            terminology, staging / TERMINOLOGIES / terminology.name, ignore=ignore, copy_function=shutil.copyfile
+        )
         record_checksums(staging)
     # pip builds a folder's wheel in place, and setuptools adds what an earlier build left in build/lib: another
     # release's data would ride along

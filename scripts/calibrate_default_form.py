@@ -39,9 +39,11 @@ from medlink.resources import DEFAULT_FORM, resource_path, supplementary_records
 from medlink.terminology import load_default_terminology
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpora"
-CORPORA = (("pubtator:bc5cdr/CDR_TrainingSet.PubTator.txt", "Disease"),
-           ("pubtator:bc5cdr/CDR_TrainingSet.PubTator.txt", "Chemical"),
-           ("pubtator:ncbi-disease/NCBItrainset_corpus.txt", None))  # fmt: skip
+CORPORA = (
+    ("pubtator:bc5cdr/CDR_TrainingSet.PubTator.txt", "Disease"),
+    ("pubtator:bc5cdr/CDR_TrainingSet.PubTator.txt", "Chemical"),
+    ("pubtator:ncbi-disease/NCBItrainset_corpus.txt", None),
+)
 OFF = LinkerConfig(form_test=False)
 
 
@@ -68,10 +70,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     print("\n".join(fit.lines()))
     for name, weight in zip(FEATURES, fit.model.weights, strict=True):  # on the features' own scales
         print(f"  {name:12s} {weight:+.3f}")
-    record = {"model": fit.model.to_dict(), "encoder_fingerprint": load_encoder(DEFAULT_MODEL).identity.fingerprint(),
-              "budget": args.budget, "examples": fit.examples, "corpus_mentions": examples.corpus_mentions,
-              "look_alikes_caught": {kind: round(share, 4) for kind, share in fit.caught.items()},
-              "command": "python scripts/calibrate_default_form.py"}  # fmt: skip
+    record = {
+        "model": fit.model.to_dict(),
+        "encoder_fingerprint": load_encoder(DEFAULT_MODEL).identity.fingerprint(),
+        "budget": args.budget,
+        "examples": fit.examples,
+        "corpus_mentions": examples.corpus_mentions,
+        "look_alikes_caught": {kind: round(share, 4) for kind, share in fit.caught.items()},
+        "command": "python scripts/calibrate_default_form.py",
+    }
     args.output.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     print(f"written to {args.output}")
 

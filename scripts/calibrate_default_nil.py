@@ -25,8 +25,10 @@ from medlink.linking import Linker, LinkerConfig
 from medlink.linking.defaults import default_index
 from medlink.resources import DEFAULT_NIL, resource_path
 
-TRAINING = ("pubtator:{data}/corpora/ncbi-disease/NCBItrainset_corpus.txt",
-            "pubtator:{data}/corpora/bc5cdr/CDR_TrainingSet.PubTator.txt")  # fmt: skip
+TRAINING = (
+    "pubtator:{data}/corpora/ncbi-disease/NCBItrainset_corpus.txt",
+    "pubtator:{data}/corpora/bc5cdr/CDR_TrainingSet.PubTator.txt",
+)
 
 
 def main() -> None:
@@ -42,10 +44,14 @@ def main() -> None:
     result = calibrate_with_negatives(linker, corpus, args.max_loss, encoder=load_encoder(DEFAULT_MODEL))
     index = json.loads((default_index() / "manifest.json").read_text())
     shipped = {
-        **asdict(result), "max_loss": args.max_loss, "corpus": corpus.name, "mentions": len(corpus),
-        "encoder_fingerprint": index["encoder_fingerprint"], "terminology": index["terminology"],
+        **asdict(result),
+        "max_loss": args.max_loss,
+        "corpus": corpus.name,
+        "mentions": len(corpus),
+        "encoder_fingerprint": index["encoder_fingerprint"],
+        "terminology": index["terminology"],
         "command": "python scripts/calibrate_default_nil.py",
-    }  # fmt: skip
+    }
     path = resource_path(DEFAULT_NIL)
     path.write_text(json.dumps(shipped, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in shipped.items() if k != "term_model"}, indent=2))

@@ -34,10 +34,13 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECTS = {"medlink": ROOT, "medlink_default_index": ROOT / "packages" / "medlink-default-index",
-            "medlink_trial_matcher": ROOT / "packages" / "medlink-trial-matcher",
-            "medlink_zh": ROOT / "packages" / "medlink-zh",
-            "medlink_span_tagger": ROOT / "packages" / "medlink-span-tagger"}  # fmt: skip
+PROJECTS = {
+    "medlink": ROOT,
+    "medlink_default_index": ROOT / "packages" / "medlink-default-index",
+    "medlink_trial_matcher": ROOT / "packages" / "medlink-trial-matcher",
+    "medlink_zh": ROOT / "packages" / "medlink-zh",
+    "medlink_span_tagger": ROOT / "packages" / "medlink-span-tagger",
+}
 PYPI_LIMIT = 100 * 1000 * 1000  # PyPI refuses larger files unless the project is granted more
 CORE_LIMIT = 80 * 1000 * 1000
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -80,8 +83,10 @@ def check_files(dist: Path, wheels: dict[str, Path]) -> None:
             expect("License-Expression: Apache-2.0" in metadata, f"{wheel.name}: no licence in its metadata")
             notice = [n for n in names if n.endswith("licenses/NOTICE")]
             expect(bool(notice), f"{wheel.name}: no NOTICE (attribution of the data and weights it ships)")
-            expect(b"National Library of Medicine" in archive.read(notice[0]) or name == "medlink_zh",
-                   f"{wheel.name}: its NOTICE does not attribute NLM's data")  # fmt: skip
+            expect(
+                b"National Library of Medicine" in archive.read(notice[0]) or name == "medlink_zh",
+                f"{wheel.name}: its NOTICE does not attribute NLM's data",
+            )
         shipped = {n for n in names if "/" in n and not n.split("/", 1)[0].endswith((".dist-info", ".data"))}
         missing = [path for path in package_files(name) if path not in shipped]
         expect(not missing, f"{wheel.name} lacks files of its package (package-data in pyproject.toml): {missing}")
@@ -106,22 +111,32 @@ def smoke_test(wheels: dict[str, Path], scratch: Path) -> None:
 
     def medlink_says(*arguments: str, ok: bool = True) -> str:
         done = subprocess.run([str(medlink), *arguments], cwd=scratch, env=env, capture_output=True, text=True)
-        expect((done.returncode == 0) == ok,
-               f"medlink {' '.join(arguments)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")  # fmt: skip
+        expect(
+            (done.returncode == 0) == ok,
+            f"medlink {' '.join(arguments)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}",
+        )
         return done.stdout + done.stderr
 
     started = time.monotonic()
     # what `pip install medlink` brings: the core and the prebuilt default it depends on
     run([str(pip), "install", str(wheels["medlink"]), str(wheels["medlink_default_index"])], cwd=scratch, quiet=True)
     print(f"core wheel installed in a fresh virtualenv ({time.monotonic() - started:.0f} s)")
-    located = subprocess.run([str(venv / "bin" / "python"), "-c", "import medlink; print(medlink.__file__)"],
-                             cwd=scratch, env=env, capture_output=True, text=True, check=True).stdout  # fmt: skip
+    located = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import medlink; print(medlink.__file__)"],
+        cwd=scratch,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     expect(str(venv) in located, f"medlink was imported from {located.strip()}, not from the fresh virtualenv")
 
     first = time.monotonic()
     linked = medlink_says("link", "myocardial infarctoin")  # a dense decision, on an empty cache
-    expect("myocardial infarctoin\tMESH:D009203" in linked and "\tdense\t" in linked and "encoding" not in linked,
-           f"core wheel: the first dense link did not answer from the prebuilt default:\n{linked}")  # fmt: skip
+    expect(
+        "myocardial infarctoin\tMESH:D009203" in linked and "\tdense\t" in linked and "encoding" not in linked,
+        f"core wheel: the first dense link did not answer from the prebuilt default:\n{linked}",
+    )
     print(f"first `medlink link` of a misspelled term on an empty cache: {time.monotonic() - first:.1f} s wall")
     linked = medlink_says("link", "heart attack")
     expect("heart attack\tMESH:D009203" in linked, f"core wheel: 'heart attack' did not link to D009203:\n{linked}")
@@ -131,21 +146,31 @@ def smoke_test(wheels: dict[str, Path], scratch: Path) -> None:
     medlink_says("models", "verify")
     refused = medlink_says("trials", "index", str(FIXTURES / "trials"), "-o", str(scratch / "no-index"), ok=False)
     expect("medlink[trials]" in refused, f"without the trial matcher, trials index did not name the extra:\n{refused}")
-    print(f"core wheel alone: link, trials normalize, models verify, and the missing extra named: passed"
-          f" ({time.monotonic() - started:.0f} s)")
+    print(
+        f"core wheel alone: link, trials normalize, models verify, and the missing extra named: passed"
+        f" ({time.monotonic() - started:.0f} s)"
+    )
 
     run([str(pip), "install", str(wheels["medlink_trial_matcher"])], cwd=scratch, quiet=True)
     index = scratch / "trial-index"
     medlink_says("trials", "index", str(FIXTURES / "trials"), "-o", str(index))
-    matched = medlink_says("trials", "match", "--index", str(index), "--format", "json",
-                           "A 62-year-old man with type 2 diabetes mellitus on metformin")  # fmt: skip
+    matched = medlink_says(
+        "trials",
+        "match",
+        "--index",
+        str(index),
+        "--format",
+        "json",
+        "A 62-year-old man with type 2 diabetes mellitus on metformin",
+    )
     expect("NCT9000000" in matched, f"trials wheel: trials match ranked no trial:\n{matched}")
     print(f"with medlink-trial-matcher: trials index and trials match: passed ({time.monotonic() - started:.0f} s)")
 
     run([str(pip), "install", str(wheels["medlink_zh"])], cwd=scratch, quiet=True)
     terms, zh_index = scratch / "icd-tiny", scratch / "icd-tiny-index"
-    medlink_says("terminology", "compile", f"tsv:{FIXTURES / 'chip_kb_tiny.tsv'}", "--namespace", "ICD", "-o",
-                 str(terms))  # fmt: skip
+    medlink_says(
+        "terminology", "compile", f"tsv:{FIXTURES / 'chip_kb_tiny.tsv'}", "--namespace", "ICD", "-o", str(terms)
+    )
     medlink_says("index", "build", "--terminology", str(terms), "--encoder", "medlink-zh", "-o", str(zh_index))
     chinese = medlink_says("link", "--index", str(zh_index), "--nil-threshold", "0", "卵巢恶性肿瘤晚期")
     expect("ICD:C56" in chinese, f"zh wheel: the Chinese diagnosis did not link to C56:\n{chinese}")
@@ -155,14 +180,19 @@ def smoke_test(wheels: dict[str, Path], scratch: Path) -> None:
     annotated = medlink_says("annotate", "--exact-only", "Cisplatin nephrotoxicity and heart failure were seen.")
     expect("span found by the tagger" in annotated, f"tagger wheel: annotate used no tagger span:\n{annotated}")
     medlink_says("models", "verify")
-    print(f"with medlink-span-tagger: annotate with the tagger, models verify: passed "
-          f"({time.monotonic() - started:.0f} s)")
+    print(
+        f"with medlink-span-tagger: annotate with the tagger, models verify: passed "
+        f"({time.monotonic() - started:.0f} s)"
+    )
 
 
 def run(command: list[str], cwd: Path = ROOT, quiet: bool = False) -> None:
     done = subprocess.run(command, cwd=cwd, capture_output=quiet, text=True)
-    expect(done.returncode == 0, f"{' '.join(command)} failed ({done.returncode})"
-           + (f":\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}" if quiet else ""))  # fmt: skip
+    expect(
+        done.returncode == 0,
+        f"{' '.join(command)} failed ({done.returncode})"
+        + (f":\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}" if quiet else ""),
+    )
 
 
 def expect(condition: bool, problem: str) -> None:

@@ -5,7 +5,7 @@
 # of train with the same recipe, then the set ranker: each training mention's dense features come from the fold
 # encoder that never saw it, new mentions' from the full encoder.
 #
-# Then the pair rescorer (`medlink train-pair-rescorer`), attached to the ranker only if it wins on fold 0.
+# Then the pair rescorer (`medlink train pair-rescorer`), attached to the ranker only if it wins on fold 0.
 #
 # EPOCHS=3 on 2 CPU cores (2026-11-27): 6.5-8 min per fold encoder, 6.5 min the full one, 2 min to encode the 37,633
 # ICD names with each of the six, 2 min to fit the ranker, 11 min for one epoch of the rescorer: about 1 h 40 min.
@@ -51,14 +51,14 @@ done
 wait
 fold_options=()
 for k in $(seq 0 $((folds - 1))); do fold_options+=(--fold-encoder "$work/fold-$k"); done
-medlink train-set-ranker --terminology "$work/terms" --mentions "chip-cdn:$cdn/CHIP-CDN_train.json" \
+medlink train set-ranker --terminology "$work/terms" --mentions "chip-cdn:$cdn/CHIP-CDN_train.json" \
     --folds "$folds" --encoder "$full" "${fold_options[@]}" --device "${DEVICE:-auto}" -o "$work/ranker"
 medlink eval --ranker "$work/ranker" --terminology "$work/terms" --corpus "chip-cdn:$cdn/CHIP-CDN_dev.json" --json \
     > "$work/dev.json"
 [ "${RESCORER_EPOCHS:-1}" = 0 ] && exit 0
 # The second stage: the pair cross-encoder over the ranker's best candidates, started from fold 0's encoder (it never
 # saw fold 0, where the fusion is fitted and checked), attached only when it beats the ranker there.
-medlink train-pair-rescorer --ranker "$work/ranker" --base "$work/fold-0" --held-out-fold 0 --learning-rate 1e-4 \
+medlink train pair-rescorer --ranker "$work/ranker" --base "$work/fold-0" --held-out-fold 0 --learning-rate 1e-4 \
     --epochs "${RESCORER_EPOCHS:-1}" --device "${DEVICE:-auto}"
 medlink eval --ranker "$work/ranker" --terminology "$work/terms" --corpus "chip-cdn:$cdn/CHIP-CDN_dev.json" --json \
     > "$work/dev-rescored.json"

@@ -1,6 +1,6 @@
 """Train rerankers on a lent GPU machine that has torch but neither FAISS nor medlink installed.
 
-`medlink train-candidate-reranker` does everything in one process; this script splits it at the points where the
+`medlink train candidate-reranker` does everything in one process; this script splits it at the points where the
 machines differ (see medlink.training.reranker_fit):
 
 1. ``mine`` (here, with the index): the retriever pools of the training mentions, pickled. One file per recipe:
@@ -8,7 +8,7 @@ machines differ (see medlink.training.reranker_fit):
 2. ``train`` (on the GPU, ``PYTHONPATH=src``): trains each recipe, reports its held-out accuracies and writes the
    trained tensors (token embeddings frozen, so they need not travel) as fp16 safetensors of at most 15 MB each.
 3. ``finish`` (here): puts the network together from the base model and the tensors, fits the fusion and exports
-   the reranker folder, exactly as `medlink train-candidate-reranker` would.
+   the reranker folder, exactly as `medlink train candidate-reranker` would.
 
     python scripts/gpu_reranker.py mine --index IDX --mentions pubtator:TRAIN [--extra pubtator:OTHER] \\
         [--synonyms 20000] -o .dev/ncbi
@@ -62,8 +62,9 @@ def mine(args: argparse.Namespace) -> None:
     if extra:
         recipes["extra"] = mine_examples(terminology, index, encoder, pairs, config, extra)
     if args.synonyms:
-        recipes["synonyms"] = mine_examples(terminology, index, encoder, pairs, replace(config, synonyms=args.synonyms),
-                                            extra)  # fmt: skip
+        recipes["synonyms"] = mine_examples(
+            terminology, index, encoder, pairs, replace(config, synonyms=args.synonyms), extra
+        )
     args.output.mkdir(parents=True, exist_ok=True)
     for name, mined in recipes.items():
         with gzip.open(args.output / f"{name}.pkl.gz", "wb") as out:
@@ -91,16 +92,23 @@ def train(args: argparse.Namespace) -> None:
             continue
         name = path.name.removesuffix(".pkl.gz")
         mined = _load(path)
-        config = RerankerFitConfig(epochs=count, batch_size=args.batch_size, learning_rate=args.lr,
-                                   freeze_embeddings=True, device="auto")  # fmt: skip
+        config = RerankerFitConfig(
+            epochs=count, batch_size=args.batch_size, learning_rate=args.lr, freeze_embeddings=True, device="auto"
+        )
         began = time.monotonic()
         work = args.work / f"{args.output.name}-{name}"  # checkpoints stay out of OUT; every run starts afresh
         shutil.rmtree(work, ignore_errors=True)
         network = train_network(base, mined, config, work, progress=False)
         report = held_out_report(network, base, mined, config)
-        report = {"recipe": name, "seconds": round(time.monotonic() - began), "train_examples": len(mined.train),
-                  "epochs": count, "batch_size": args.batch_size, "lr": args.lr,
-                  **{k: v for k, v in report.items() if not k.endswith("by_weight")}}  # fmt: skip
+        report = {
+            "recipe": name,
+            "seconds": round(time.monotonic() - began),
+            "train_examples": len(mined.train),
+            "epochs": count,
+            "batch_size": args.batch_size,
+            "lr": args.lr,
+            **{k: v for k, v in report.items() if not k.endswith("by_weight")},
+        }
         print(json.dumps(report), flush=True)
         with (args.output / "reports.jsonl").open("a") as out:
             out.write(json.dumps(report) + "\n")
@@ -129,8 +137,11 @@ def _save_trained(network: torch.nn.Module, report: dict[str, object], folder: P
         chunks[-1][key] = tensor.detach().to("cpu", torch.float16).contiguous()
         size += tensor.numel() * 2
     for part, chunk in enumerate(chunks):
-        save_file(chunk, str(folder / f"part{part}.safetensors"), metadata={"report": json.dumps(report)} if part == 0
-                  else None)  # fmt: skip
+        save_file(
+            chunk,
+            str(folder / f"part{part}.safetensors"),
+            metadata={"report": json.dumps(report)} if part == 0 else None,
+        )
 
 
 def finish(args: argparse.Namespace) -> None:
@@ -144,8 +155,13 @@ def finish(args: argparse.Namespace) -> None:
     mined = _load(args.mined)
     with safe_open(str(args.weights / "part0.safetensors"), "pt") as first:
         report = json.loads(first.metadata()["report"])
-    config = RerankerFitConfig(epochs=report["epochs"], batch_size=report["batch_size"], learning_rate=report["lr"],
-                               freeze_embeddings=True, device="cpu")  # fmt: skip
+    config = RerankerFitConfig(
+        epochs=report["epochs"],
+        batch_size=report["batch_size"],
+        learning_rate=report["lr"],
+        freeze_embeddings=True,
+        device="cpu",
+    )
     network = load_network(base, config.keywords)
     state = {}
     for part in sorted(args.weights.glob("part*.safetensors")):

@@ -131,13 +131,24 @@ def run(args: argparse.Namespace) -> None:
     started = time.monotonic()
     site, work = Path(args.site), Path(args.work)
     _stand_ins(args.pack, site)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
-               PATH=f"{site / 'bin'}{os.pathsep}{os.environ['PATH']}", MEDLINK_DATA=str(site / "data"),
-               WORK=str(work), EPOCHS=str(args.epochs), PARALLEL=str(args.parallel), FULL_ENCODER="medlink-zh",
-               RESCORER_EPOCHS=str(args.rescorer_epochs), DEVICE="auto")  # fmt: skip
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+        PATH=f"{site / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        MEDLINK_DATA=str(site / "data"),
+        WORK=str(work),
+        EPOCHS=str(args.epochs),
+        PARALLEL=str(args.parallel),
+        FULL_ENCODER="medlink-zh",
+        RESCORER_EPOCHS=str(args.rescorer_epochs),
+        DEVICE="auto",
+    )
     # Unpacked and assembled once here, not by five trainings at once.
-    subprocess.run([sys.executable, "-c", "from medlink.encoders import load_encoder; load_encoder('medlink-zh')"],
-                   env=env, check=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-c", "from medlink.encoders import load_encoder; load_encoder('medlink-zh')"],
+        env=env,
+        check=True,
+    )
     print(f"[{time.monotonic() - started:.0f} s] models ready", flush=True)
     args.output.mkdir(parents=True, exist_ok=True)
     log = args.output / "crossfit.log"
@@ -205,8 +216,10 @@ def _take_local_identity(folder: Path, terminology_dir: Path) -> None:
     sample = np.random.default_rng(0).choice(len(stored), min(SAMPLE_NAMES, len(stored)), replace=False)
     difference = float(np.abs(encoder.encode([names.entries[i].text for i in sample]) - stored[sample]).max())
     if difference > SAME_VECTORS:
-        raise SystemExit(f"{folder}: the name vectors differ from this machine's {recipe['encoder']['name']} by "
-                         f"up to {difference:.4f}; the ranker was fitted with another encoder")  # fmt: skip
+        raise SystemExit(
+            f"{folder}: the name vectors differ from this machine's {recipe['encoder']['name']} by "
+            f"up to {difference:.4f}; the ranker was fitted with another encoder"
+        )
     recipe["encoder"]["fingerprint"] = encoder.identity.fingerprint()
     (folder / "ranker.json").write_text(json.dumps(recipe), encoding="utf-8")
     print(f"{len(sample):,} name vectors agree with this machine's encoder (largest difference {difference:.1e})")

@@ -26,8 +26,17 @@ import tempfile
 from pathlib import Path
 
 TARGET = Path(__file__).resolve().parents[1] / "src" / "medlink" / "resources" / "default-model"
-KEEP = ("config.json", "modules.json", "sentence_bert_config.json", "tokenizer.json", "tokenizer_config.json",
-        "medlink_training.json", "count_head.json", "1_Pooling/config.json", "MODEL_CARD.md")  # fmt: skip
+KEEP = (
+    "config.json",
+    "modules.json",
+    "sentence_bert_config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "medlink_training.json",
+    "count_head.json",
+    "1_Pooling/config.json",
+    "MODEL_CARD.md",
+)
 SHARED_WEIGHTS_FILE = "shared_weights.json"  # as medlink.encoders.shared_weights reads it
 SHAREABLE_FILES = ("tokenizer.json",)  # left out when the donor has the same file
 
@@ -37,8 +46,11 @@ def main() -> None:
     parser.add_argument("model", type=Path, help="a folder written by `medlink train`")
     parser.add_argument("-o", "--output", type=Path, default=TARGET)
     parser.add_argument("--share-with", help="sibling packaged model whose identical tensors are left out")
-    parser.add_argument("--graph-only", action="store_true",
-                        help="MODEL is a packaged folder: write its ONNX graph and encoder.json, record checksums")
+    parser.add_argument(
+        "--graph-only",
+        action="store_true",
+        help="MODEL is a packaged folder: write its ONNX graph and encoder.json, record checksums",
+    )
     args = parser.parse_args()
     if args.graph_only:
         from medlink.models.checksums import record_checksums
@@ -67,8 +79,11 @@ def main() -> None:
             donor = {k: v.half() for k, v in load_file(folder / "model.safetensors").items()}
             shared = sorted(k for k, v in weights.items() if k in donor and donor[k].equal(v))
             weights = {k: v for k, v in weights.items() if k not in shared}
-            files = [name for name in SHAREABLE_FILES
-                     if (staging / name).exists() and (staging / name).read_bytes() == (folder / name).read_bytes()]
+            files = [
+                name
+                for name in SHAREABLE_FILES
+                if (staging / name).exists() and (staging / name).read_bytes() == (folder / name).read_bytes()
+            ]
             for name in files:
                 (staging / name).unlink()
             recipe = {"from": args.share_with, "tensors": shared, **({"files": files} if files else {})}

@@ -30,8 +30,10 @@ from medlink.trials.matching.matcher_spec import MatcherSpec
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "images"
 PORT = 8777
-NOTE = ("A 64-year-old woman with type 2 diabetes mellitus treated with metformin, HbA1c 8.1 %, hypertension. "
-        "No history of pancreatitis.")  # fmt: skip
+NOTE = (
+    "A 64-year-old woman with type 2 diabetes mellitus treated with metformin, HbA1c 8.1 %, hypertension. "
+    "No history of pancreatitis."
+)
 PAGES = {  # file -> (path, width, height, element to wait for)
     "web-link.png": ("/?q=heart+attack%0ACrohn%27s+dz%0Amyocardial+infarctoin%0Aasdfgh+qwerty", 1100, 1500, ".result"),
     "web-concept.png": ("/concept/MESH:D009203", 1100, 1300, "h1"),
@@ -43,10 +45,18 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         index = Path(scratch) / "trial-index"
-        subprocess.run([sys.executable, "-m", "medlink", "trials", "index", str(ROOT / "tests/fixtures/trials"), "-o",
-                        str(index)], check=True)  # fmt: skip
-        server = uvicorn.Server(uvicorn.Config(create_app(Linker.load(), ServiceSettings(), MatcherSpec(index).build()),
-                                               host="127.0.0.1", port=PORT, log_level="warning"))  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-m", "medlink", "trials", "index", str(ROOT / "tests/fixtures/trials"), "-o", str(index)],
+            check=True,
+        )
+        server = uvicorn.Server(
+            uvicorn.Config(
+                create_app(Linker.load(), ServiceSettings(), MatcherSpec(index).build()),
+                host="127.0.0.1",
+                port=PORT,
+                log_level="warning",
+            )
+        )
         threading.Thread(target=server.run, daemon=True).start()
         while not server.started:
             time.sleep(0.05)
@@ -61,8 +71,13 @@ def main() -> None:
 def shoot(name: str, url: str, width: int, height: int, ready: str, note: str | None = None) -> None:
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", f"--window-size={width},{height}",
-                     "--hide-scrollbars"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        f"--window-size={width},{height}",
+        "--hide-scrollbars",
+    ):
         options.add_argument(argument)
     driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path="/usr/bin/chromedriver"))
     try:

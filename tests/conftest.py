@@ -6,8 +6,9 @@ from support import FIXTURES
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--slow", action="store_true",
-                     help="Also run the tests marked slow (the README's test command and CI do).")  # fmt: skip
+    parser.addoption(
+        "--slow", action="store_true", help="Also run the tests marked slow (the README's test command and CI do)."
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

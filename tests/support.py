@@ -80,9 +80,17 @@ def two_trial_matcher(linker: object, folder: Path) -> object:
 
     assert isinstance(linker, Linker)
     exact = Linker(linker.terminology)
-    records = [TrialRecord("NCT1", title="Metformin in type 2 diabetes", conditions=("Type 2 Diabetes",),
-                           inclusion=("Type 2 diabetes",), exclusion=("Pregnancy",), minimum_age=18.0),
-               TrialRecord("NCT2", title="Asthma in children", conditions=("Asthma",), maximum_age=12.0)]  # fmt: skip
+    records = [
+        TrialRecord(
+            "NCT1",
+            title="Metformin in type 2 diabetes",
+            conditions=("Type 2 Diabetes",),
+            inclusion=("Type 2 diabetes",),
+            exclusion=("Pregnancy",),
+            minimum_age=18.0,
+        ),
+        TrialRecord("NCT2", title="Asthma in children", conditions=("Asthma",), maximum_age=12.0),
+    ]
     encoders, scanner = load_trial_encoders("minilm"), ConceptScanner(linker.terminology)
     index_records(records, folder, encoders, TrialNormalizer(exact, exact), scanner)
     return TrialMatcher(TrialIndex.load(folder), encoders, scanner)

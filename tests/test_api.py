@@ -13,8 +13,15 @@ import medlink
 from medlink import Linker, Mention, Stage
 from medlink.terminology import load_default_terminology
 
-MENTIONS = ["heart attack", "Crohn's disease", "myocardial infarctoin", "type 2 diabetes", "breast and ovarian cancer",
-            "", "no such disease at all qqq"]  # fmt: skip
+MENTIONS = [
+    "heart attack",
+    "Crohn's disease",
+    "myocardial infarctoin",
+    "type 2 diabetes",
+    "breast and ovarian cancer",
+    "",
+    "no such disease at all qqq",
+]
 
 
 @pytest.fixture(scope="module")
@@ -122,5 +129,6 @@ def test_branches_keep_the_default_linker_to_diseases(default: Linker) -> None:
         assert not in_diseases(default.link(text).concepts[0])
         result = diseases.link(text)
         assert (result.concepts and in_diseases(result.concepts[0])) or (
-            result.stage is Stage.NIL and "in branches C,F03" in result.reason), result
+            result.stage is Stage.NIL and "in branches C,F03" in result.reason
+        ), result
     assert diseases.link("Cryptococcus").preferred_names == ("Cryptococcosis",)

@@ -64,8 +64,15 @@ def run_as_user(code: str, how: str, folder: Path, **env: str) -> subprocess.Com
     environment = {**os.environ, "MEDLINK_CACHE": str(folder / "cache"), "PYSPARK_PYTHON": sys.executable, **env}
     if NO_PREBUILT not in env:
         environment.pop(NO_PREBUILT, None)
-    return subprocess.run(command, input=None if how == "file" else script, capture_output=True, text=True,
-                          timeout=600, cwd=folder, env=environment)  # fmt: skip
+    return subprocess.run(
+        command,
+        input=None if how == "file" else script,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=folder,
+        env=environment,
+    )
 
 
 @pytest.mark.slow  # a fresh interpreter each (a few seconds; Spark about 20)
@@ -83,8 +90,11 @@ def built_in(cache: Path) -> list[str]:
     """What a first use built into ``cache`` beyond binding the prebuilt index to all of MeSH (``indexes/mesh-*``):
     an exported encoder, a compiled terminology, an encoded index."""
     found = [path for path in cache.glob("*/*") if not path.name.startswith(".")]
-    return sorted(str(path.relative_to(cache)) for path in found
-                  if not (path.parent.name == "indexes" and path.name.startswith("mesh-")))  # fmt: skip
+    return sorted(
+        str(path.relative_to(cache))
+        for path in found
+        if not (path.parent.name == "indexes" and path.name.startswith("mesh-"))
+    )
 
 
 @pytest.mark.slow  # compiles all of MeSH (about 40 s)

@@ -47,5 +47,11 @@ def test_what_a_killed_process_left_is_removed_and_nothing_live(tmp_path: Path) 
     with staged_folder(tmp_path / "index", "manifest.json", "an index") as staging:
         (staging / "manifest.json").write_text("{}")
     remaining = sorted(p.name for p in tmp_path.iterdir())
-    assert remaining == sorted(["index", f".index.staging-{_dead_pid()}-new", f".index.staging-{os.getpid()}-mine",
-                                f".other.staging-{_dead_pid()}-abc"])  # fmt: skip
+    assert remaining == sorted(
+        [
+            "index",
+            f".index.staging-{_dead_pid()}-new",
+            f".index.staging-{os.getpid()}-mine",
+            f".other.staging-{_dead_pid()}-abc",
+        ]
+    )

@@ -29,17 +29,48 @@ from medlink.terminology import (  # noqa: E402
 )
 
 EXAMPLES = int(os.environ.get("MEDLINK_FUZZ_EXAMPLES", "40"))
-FUZZ = settings(max_examples=EXAMPLES, deadline=timedelta(seconds=10), derandomize=EXAMPLES <= 100,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=timedelta(seconds=10),
+    derandomize=EXAMPLES <= 100,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 # Text that stresses normalization: control characters, combining marks, other scripts, digits, punctuation.
 ANY_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=200)
-MEDICAL_ISH = st.lists(st.sampled_from(["heart", "attack", "type", "II", "2", "(", ")", "and", "or", "/", ",",
-                                        "β", "MI", "cancer", "of", "the", "-", "'s", "\t", "\x00", "ⅱ", "糖尿病"]),
-                       max_size=20).map(" ".join)  # fmt: skip
+MEDICAL_ISH = st.lists(
+    st.sampled_from(
+        [
+            "heart",
+            "attack",
+            "type",
+            "II",
+            "2",
+            "(",
+            ")",
+            "and",
+            "or",
+            "/",
+            ",",
+            "β",
+            "MI",
+            "cancer",
+            "of",
+            "the",
+            "-",
+            "'s",
+            "\t",
+            "\x00",
+            "ⅱ",
+            "糖尿病",
+        ]
+    ),
+    max_size=20,
+).map(" ".join)
 MENTIONS = st.one_of(ANY_TEXT, MEDICAL_ISH)
-LINE = st.one_of(ANY_TEXT, st.lists(MEDICAL_ISH, max_size=6).map("\t".join),
-                 st.lists(MEDICAL_ISH, max_size=6).map("|".join))  # fmt: skip
+LINE = st.one_of(
+    ANY_TEXT, st.lists(MEDICAL_ISH, max_size=6).map("\t".join), st.lists(MEDICAL_ISH, max_size=6).map("|".join)
+)
 
 
 TERMINOLOGY_FORMATS = ["tsv", "biosyn", "obo", "ctd", "jsonl", "mesh-desc-tsv", "mesh-supp-tsv"]
@@ -104,27 +135,58 @@ HOSTILE = st.one_of(
 
 
 @FUZZ
-@given(texts=st.lists(st.one_of(HOSTILE, MENTIONS), min_size=1, max_size=6),
-       document=st.one_of(st.none(), HOSTILE))  # fmt: skip
-def test_any_hostile_mention_links_or_says_why_not(exact_linker: Linker, texts: list[str],
-                                                   document: str | None) -> None:  # fmt: skip
+@given(texts=st.lists(st.one_of(HOSTILE, MENTIONS), min_size=1, max_size=6), document=st.one_of(st.none(), HOSTILE))
+def test_any_hostile_mention_links_or_says_why_not(
+    exact_linker: Linker, texts: list[str], document: str | None
+) -> None:
     results = exact_linker.link_many([Mention(t, document) for t in texts])
     assert [r.mention for r in results] == texts
     assert all(isinstance(r.stage, Stage) and r.reason for r in results)
 
 
-XML_PARTS = st.sampled_from(["<clinical_study>", "</clinical_study>", "<nct_id>NCT0001</nct_id>", "<condition>",
-                             "</condition>", "<eligibility><criteria><textblock>", "</textblock></criteria>",
-                             "</eligibility>", "Inclusion Criteria:", "- age > 18", "<minimum_age>", "</minimum_age>",
-                             "18 Years", "abc", "&amp;", "&bogus;", "<!DOCTYPE x [<!ENTITY a 'b'>]>"])  # fmt: skip
-JSON_PARTS = st.sampled_from(['{"protocolSection": {', '"identificationModule": {"nctId": "NCT1"}', "}", "{", "[",
-                              "]", ",", '"eligibilityModule": {"eligibilityCriteria": "x", "minimumAge": "2 Decades"}',
-                              '"conditionsModule": {"conditions": [1, null]}', "null", '"studies": '])  # fmt: skip
+XML_PARTS = st.sampled_from(
+    [
+        "<clinical_study>",
+        "</clinical_study>",
+        "<nct_id>NCT0001</nct_id>",
+        "<condition>",
+        "</condition>",
+        "<eligibility><criteria><textblock>",
+        "</textblock></criteria>",
+        "</eligibility>",
+        "Inclusion Criteria:",
+        "- age > 18",
+        "<minimum_age>",
+        "</minimum_age>",
+        "18 Years",
+        "abc",
+        "&amp;",
+        "&bogus;",
+        "<!DOCTYPE x [<!ENTITY a 'b'>]>",
+    ]
+)
+JSON_PARTS = st.sampled_from(
+    [
+        '{"protocolSection": {',
+        '"identificationModule": {"nctId": "NCT1"}',
+        "}",
+        "{",
+        "[",
+        "]",
+        ",",
+        '"eligibilityModule": {"eligibilityCriteria": "x", "minimumAge": "2 Decades"}',
+        '"conditionsModule": {"conditions": [1, null]}',
+        "null",
+        '"studies": ',
+    ]
+)
 
 
 @FUZZ
-@given(parts=st.one_of(st.lists(XML_PARTS, max_size=15), st.lists(JSON_PARTS, max_size=15)),
-       suffix=st.sampled_from([".xml", ".json", ".jsonl"]))  # fmt: skip
+@given(
+    parts=st.one_of(st.lists(XML_PARTS, max_size=15), st.lists(JSON_PARTS, max_size=15)),
+    suffix=st.sampled_from([".xml", ".json", ".jsonl"]),
+)
 def test_any_trial_record_reads_or_fails_clearly(parts: list[str], suffix: str) -> None:
     from medlink.terminology import ReadReport
     from medlink.trials.readers import read_trials
@@ -154,10 +216,31 @@ def test_any_note_is_read_or_refused_clearly(note: str) -> None:
 
 
 @FUZZ
-@given(arguments=st.lists(st.one_of(MEDICAL_ISH, st.sampled_from(["--format", "json", "tsv", "--exact-only",
-                                                                  "--input", "--output", "-", "--sieves", "exact,zz",
-                                                                  "--nil-threshold", "x", "--top", "-1"])),
-                          max_size=6))  # fmt: skip
+@given(
+    arguments=st.lists(
+        st.one_of(
+            MEDICAL_ISH,
+            st.sampled_from(
+                [
+                    "--format",
+                    "json",
+                    "tsv",
+                    "--exact-only",
+                    "--input",
+                    "--output",
+                    "-",
+                    "--sieves",
+                    "exact,zz",
+                    "--nil-threshold",
+                    "x",
+                    "--top",
+                    "-1",
+                ]
+            ),
+        ),
+        max_size=6,
+    )
+)
 def test_any_link_command_line_exits_without_a_traceback(arguments: list[str]) -> None:
     arguments = [a.replace("\x00", "") for a in arguments]  # no shell can pass a NUL byte in an argument
     previous = os.getcwd()
@@ -172,14 +255,23 @@ def test_any_link_command_line_exits_without_a_traceback(arguments: list[str]) -
 
 
 @FUZZ
-@given(members=st.lists(st.tuples(st.sampled_from(["NCT1.xml", "NCT2.json", "dump.jsonl", "x/NCT3.xml"]),
-                                  st.one_of(st.binary(max_size=2_000),
-                                            st.integers(1, 3_000_000).map(lambda n: b"<a>" + b" " * n),
-                                            st.lists(JSON_PARTS, max_size=12).map(lambda p: "".join(p).encode()))),
-                        max_size=4),
-       suffix=st.sampled_from([".zip", ".tar.gz", ".tar"]))  # fmt: skip
-def test_any_archive_reads_or_fails_clearly(members: list[tuple[str, bytes]], suffix: str,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+@given(
+    members=st.lists(
+        st.tuples(
+            st.sampled_from(["NCT1.xml", "NCT2.json", "dump.jsonl", "x/NCT3.xml"]),
+            st.one_of(
+                st.binary(max_size=2_000),
+                st.integers(1, 3_000_000).map(lambda n: b"<a>" + b" " * n),
+                st.lists(JSON_PARTS, max_size=12).map(lambda p: "".join(p).encode()),
+            ),
+        ),
+        max_size=4,
+    ),
+    suffix=st.sampled_from([".zip", ".tar.gz", ".tar"]),
+)
+def test_any_archive_reads_or_fails_clearly(
+    members: list[tuple[str, bytes]], suffix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Archives of random members, some a compressed megabyte of nothing: read within the limits (lowered here, so a
     few megabytes stand for a bomb), or refused clearly."""
     from medlink.terminology import ReadReport

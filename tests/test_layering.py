@@ -16,16 +16,41 @@ PACKAGE = Path(medlink.__file__).parent
 
 # Lowest first. Rooms on one line are side by side and do not import each other.
 LAYERS = [
-    ["errors", "version", "resources", "options"], ["folders", "models", "processes"], ["text"], ["terminology"],
-    ["encoders"], ["index"], ["linking"], ["evaluation"], ["training"], ["benchmark"], ["trials"],
-    ["serve", "spacy", "spark"], ["api", "cli"], ["__main__"],
-]  # fmt: skip
+    ["errors", "version", "resources", "options"],
+    ["folders", "models", "processes"],
+    ["text"],
+    ["terminology"],
+    ["encoders"],
+    ["index"],
+    ["linking"],
+    ["evaluation"],
+    ["training"],
+    ["benchmark"],
+    ["trials"],
+    ["serve", "spacy", "spark"],
+    ["api", "cli"],
+    ["__main__"],
+]
 # The rooms inside a room, lowest first (a module at a room's top is a room of its own).
 INNER_LAYERS = {
-    "linking": [["results"], ["settings"], ["sieves"], ["mentions"], ["rerank"], ["sets"], ["decisions"],
-                ["annotation"], ["prebuilt"], ["defaults"], ["default_update"], ["pipeline"], ["recipe"], ["linker"]],
+    "linking": [
+        ["results"],
+        ["settings"],
+        ["sieves"],
+        ["mentions"],
+        ["rerank"],
+        ["sets"],
+        ["decisions"],
+        ["annotation"],
+        ["prebuilt"],
+        ["defaults"],
+        ["default_update"],
+        ["pipeline"],
+        ["recipe"],
+        ["linker"],
+    ],
     "trials": [["criteria"], ["records"], ["readers"], ["normalization"], ["matching"]],
-}  # fmt: skip
+}
 
 
 def module_name(path: Path) -> str:
@@ -42,8 +67,9 @@ def imported_modules(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "medlink":
-            found |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES else node.module
-                      for a in node.names}  # fmt: skip
+            found |= {
+                f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES else node.module for a in node.names
+            }
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.split(".")[0] == "medlink"}
     return found

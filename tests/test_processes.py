@@ -137,8 +137,9 @@ def test_an_unguarded_script_runs_once_and_answers(tmp_path: Path, how: str) -> 
     if how == "file":  # code read from standard input has the current folder on its path, as Python gives it
         (tmp_path / "typing.py").write_text("raise SystemExit('the typing.py of the current folder was imported')\n")
     command = [sys.executable, str(script)] if how == "file" else [sys.executable, "-"]
-    done = subprocess.run(command, input=None if how == "file" else UNGUARDED, capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)  # fmt: skip
+    done = subprocess.run(
+        command, input=None if how == "file" else UNGUARDED, capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "heart attack | myocardial infarction | 60"
     assert done.stderr.count("script started") == 1  # the workers never ran the caller's script

@@ -37,8 +37,11 @@ class Block:
     @property
     def expected_at(self) -> list[tuple[int, str]]:
         """(line within the block, text) for each ``→ TEXT`` the block states."""
-        return [(number, match["text"]) for number, line in enumerate(self.code.splitlines())
-                if (match := EXPECTED.search(line))]  # fmt: skip
+        return [
+            (number, match["text"])
+            for number, line in enumerate(self.code.splitlines())
+            if (match := EXPECTED.search(line))
+        ]
 
 
 def readme_blocks(text: str) -> list[Block]:
@@ -51,8 +54,13 @@ def readme_blocks(text: str) -> list[Block]:
             continue
         end = next(i for i in range(index + 1, len(lines)) if lines[i].strip() == "```")
         above = lines[index - 1] if index else ""
-        skipped = ("run by .ci/run" if RUN_BY_CI.search(above)
-                   else match["reason"] if (match := NOT_RUN.search(above)) else None)  # fmt: skip
+        skipped = (
+            "run by .ci/run"
+            if RUN_BY_CI.search(above)
+            else match["reason"]
+            if (match := NOT_RUN.search(above))
+            else None
+        )
         if fence[1] in ("bash", "python"):
             blocks.append(Block(index + 1, fence[1], "\n".join(lines[index + 1 : end]) + "\n", skipped))
         index = end + 1
@@ -63,8 +71,11 @@ BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
 
 
 def test_every_block_is_one_this_test_runs_or_says_why_not() -> None:
-    fences = [line.strip()[3:] for line in README.read_text(encoding="utf-8").splitlines()
-              if re.fullmatch(r"```\w+", line.strip())]  # fmt: skip
+    fences = [
+        line.strip()[3:]
+        for line in README.read_text(encoding="utf-8").splitlines()
+        if re.fullmatch(r"```\w+", line.strip())
+    ]
     assert fences and set(fences) <= {"bash", "python"}, f"README blocks in a language not run here: {set(fences)}"
     assert len(BLOCKS) == len(fences)
     assert sum(block.skipped is None for block in BLOCKS) >= len(BLOCKS) - 4  # the README stays mostly runnable
@@ -105,8 +116,12 @@ def outputs_by_line(code: str, stdout: str) -> dict[int, str]:
 
 
 def run_block(block: Block, folder: Path) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-                   "MEDLINK_CACHE": str(folder.parent / "cache"), "PYSPARK_PYTHON": sys.executable}  # fmt: skip
+    environment = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "MEDLINK_CACHE": str(folder.parent / "cache"),
+        "PYSPARK_PYTHON": sys.executable,
+    }
     if block.language == "bash":
         command = ["bash", "-euo", "pipefail", "-c", with_marks(block.code)]
     else:
@@ -127,8 +142,11 @@ def test_the_readme_block_runs_as_pasted(block: Block, scratch: Path) -> None:
     assert done.returncode == 0, f"README line {block.line} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     if block.language == "bash":
         output = outputs_by_line(block.code, done.stdout)
-        missing = [f"{text!r} (line {block.line + 1 + number})" for number, text in block.expected_at
-                   if text not in output[number]]  # fmt: skip
+        missing = [
+            f"{text!r} (line {block.line + 1 + number})"
+            for number, text in block.expected_at
+            if text not in output[number]
+        ]
     else:  # a script's prints cannot be told apart by line: each in turn, after the one before
         at, missing = 0, []
         for _, text in block.expected_at:

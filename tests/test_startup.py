@@ -35,16 +35,20 @@ def warm_mesh() -> None:
 
 def test_an_exact_match_loads_nothing_heavy() -> None:
     warm_mesh()
-    code = ("from medlink import Linker\n"
-            "assert Linker.load(exact_only=True).link('heart attack').concept_id == 'MESH:D009203'")  # fmt: skip
+    code = (
+        "from medlink import Linker\n"
+        "assert Linker.load(exact_only=True).link('heart attack').concept_id == 'MESH:D009203'"
+    )
     assert heavy_modules_after(code) == []
 
 
 def test_the_command_line_exact_path_loads_nothing_heavy() -> None:
     warm_mesh()
-    code = ("from medlink.cli import main\n"
-            "try:\n    main(['link', '--exact-only', 'heart attack'], standalone_mode=False)\n"
-            "except SystemExit:\n    pass")  # fmt: skip
+    code = (
+        "from medlink.cli import main\n"
+        "try:\n    main(['link', '--exact-only', 'heart attack'], standalone_mode=False)\n"
+        "except SystemExit:\n    pass"
+    )
     assert heavy_modules_after(code) == []
 
 
@@ -53,7 +57,9 @@ def test_the_default_linker_answers_an_exact_match_without_its_encoder_or_faiss(
     from medlink.linking.recipe import LinkerRecipe
 
     LinkerRecipe().warm()  # the index and all of MeSH built here (in the session's cache, which the child inherits)
-    code = ("from medlink import Linker\n"
-            "result = Linker.load().link('heart attack')\n"
-            "assert result.concept_id == 'MESH:D009203' and result.stage.value == 'exact'")  # fmt: skip
+    code = (
+        "from medlink import Linker\n"
+        "result = Linker.load().link('heart attack')\n"
+        "assert result.concept_id == 'MESH:D009203' and result.stage.value == 'exact'"
+    )
     assert heavy_modules_after(code) == []

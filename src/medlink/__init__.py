@@ -42,7 +42,7 @@ __all__ = [
     "Stage",
     "__version__",
     "link",
-]  # fmt: skip
+]
 
 if TYPE_CHECKING:
     from medlink.api import link

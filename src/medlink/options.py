@@ -8,9 +8,16 @@ from dataclasses import field
 from typing import Any
 
 
-def setting(default: Any, help: str, flag: str | None = None, choices: tuple[str, ...] | None = None, *,
-            minimum: float | None = None, path: dict[str, bool] | None = None,
-            metavar: str | None = None) -> Any:  # fmt: skip
+def setting(
+    default: Any,
+    help: str,
+    flag: str | None = None,
+    choices: tuple[str, ...] | None = None,
+    *,
+    minimum: float | None = None,
+    path: dict[str, bool] | None = None,
+    metavar: str | None = None,
+) -> Any:
     """A field with what its command-line option needs: help text; a flag when it is not ``--field-name`` (for a
     boolean that defaults to true, ``--name/--no-name``); the values it may take (``choices``, ``minimum``); for a
     path, click's rules (``{"exists": True, "file_okay": False}``)."""

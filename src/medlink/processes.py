@@ -103,8 +103,9 @@ class WorkerProcesses:
     def __enter__(self) -> WorkerProcesses:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 traceback: TracebackType | None) -> None:  # fmt: skip
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         self.close(kill=error is not None)
 
     def _kill_all(self) -> None:
@@ -133,8 +134,9 @@ class WorkerProcesses:
 
     def _start(self) -> subprocess.Popen[bytes]:
         try:
-            process = subprocess.Popen([sys.executable, "-P", "-c", _WORKER], stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE, env=self._env)  # fmt: skip
+            process = subprocess.Popen(
+                [sys.executable, "-P", "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=self._env
+            )
         except OSError as error:
             raise WorkerStartError(f"cannot start a worker process with {sys.executable} ({error})") from None
         with self._lock:
@@ -149,8 +151,9 @@ class WorkerProcesses:
         return process
 
 
-def run_in_processes(function: Callable[..., T], items: Iterable[Any], workers: int,
-                     env: Mapping[str, str] | None = None) -> list[T]:  # fmt: skip
+def run_in_processes(
+    function: Callable[..., T], items: Iterable[Any], workers: int, env: Mapping[str, str] | None = None
+) -> list[T]:
     """``[function(item) for item in items]`` on ``workers`` worker processes, in order."""
     with WorkerProcesses(workers, env) as pool:
         return list(pool.map(function, items))

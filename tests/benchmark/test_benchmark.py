@@ -26,10 +26,13 @@ terminology = ["tsv:{data}/terms.tsv"]
 namespace = "TOY"
 corpus = "tsv:{data}/test_{fold}.tsv"
 """
-CONFIG = """
+CONFIG = (
+    """
 ks = [1, 5]
 compare = [["char n-gram TF-IDF", "exact match"]]
-""" + TOY_DATASET + """
+"""
+    + TOY_DATASET
+    + """
 [[systems]]
 name = "exact match"
 sieves = "exact"
@@ -43,6 +46,7 @@ name = "MiniLM"
 encoder = "minilm"
 sieves = "exact,O-T"
 """
+)
 
 
 @pytest.fixture
@@ -57,8 +61,19 @@ def suite(tmp_path: Path) -> Path:
 
 
 def test_benchmark_writes_tables_json_and_plot(suite: Path) -> None:
-    command = [sys.executable, "-m", "medlink", "benchmark", str(suite / "suite.toml"), "--data", str(suite / "data"),
-               "--work", str(suite / "work"), "-o", str(suite / "report" / "bench.md")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "medlink",
+        "benchmark",
+        str(suite / "suite.toml"),
+        "--data",
+        str(suite / "data"),
+        "--work",
+        str(suite / "work"),
+        "-o",
+        str(suite / "report" / "bench.md"),
+    ]
     subprocess.run(command, check=True, capture_output=True, text=True, timeout=300)
     record = json.loads((suite / "report" / "bench.json").read_text())
     by_system = {r["system"]: r for r in record["results"]}

@@ -12,10 +12,13 @@ from test_benchmark import TERMS, TESTS, TOY_DATASET
 from medlink.benchmark.config import load_config
 from medlink.errors import MedlinkError
 
-CONFIG = """
+CONFIG = (
+    """
 ks = [1, 5]
 compare = [["medlink isolated", "Gilda"], ["medlink isolated", "scispaCy linker"]]
-""" + TOY_DATASET.replace("%", "%%") + """
+"""
+    + TOY_DATASET.replace("%", "%%")
+    + """
 [[systems]]
 name = "medlink isolated"
 encoder = "minilm"
@@ -31,6 +34,7 @@ name = "scispaCy linker"
 system = "scispacy"
 python = "%s"
 """
+)
 
 
 def test_peers_run_in_their_own_processes_and_a_missing_one_says_why(tmp_path: Path) -> None:
@@ -42,8 +46,19 @@ def test_peers_run_in_their_own_processes_and_a_missing_one_says_why(tmp_path: P
         (data / f"test_{fold}.tsv").write_text(text)
     # scispaCy is deliberately run under this test's Python, where it is not installed.
     (tmp_path / "peers.toml").write_text(CONFIG % sys.executable)
-    command = [sys.executable, "-m", "medlink", "benchmark", str(tmp_path / "peers.toml"), "--data", str(data),
-               "--work", str(tmp_path / "work"), "-o", str(tmp_path / "peers.md")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "medlink",
+        "benchmark",
+        str(tmp_path / "peers.toml"),
+        "--data",
+        str(data),
+        "--work",
+        str(tmp_path / "work"),
+        "-o",
+        str(tmp_path / "peers.md"),
+    ]
     subprocess.run(command, check=True, capture_output=True, text=True, timeout=600)
     record = json.loads((tmp_path / "peers.json").read_text())
     rows = {r["system"]: r for r in record["results"]}

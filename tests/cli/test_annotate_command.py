@@ -19,35 +19,63 @@ def test_annotate_texts_to_json_lines() -> None:
     row = json.loads(result.output)
     assert row["id"] == "1"
     assert [(a["text"], a["start"], a["negated"], a["uncertain"]) for a in row["annotations"]] == [
-        ("myocardial infarction", 15, True, False), ("pneumonia", 47, False, True)]
+        ("myocardial infarction", 15, True, False),
+        ("pneumonia", 47, False, True),
+    ]
 
 
 def test_every_input_and_output_format(tmp_path: Path) -> None:
     (tmp_path / "note.txt").write_text(NOTE)
     (tmp_path / "notes.jsonl").write_text(json.dumps({"id": "j1", "text": "Heart attack."}) + "\n")
-    (tmp_path / "doc.xml").write_text('<collection><document><id>b1</id><passage><offset>0</offset><text>Asthma.'
-                                      '</text></passage><passage><offset>8</offset><text>Pneumonia.</text></passage>'
-                                      "</document></collection>")  # fmt: skip
-    inputs = ["--input", str(tmp_path / "note.txt"), "--input", str(tmp_path / "notes.jsonl"),
-              "--input", f"pubtator:{FIXTURES / 'tiny.pubtator'}", "--input", f"bioc:{tmp_path / 'doc.xml'}"]
+    (tmp_path / "doc.xml").write_text(
+        "<collection><document><id>b1</id><passage><offset>0</offset><text>Asthma."
+        "</text></passage><passage><offset>8</offset><text>Pneumonia.</text></passage>"
+        "</document></collection>"
+    )
+    inputs = [
+        "--input",
+        str(tmp_path / "note.txt"),
+        "--input",
+        str(tmp_path / "notes.jsonl"),
+        "--input",
+        f"pubtator:{FIXTURES / 'tiny.pubtator'}",
+        "--input",
+        f"bioc:{tmp_path / 'doc.xml'}",
+    ]
     runner = CliRunner()
-    pubtator = runner.invoke(main, ["annotate", "--exact-only", "--entity-type", "Disease", *inputs, "--format",
-                                    "pubtator"])  # fmt: skip
+    pubtator = runner.invoke(
+        main, ["annotate", "--exact-only", "--entity-type", "Disease", *inputs, "--format", "pubtator"]
+    )
     assert pubtator.exit_code == 0, pubtator.output
     assert "note|t|" + NOTE in pubtator.output and "j1\t0\t12\tHeart attack\tDisease\tD009203" in pubtator.output
     assert "100|t|Wilson disease and breast cancer.\n100|a|Patients with" in pubtator.output
     assert "b1\t8\t17\tPneumonia\tDisease\tD011014" in pubtator.output  # the second passage, at its offset
-    bioc = runner.invoke(main, ["annotate", "--exact-only", *inputs, "--format", "bioc", "--output",
-                                str(tmp_path / "out.xml")])  # fmt: skip
+    bioc = runner.invoke(
+        main, ["annotate", "--exact-only", *inputs, "--format", "bioc", "--output", str(tmp_path / "out.xml")]
+    )
     assert bioc.exit_code == 0, bioc.output
     xml = (tmp_path / "out.xml").read_text()
     assert '<infon key="identifier">MESH:D009203</infon>' in xml and '<location offset="0" length="12" />' in xml
-    brat = runner.invoke(main, ["annotate", "--exact-only", "--entity-type", "Disease", *inputs, "--format", "brat",
-                                "--output", str(tmp_path / "brat")])  # fmt: skip
+    brat = runner.invoke(
+        main,
+        [
+            "annotate",
+            "--exact-only",
+            "--entity-type",
+            "Disease",
+            *inputs,
+            "--format",
+            "brat",
+            "--output",
+            str(tmp_path / "brat"),
+        ],
+    )
     assert brat.exit_code == 0, brat.output
     ann = (tmp_path / "brat" / "note.ann").read_text()
-    assert "T1\tDisease 15 36\tmyocardial infarction\nN1_1\tReference T1 MESH:D009203\tMyocardial Infarction\n" \
-           "A1\tNegated T1\n" in ann
+    assert (
+        "T1\tDisease 15 36\tmyocardial infarction\nN1_1\tReference T1 MESH:D009203\tMyocardial Infarction\n"
+        "A1\tNegated T1\n" in ann
+    )
     assert (tmp_path / "brat" / "note.txt").read_text() == NOTE
 
 
@@ -59,14 +87,18 @@ def test_bad_input_is_named(tmp_path: Path) -> None:
 
 
 def test_eval_end_to_end() -> None:
-    result = CliRunner().invoke(main, ["eval", "--end-to-end", "--exact-only", "--corpus",
-                                       f"pubtator:{FIXTURES / 'tiny.pubtator'}", "--json"])  # fmt: skip
+    result = CliRunner().invoke(
+        main, ["eval", "--end-to-end", "--exact-only", "--corpus", f"pubtator:{FIXTURES / 'tiny.pubtator'}", "--json"]
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["documents"] == 2 and report["document"]["gold"] == 4
     assert 0 < report["mention"]["recall"] <= 1 and report["documents_per_second"] > 0
-    text = CliRunner().invoke(main, ["eval", "--end-to-end", "--exact-only", "--corpus",
-                                     f"pubtator:{FIXTURES / 'tiny.pubtator'}"]).output  # fmt: skip
+    text = (
+        CliRunner()
+        .invoke(main, ["eval", "--end-to-end", "--exact-only", "--corpus", f"pubtator:{FIXTURES / 'tiny.pubtator'}"])
+        .output
+    )
     assert "mention   precision" in text and "document  precision" in text
 
 
@@ -75,10 +107,21 @@ def test_an_entity_type_over_a_terminology_without_tree_numbers_selects_training
     failing, as in eval --end-to-end."""
     (tmp_path / "terms.tsv").write_text("D009203\tmyocardial infarction\n")
     runner = CliRunner()
-    compiled = runner.invoke(main, ["terminology", "compile", f"tsv:{tmp_path / 'terms.tsv'}", "--namespace", "MESH",
-                                    "-o", str(tmp_path / "terms")])  # fmt: skip
+    compiled = runner.invoke(
+        main,
+        [
+            "terminology",
+            "compile",
+            f"tsv:{tmp_path / 'terms.tsv'}",
+            "--namespace",
+            "MESH",
+            "-o",
+            str(tmp_path / "terms"),
+        ],
+    )
     assert compiled.exit_code == 0, compiled.output
-    result = runner.invoke(main, ["annotate", "--exact-only", "--terminology", str(tmp_path / "terms"),
-                                  "--entity-type", "Disease", NOTE])  # fmt: skip
+    result = runner.invoke(
+        main, ["annotate", "--exact-only", "--terminology", str(tmp_path / "terms"), "--entity-type", "Disease", NOTE]
+    )
     assert result.exit_code == 0, result.output
     assert [a["concepts"] for a in json.loads(result.output)["annotations"]] == [["MESH:D009203"]]

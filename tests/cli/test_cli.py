@@ -18,8 +18,9 @@ def run(*args: str, check: bool = True, timeout: float = 120) -> subprocess.Comp
 
 
 def test_link_exact_only_on_the_embedded_terminology() -> None:
-    out = run("link", "--exact-only", "myocardial infarction", "heart attack", "", "no such disease at all"
-              ).stdout.splitlines()  # fmt: skip
+    out = run(
+        "link", "--exact-only", "myocardial infarction", "heart attack", "", "no such disease at all"
+    ).stdout.splitlines()
     assert out[0].split("\t") == ["mention", "concepts", "preferred_names", "score", "stage", "matched_name"]
     rows = [line.split("\t") for line in out[1:]]
     assert rows[0][:2] == ["myocardial infarction", "MESH:D009203"]
@@ -40,12 +41,15 @@ def test_link_json_prints_one_object_per_mention() -> None:
 
 def test_the_mention_length_limit_is_an_option_and_a_nil_says_it() -> None:
     hostile = "+".join(f"a{i}" for i in range(10_000))  # 58 KB (a command line holds no more than 128 KB)
-    first, second = (json.loads(line) for line in run("link", "--exact-only", "--format", "json", hostile,
-                                                      "heart attack").stdout.splitlines())  # fmt: skip
+    first, second = (
+        json.loads(line)
+        for line in run("link", "--exact-only", "--format", "json", hostile, "heart attack").stdout.splitlines()
+    )
     assert first["stage"] == "nil" and "more than the limit of 1,000" in first["reason"]  # not split, not searched
     assert second["concepts"] == ["MESH:D009203"]
-    limited = json.loads(run("link", "--exact-only", "--format", "json", "--max-mention-chars", "5",
-                             "heart attack").stdout)  # fmt: skip
+    limited = json.loads(
+        run("link", "--exact-only", "--format", "json", "--max-mention-chars", "5", "heart attack").stdout
+    )
     assert limited["stage"] == "nil" and "the limit of 5" in limited["reason"]
 
 
@@ -199,11 +203,13 @@ def test_index_build_link_add_and_eval(tmp_path: Path, fixtures: Path) -> None:
     assert "indexed" in built.stdout
     linked = json.loads(run("link", "--index", str(index), "--format", "json", "cardiac illness").stdout)
     assert linked["stage"] == "dense" and linked["concepts"] == ["MESH:D006331"]
-    several = json.loads(run("link", "--index", str(index), "--several-within", "1", "--format", "json",
-                             "cardiac illness").stdout)  # fmt: skip
+    several = json.loads(
+        run("link", "--index", str(index), "--several-within", "1", "--format", "json", "cardiac illness").stdout
+    )
     assert several["several"] and len(several["concepts"]) > 1
-    strict = json.loads(run("link", "--index", str(index), "--nil-threshold", "0.999", "--format", "json",
-                            "cardiac illness").stdout)  # fmt: skip
+    strict = json.loads(
+        run("link", "--index", str(index), "--nil-threshold", "0.999", "--format", "json", "cardiac illness").stdout
+    )
     assert strict["stage"] == "nil" and "below the nil threshold 0.999" in strict["reason"]
     synonyms = tmp_path / "synonyms.tsv"
     synonyms.write_text("D009203\tcoronary thrombosis event\nD999999\tunknown thing\n")
@@ -216,10 +222,22 @@ def test_index_build_link_add_and_eval(tmp_path: Path, fixtures: Path) -> None:
     assert info["counts"]["O"] == 10 and info["origin"]["encoder"] == "medlink"  # 9 distinct names + 1 added
     corpus = tmp_path / "gold.tsv"
     corpus.write_text("heart attack\tD009203\ncardiac illness\tD006331\nnot a disease at all\t-1\n")
-    result = json.loads(run("eval", "--index", str(index), "--corpus", f"tsv:{corpus}", "--namespace", "MESH",
-                            "--json").stdout)  # fmt: skip
+    result = json.loads(
+        run("eval", "--index", str(index), "--corpus", f"tsv:{corpus}", "--namespace", "MESH", "--json").stdout
+    )
     assert result["n"] == 3 and result["acc@1"] == pytest.approx(2 / 3)
-    other = run("index", "build", "--terminology", str(terminology), "--encoder", "medlink-fast", "--reuse",
-                str(index), "-o", str(tmp_path / "other"), check=False)  # fmt: skip
+    other = run(
+        "index",
+        "build",
+        "--terminology",
+        str(terminology),
+        "--encoder",
+        "medlink-fast",
+        "--reuse",
+        str(index),
+        "-o",
+        str(tmp_path / "other"),
+        check=False,
+    )
     assert other.returncode != 0 and "--reuse" in other.stderr and "cannot be reused" in other.stderr
     assert not (tmp_path / "other").exists()

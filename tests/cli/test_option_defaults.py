@@ -10,8 +10,17 @@ from medlink.linking import LinkerConfig
 
 # The choice's fields named otherwise than the setting they set
 RENAMED = {"abbreviations": "expand_abbreviations", "composites": "split_composites"}
-NOT_SETTINGS = {"terminology_dir", "index_dir", "sieves", "exact_only", "ranker_dir", "reranker_dir", "embedded",
-                "ef_search", "number_agreement"}  # what linker to build, not how it links  # fmt: skip
+NOT_SETTINGS = {
+    "terminology_dir",
+    "index_dir",
+    "sieves",
+    "exact_only",
+    "ranker_dir",
+    "reranker_dir",
+    "embedded",
+    "ef_search",
+    "number_agreement",
+}  # what linker to build, not how it links
 
 
 def test_every_linking_option_defaults_to_its_setting() -> None:

@@ -24,8 +24,21 @@ def test_normalize_command_writes_resumes_and_runs_workers(tmp_path: Path) -> No
     assert "0 records normalized" in again.output and "(none new); 3 already done" in again.output
     assert read_rows(output) == rows
     parallel = tmp_path / "parallel.parquet"
-    result = runner.invoke(main, ["trials", "normalize", str(TRIALS), "-o", str(parallel), "--exact-only",
-                                  "--workers", "2", "--batch-records", "1"])  # fmt: skip
+    result = runner.invoke(
+        main,
+        [
+            "trials",
+            "normalize",
+            str(TRIALS),
+            "-o",
+            str(parallel),
+            "--exact-only",
+            "--workers",
+            "2",
+            "--batch-records",
+            "1",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert read_rows(parallel) == rows
 

@@ -138,9 +138,13 @@ def _packed_e5(tmp_path):
     def f32(count: int, value: float) -> bytes:
         return np.full(count, value, "<f4").tobytes()
 
-    tensors = {"emb.word": (1, vocabulary * hidden, q4(vocabulary)), "emb.pos": (0, positions * hidden,
-               f32(positions * hidden, 0.01)), "emb.type": (0, types * hidden, f32(types * hidden, 0.0)),
-               "emb.ln.w": (0, hidden, f32(hidden, 1.0)), "emb.ln.b": (0, hidden, f32(hidden, 0.0))}  # fmt: skip
+    tensors = {
+        "emb.word": (1, vocabulary * hidden, q4(vocabulary)),
+        "emb.pos": (0, positions * hidden, f32(positions * hidden, 0.01)),
+        "emb.type": (0, types * hidden, f32(types * hidden, 0.0)),
+        "emb.ln.w": (0, hidden, f32(hidden, 1.0)),
+        "emb.ln.b": (0, hidden, f32(hidden, 0.0)),
+    }
     for short in ("q", "k", "v", "ao", "fi", "fo"):
         tensors[f"l0.{short}.w"] = (1, hidden * hidden, q4(hidden))
         tensors[f"l0.{short}.b"] = (0, hidden, f32(hidden, 0.1))
@@ -151,8 +155,11 @@ def _packed_e5(tmp_path):
     offset = len(header) + 4 + entry_sizes
     data = b""
     for name, (dtype, count, payload) in tensors.items():
-        directory += struct.pack("<H", len(name)) + name.encode() + struct.pack("<BIQQ", dtype, count,
-                                                                               offset + len(data), len(payload))
+        directory += (
+            struct.pack("<H", len(name))
+            + name.encode()
+            + struct.pack("<BIQQ", dtype, count, offset + len(data), len(payload))
+        )
         data += payload
     path = tmp_path / "tiny-q4.bin"
     path.write_bytes(header + directory + data)

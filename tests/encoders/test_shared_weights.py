@@ -12,8 +12,10 @@ from medlink.encoders.shared_weights import SHARED_WEIGHTS_FILE, assembled_model
 
 def _package(root: Path) -> Path:
     (root / "teacher").mkdir(parents=True)
-    save_file({"embeddings.weight": torch.arange(6.0).reshape(2, 3), "layer.0": torch.ones(2)},
-              str(root / "teacher" / "model.safetensors"))  # fmt: skip
+    save_file(
+        {"embeddings.weight": torch.arange(6.0).reshape(2, 3), "layer.0": torch.ones(2)},
+        str(root / "teacher" / "model.safetensors"),
+    )
     student = root / "student"
     (student / "1_Pooling").mkdir(parents=True)
     save_file({"layer.0": torch.zeros(2)}, str(student / "model.safetensors"))
@@ -59,13 +61,16 @@ def test_a_packaged_folder_named_as_encoder_is_assembled(tmp_path: Path, monkeyp
     assert resolve_model(str(teacher)) == str(teacher.resolve())  # a complete folder is used where it is
 
 
-@pytest.mark.parametrize("recipe", [
-    {"from": "../teacher", "tensors": []},
-    {"from": "/etc", "tensors": []},
-    {"from": "teacher", "tensors": [], "files": ["../../outside.txt"]},
-    {"from": "teacher", "tensors": [], "files": ["/tmp/outside.txt"]},
-    {"from": "teacher", "tensors": "embeddings.weight"},
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "recipe",
+    [
+        {"from": "../teacher", "tensors": []},
+        {"from": "/etc", "tensors": []},
+        {"from": "teacher", "tensors": [], "files": ["../../outside.txt"]},
+        {"from": "teacher", "tensors": [], "files": ["/tmp/outside.txt"]},
+        {"from": "teacher", "tensors": "embeddings.weight"},
+    ],
+)
 def test_a_folder_naming_paths_outside_itself_is_refused_and_writes_nothing(tmp_path: Path, recipe: dict) -> None:
     from medlink.errors import MedlinkError
 

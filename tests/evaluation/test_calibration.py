@@ -13,13 +13,16 @@ from medlink.terminology.records import Name, make_concept
 
 @pytest.fixture(scope="module")
 def linker(encoder, tmp_path_factory):
-    terminology = Terminology.from_concepts([
-        make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack")]),
-        make_concept("MESH:D007052", "Ibuprofen", [Name("Motrin")]),
-        make_concept("MESH:D006973", "Hypertension", [Name("High Blood Pressure")]),
-    ])  # fmt: skip
-    folder = build_index(ontology_entries(terminology), encoder, tmp_path_factory.mktemp("cal") / "i",
-                         terminology.fingerprint())  # fmt: skip
+    terminology = Terminology.from_concepts(
+        [
+            make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack")]),
+            make_concept("MESH:D007052", "Ibuprofen", [Name("Motrin")]),
+            make_concept("MESH:D006973", "Hypertension", [Name("High Blood Pressure")]),
+        ]
+    )
+    folder = build_index(
+        ontology_entries(terminology), encoder, tmp_path_factory.mktemp("cal") / "i", terminology.fingerprint()
+    )
     return dense_linker(terminology, VectorIndex.load(folder), encoder)
 
 
@@ -28,11 +31,17 @@ def mention(text: str, concept: str | None) -> GoldMention:
 
 
 def test_three_strategies_and_their_order(linker) -> None:
-    dev = Corpus("dev", (
-        mention("myocardial infarct in the elderly", "MESH:D009203"), mention("motrin tablets", "MESH:D007052"),
-        mention("blood pressure too high", "MESH:D006973"), mention("the weather was lovely", None),
-        mention("placebo tablet twice daily", None), mention("heart attack", "MESH:D009203"),
-    ))  # fmt: skip
+    dev = Corpus(
+        "dev",
+        (
+            mention("myocardial infarct in the elderly", "MESH:D009203"),
+            mention("motrin tablets", "MESH:D007052"),
+            mention("blood pressure too high", "MESH:D006973"),
+            mention("the weather was lovely", None),
+            mention("placebo tablet twice daily", None),
+            mention("heart attack", "MESH:D009203"),
+        ),
+    )
     result = calibrate(linker, dev, "auto")
     low, high = result.thresholds["max-tp"], result.thresholds["min-fp"]
     assert low is not None and high is not None and result.thresholds["weighted"] is not None
@@ -49,7 +58,8 @@ def test_without_nil_cases_only_max_tp_is_defined(linker) -> None:
     assert result.thresholds["min-fp"] is None and result.thresholds["weighted"] is None
     assert result.strategy == "max-tp"
     assert calibrate(linker, Corpus("dev", (mention("motrin tablets", "MESH:D007052"),))).threshold == pytest.approx(
-        result.thresholds["max-tp"])  # budget on one mention may lose none
+        result.thresholds["max-tp"]
+    )  # budget on one mention may lose none
 
 
 def test_stored_threshold_is_used_by_the_linker(linker) -> None:

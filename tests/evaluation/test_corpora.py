@@ -80,11 +80,24 @@ def test_real_cadec_and_chip_counts() -> None:
 def test_eval_command_on_ncbi_test(tmp_path: Path) -> None:
     medic = shared_file("terminologies/medic/medic_06Jul2012.txt")
     test = shared_file("corpora/ncbi-disease/NCBItestset_corpus.txt")
-    subprocess.run([sys.executable, "-m", "medlink", "terminology", "compile", str(medic), "-o", str(tmp_path / "t")],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "medlink", "terminology", "compile", str(medic), "-o", str(tmp_path / "t")],
+        check=True,
+        capture_output=True,
+    )
     errors = tmp_path / "errors.tsv"
-    command = [sys.executable, "-m", "medlink", "eval", "--exact-only", "--terminology", str(tmp_path / "t"),
-               "--corpus", f"pubtator:{test}", "--json"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "medlink",
+        "eval",
+        "--exact-only",
+        "--terminology",
+        str(tmp_path / "t"),
+        "--corpus",
+        f"pubtator:{test}",
+        "--json",
+    ]
     completed = subprocess.run([*command, "--errors", str(errors)], check=True, capture_output=True, text=True)
     result = json.loads(completed.stdout)
     assert result["n"] == 960
@@ -99,19 +112,34 @@ def test_eval_command_on_ncbi_test(tmp_path: Path) -> None:
     assert lines[0].split("\t") == ["mention", "gold", "prediction", "rank_of_gold", "stage", "matched_name"]
     assert len(lines) - 1 == result["errors_written"] == 960 - 626
     # Without them, exact match alone gets 517 right (506 without American spellings).
-    plain = subprocess.run([*command, "--no-abbreviations", "--no-composites"], check=True, capture_output=True,
-                           text=True)  # fmt: skip
+    plain = subprocess.run(
+        [*command, "--no-abbreviations", "--no-composites"], check=True, capture_output=True, text=True
+    )
     assert json.loads(plain.stdout)["acc@1"] == pytest.approx(517 / 960)
 
 
 def test_eval_with_training_mentions_and_subsets(tmp_path: Path) -> None:
     medic = shared_file("terminologies/medic/medic_06Jul2012.txt")
     corpora = shared_file("corpora/ncbi-disease")
-    subprocess.run([sys.executable, "-m", "medlink", "terminology", "compile", str(medic), "-o", str(tmp_path / "t")],
-                   check=True, capture_output=True)  # fmt: skip
-    command = [sys.executable, "-m", "medlink", "eval", "--exact-only", "--terminology", str(tmp_path / "t"),
-               "--corpus", f"pubtator:{corpora / 'NCBItestset_corpus.txt'}",
-               "--train", f"pubtator:{corpora / 'NCBItrainset_corpus.txt'}", "--json"]  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "medlink", "terminology", "compile", str(medic), "-o", str(tmp_path / "t")],
+        check=True,
+        capture_output=True,
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "medlink",
+        "eval",
+        "--exact-only",
+        "--terminology",
+        str(tmp_path / "t"),
+        "--corpus",
+        f"pubtator:{corpora / 'NCBItestset_corpus.txt'}",
+        "--train",
+        f"pubtator:{corpora / 'NCBItrainset_corpus.txt'}",
+        "--json",
+    ]
 
     def evaluate(*extra: str) -> tuple[int, int, str]:
         result = json.loads(subprocess.run([*command, *extra], check=True, capture_output=True, text=True).stdout)

@@ -48,12 +48,15 @@ def mention(text: str, *ids: str) -> GoldMention:
 
 def test_refined_test_set_drops_train_overlap_then_duplicates() -> None:
     train = Corpus("train", (mention("Heart attacks", "M:1"), mention("cancer", "M:2")))
-    test = Corpus("test", (
-        mention("heart attack", "M:1"),  # normalized text seen in train: dropped
-        mention("breast tumour", "M:3"),
-        mention("Breast tumour", "M:3"),  # duplicate of the previous after normalization: dropped
-        mention("breast tumour", "M:4"),  # same text, other gold: kept
-    ))  # fmt: skip
+    test = Corpus(
+        "test",
+        (
+            mention("heart attack", "M:1"),  # normalized text seen in train: dropped
+            mention("breast tumour", "M:3"),
+            mention("Breast tumour", "M:3"),  # duplicate of the previous after normalization: dropped
+            mention("breast tumour", "M:4"),  # same text, other gold: kept
+        ),
+    )
     refined = refine(test, train)
     assert [(m.text, str(m.gold)) for m in refined] == [("breast tumour", "M:3"), ("breast tumour", "M:4")]
 
@@ -86,7 +89,6 @@ def test_mean_over_folds() -> None:
 
 
 def test_paired_randomization_on_per_query_scores() -> None:
-
 
     same = paired_randomization([0.5, 0.2, 0.9], [0.5, 0.2, 0.9], samples=999)
     assert same.difference == 0.0 and same.p_value == 1.0

@@ -22,14 +22,16 @@ from medlink.terminology.records import Name, NameKind, make_concept
 
 @pytest.fixture(scope="module")
 def terminology() -> Terminology:
-    return Terminology.from_concepts([
-        make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack", NameKind.ENTRY_TERM)]),
-        make_concept("MESH:D003424", "Crohn Disease", [Name("Regional Enteritis", NameKind.ENTRY_TERM)]),
-        make_concept("MESH:D007052", "Ibuprofen", [Name("Motrin", NameKind.ENTRY_TERM)]),
-        make_concept("MESH:D003080", "Cold Temperature", [Name("Cold", NameKind.ENTRY_TERM)]),
-        make_concept("MESH:D003139", "Common Cold", [Name("Cold", NameKind.EXACT)]),
-        make_concept("MESH:D006973", "Hypertension", [Name("High Blood Pressure", NameKind.ENTRY_TERM)]),
-    ])  # fmt: skip
+    return Terminology.from_concepts(
+        [
+            make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack", NameKind.ENTRY_TERM)]),
+            make_concept("MESH:D003424", "Crohn Disease", [Name("Regional Enteritis", NameKind.ENTRY_TERM)]),
+            make_concept("MESH:D007052", "Ibuprofen", [Name("Motrin", NameKind.ENTRY_TERM)]),
+            make_concept("MESH:D003080", "Cold Temperature", [Name("Cold", NameKind.ENTRY_TERM)]),
+            make_concept("MESH:D003139", "Common Cold", [Name("Cold", NameKind.EXACT)]),
+            make_concept("MESH:D006973", "Hypertension", [Name("High Blood Pressure", NameKind.ENTRY_TERM)]),
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -158,11 +160,15 @@ def test_incremental_add_encodes_only_new_names(built, encoder, tmp_path) -> Non
     folder = tmp_path / "index"
     shutil.copytree(built, folder)
     counting = CountingEncoder(encoder)
-    counts = add_entries(folder, [
-        IndexEntry("mi", "MI", ("MESH:D009203",), "O"),  # new
-        IndexEntry("heart attack", "heart attack", ("MESH:D000001",), "O"),  # existing name, extra concept
-        IndexEntry("cold", "Cold", ("MESH:D003080",), "O"),  # already there
-    ], counting)  # fmt: skip
+    counts = add_entries(
+        folder,
+        [
+            IndexEntry("mi", "MI", ("MESH:D009203",), "O"),  # new
+            IndexEntry("heart attack", "heart attack", ("MESH:D000001",), "O"),  # existing name, extra concept
+            IndexEntry("cold", "Cold", ("MESH:D003080",), "O"),  # already there
+        ],
+        counting,
+    )
     assert counts == {"encoded": 1, "merged": 1}
     assert counting.encoded == ["MI"]
     index = VectorIndex.load(folder)
@@ -172,8 +178,9 @@ def test_incremental_add_encodes_only_new_names(built, encoder, tmp_path) -> Non
     assert hits[0].entry.text == "MI"
 
 
-def test_a_build_takes_the_vectors_an_earlier_index_of_the_same_encoder_holds(built, terminology, encoder,
-                                                                               tmp_path) -> None:  # fmt: skip
+def test_a_build_takes_the_vectors_an_earlier_index_of_the_same_encoder_holds(
+    built, terminology, encoder, tmp_path
+) -> None:
     from medlink.encoders import load_encoder
 
     entries = [*ontology_entries(terminology), IndexEntry("mi", "MI", ("MESH:D009203",), "O")]
@@ -187,18 +194,24 @@ def test_a_build_takes_the_vectors_an_earlier_index_of_the_same_encoder_holds(bu
         taken, encoded = (ix.faiss[source].reconstruct_n(0, ix.count(source)) for ix in (index, fresh))
         assert np.abs(taken - encoded).max() < 2e-3  # the same vectors (fp16 storage)
     queries = encoder.encode(["heart attack", "motrin", "MI"])
-    assert [[h.entry.key for h in hits] for hits in index.search(queries, 3)] == \
-           [[h.entry.key for h in hits] for hits in fresh.search(queries, 3)]  # fmt: skip
+    assert [[h.entry.key for h in hits] for hits in index.search(queries, 3)] == [
+        [h.entry.key for h in hits] for hits in fresh.search(queries, 3)
+    ]
     other = CountingEncoder(load_encoder("medlink-fast"))  # another encoder's vectors are never taken
     build_index(entries, other, tmp_path / "other", "t2", reuse=[built])
     assert len(other.encoded) == len(entries)
 
 
 def test_a_mention_text_lists_its_concepts_by_how_often_it_was_annotated_with_them() -> None:
-    terminology = Terminology.from_concepts([make_concept("MESH:D016399", "Lymphoma, T-Cell"),
-                                             make_concept("MESH:D006432", "Hemochromatosis")])  # fmt: skip
-    pairs = [("hemochromatosis", ["MESH:D016399"]), ("Hemochromatosis", ["MESH:D006432"]),
-             ("hemochromatosis", ["MESH:D006432"]), ("T-cell lymphoma", ["MESH:D016399"])]  # fmt: skip
+    terminology = Terminology.from_concepts(
+        [make_concept("MESH:D016399", "Lymphoma, T-Cell"), make_concept("MESH:D006432", "Hemochromatosis")]
+    )
+    pairs = [
+        ("hemochromatosis", ["MESH:D016399"]),
+        ("Hemochromatosis", ["MESH:D006432"]),
+        ("hemochromatosis", ["MESH:D006432"]),
+        ("T-cell lymphoma", ["MESH:D016399"]),
+    ]
     entries = {entry.key: entry for entry in mention_entries(pairs, terminology)}
     # a stray first annotation does not outrank the majority; it is kept, second
     assert entries["hemochromatosis"].concepts == ("MESH:D006432", "MESH:D016399")
@@ -212,14 +225,20 @@ def test_a_text_annotated_with_several_concepts_at_once_claims_them_all(tmp_path
     from medlink.index.vector_index import read_entries, write_entries
     from medlink.linking.sieves.exact import ExactSieve
 
-    terminology = Terminology.from_concepts([make_concept("MESH:D006470", "Hemorrhage"),
-                                             make_concept("MESH:D003556", "Cystitis"),
-                                             make_concept("MESH:D002779", "Cholestasis")])  # fmt: skip
+    terminology = Terminology.from_concepts(
+        [
+            make_concept("MESH:D006470", "Hemorrhage"),
+            make_concept("MESH:D003556", "Cystitis"),
+            make_concept("MESH:D002779", "Cholestasis"),
+        ]
+    )
     single = [("cystitis", ["MESH:D003556"]), ("cholestatic hepatitis", ["MESH:D002779"])]
-    several = [("Hemorrhagic cystitis", Gold.of([["MESH:D006470"], ["MESH:D003556"]]).parts),
-               ("hemorrhagic cystitis", (("MESH:D006470",), ("MESH:D003556",))),
-               ("cholestatic hepatitis", (("MESH:D002779",), ("MESH:D056486",))),  # Hepatitis is not in it
-               ("bleeding", (("MESH:D006470",), ("MESH:D006470",)))]  # one concept twice: not several  # fmt: skip
+    several = [
+        ("Hemorrhagic cystitis", Gold.of([["MESH:D006470"], ["MESH:D003556"]]).parts),
+        ("hemorrhagic cystitis", (("MESH:D006470",), ("MESH:D003556",))),
+        ("cholestatic hepatitis", (("MESH:D002779",), ("MESH:D056486",))),  # Hepatitis is not in it
+        ("bleeding", (("MESH:D006470",), ("MESH:D006470",))),
+    ]  # one concept twice: not several
     entries = {entry.key: entry for entry in mention_entries(single, terminology, several=several)}
     assert entries["hemorrhagic cystitis"].several
     assert set(entries["hemorrhagic cystitis"].concepts) == {"MESH:D006470", "MESH:D003556"}
@@ -252,8 +271,10 @@ def test_an_index_written_before_the_several_flag_reads_as_single_concept(tmp_pa
 
     from medlink.index.vector_index import read_entries
 
-    pq.write_table(pa.table({"key": ["mi"], "text": ["MI"], "concepts": [["MESH:D009203"]], "source": ["D"],
-                             "added": [False]}), tmp_path / "entries.parquet")  # fmt: skip
+    pq.write_table(
+        pa.table({"key": ["mi"], "text": ["MI"], "concepts": [["MESH:D009203"]], "source": ["D"], "added": [False]}),
+        tmp_path / "entries.parquet",
+    )
     assert not read_entries(tmp_path / "entries.parquet")["D"][0].several
 
 
@@ -262,11 +283,17 @@ def test_an_index_rebound_to_a_larger_terminology_reuses_its_vectors(built, term
     from medlink.index.build import rebind_index
     from medlink.linking.linker import dense_linker
 
-    larger = Terminology.from_concepts([
-        *terminology,
-        make_concept("MESH:C000002", "bevonium", [Name("bevonium methyl sulfate", NameKind.ENTRY_TERM)],
-                     parents=("MESH:D007052",)),
-    ])  # fmt: skip
+    larger = Terminology.from_concepts(
+        [
+            *terminology,
+            make_concept(
+                "MESH:C000002",
+                "bevonium",
+                [Name("bevonium methyl sulfate", NameKind.ENTRY_TERM)],
+                parents=("MESH:D007052",),
+            ),
+        ]
+    )
     rebound = rebind_index(built, tmp_path / "rebound", larger.fingerprint(), larger.__contains__, {})
     index = VectorIndex.load(rebound)
     index.check_compatible(encoder.identity, larger.fingerprint())
@@ -290,8 +317,14 @@ def test_compressed_kind_finds_what_exact_search_finds_and_checks_its_vector_fil
     entries = ontology_entries(subset)
     assert len(entries) > 1_000
     exact = VectorIndex.load(build_index(entries, encoder, tmp_path / "exact", subset.fingerprint(), kind="exact"))
-    folder = build_index(entries, encoder, tmp_path / "small", subset.fingerprint(), kind="compressed",
-                         compressed=CompressedParameters(rescore=30))  # fmt: skip
+    folder = build_index(
+        entries,
+        encoder,
+        tmp_path / "small",
+        subset.fingerprint(),
+        kind="compressed",
+        compressed=CompressedParameters(rescore=30),
+    )
     compressed = VectorIndex.load(folder)
     assert compressed.manifest["kinds"] == {"O": "compressed"} and compressed.manifest["compressed"]["rescore"] == 30
     assert {"O.faiss", "O.int8.npy", "O.scale.npy"} <= set(compressed.manifest["files"])
@@ -324,10 +357,12 @@ def test_worker_processes_build_the_index_one_process_builds(terminology, encode
     entries = ontology_entries(terminology)
     origin = {"encoder": "minilm", "backend": "onnx"}
     alone = build_index(entries, encoder, tmp_path / "alone", terminology.fingerprint(), origin=origin)
-    pooled = build_index(entries, encoder, tmp_path / "pooled", terminology.fingerprint(), origin=origin, chunk_size=3,
-                         workers=2)  # fmt: skip
+    pooled = build_index(
+        entries, encoder, tmp_path / "pooled", terminology.fingerprint(), origin=origin, chunk_size=3, workers=2
+    )
     queries = encoder.encode(["cardiac illness", "heart attack", "high blood pressure"])
     first, second = VectorIndex.load(alone), VectorIndex.load(pooled)
-    assert [[hit.entry.text for hit in hits] for hits in first.search(queries, 3)] == \
-        [[hit.entry.text for hit in hits] for hits in second.search(queries, 3)]  # fmt: skip
+    assert [[hit.entry.text for hit in hits] for hits in first.search(queries, 3)] == [
+        [hit.entry.text for hit in hits] for hits in second.search(queries, 3)
+    ]
     assert not workdir_of(tmp_path / "pooled").exists()  # the workers' chunks were assembled and cleared

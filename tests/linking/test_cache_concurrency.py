@@ -29,8 +29,13 @@ print(json.dumps(load_encoder("minilm").encode(["heart attack"])[0][:8].tolist()
 
 
 def _start(code: str, *args: str, cache: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, "MEDLINK_CACHE": str(cache)})  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "MEDLINK_CACHE": str(cache)},
+    )
 
 
 def test_building_lock_lets_one_process_in_at_a_time(tmp_path: Path) -> None:

@@ -14,13 +14,15 @@ from medlink.terminology.records import Name, NameKind, make_concept
 
 @pytest.fixture(scope="module")
 def terminology() -> Terminology:
-    return Terminology.from_concepts([
-        make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack", NameKind.ENTRY_TERM)]),
-        make_concept("MESH:D003424", "Crohn Disease", [Name("Regional Enteritis", NameKind.ENTRY_TERM)]),
-        make_concept("MESH:D007052", "Ibuprofen", [Name("Motrin", NameKind.ENTRY_TERM)]),
-        make_concept("MESH:D006973", "Hypertension", [Name("High Blood Pressure", NameKind.ENTRY_TERM)]),
-        make_concept("MESH:D003920", "Diabetes Mellitus"),
-    ])  # fmt: skip
+    return Terminology.from_concepts(
+        [
+            make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack", NameKind.ENTRY_TERM)]),
+            make_concept("MESH:D003424", "Crohn Disease", [Name("Regional Enteritis", NameKind.ENTRY_TERM)]),
+            make_concept("MESH:D007052", "Ibuprofen", [Name("Motrin", NameKind.ENTRY_TERM)]),
+            make_concept("MESH:D006973", "Hypertension", [Name("High Blood Pressure", NameKind.ENTRY_TERM)]),
+            make_concept("MESH:D003920", "Diabetes Mellitus"),
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +83,9 @@ def test_dense_results_are_deterministic_and_batched(terminology, index, encoder
     assert first[0] == first[2]
 
 
-def test_huge_mention_is_nil_by_default_and_truncated_with_a_warning_without_the_limit(terminology, index,
-                                                                                       encoder) -> None:  # fmt: skip
+def test_huge_mention_is_nil_by_default_and_truncated_with_a_warning_without_the_limit(
+    terminology, index, encoder
+) -> None:
     refused = dense_linker(terminology, index, encoder).link("ibuprofen " * 10_000)
     assert refused.stage is Stage.NIL and "more than the limit of 1,000" in refused.reason
     linker = dense_linker(terminology, index, encoder, config=LinkerConfig(max_mention_chars=0))
@@ -122,7 +125,10 @@ def test_sparse_and_hybrid_sieves(terminology, index, encoder) -> None:
     dense = [Candidate("A", "a", 0.9), Candidate("B", "b", 0.8)]
     sparse_only = [Candidate("B", "b", 0.9), Candidate("C", "c", 0.5)]
     assert [(c.concept_id, round(c.score, 3)) for c in fuse_candidates(dense, sparse_only, 0.5)] == [
-        ("B", 0.85), ("A", 0.45), ("C", 0.25)]  # fmt: skip
+        ("B", 0.85),
+        ("A", 0.45),
+        ("C", 0.25),
+    ]
     assert [c.concept_id for c in fuse_candidates(dense, sparse_only, None)] == ["B", "A", "C"]  # B ranks 2nd and 1st
 
 
@@ -134,8 +140,9 @@ def test_training_mentions_join_a_copy_of_the_index(terminology, encoder, tmp_pa
 
     save_terminology(terminology, tmp_path / "terms")
     origin = {"encoder": "minilm", "backend": "onnx", "terminology": str(tmp_path / "terms")}
-    names = build_index(ontology_entries(terminology), encoder, tmp_path / "names", terminology.fingerprint(),
-                        origin=origin)  # fmt: skip
+    names = build_index(
+        ontology_entries(terminology), encoder, tmp_path / "names", terminology.fingerprint(), origin=origin
+    )
     pairs = [("sugar disease", ["MESH:D003920"]), ("BP high", ["MESH:D006973"]), ("unknown", ["MESH:D000000"])]
     both = with_training_mentions(names, pairs)
     assert both != names and VectorIndex.load(both).count(MENTIONS) == 2  # the unknown concept is skipped

@@ -25,12 +25,14 @@ from medlink.terminology.records import Name, make_concept
 
 @pytest.fixture(scope="module")
 def tiny() -> Terminology:
-    return Terminology.from_concepts([
-        make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack")]),
-        make_concept("MESH:D006973", "Hypertension", [Name("High Blood Pressure")]),
-        make_concept("MESH:D014867", "Water"),
-        make_concept("MESH:D000001", "A"),  # a one-letter name: a function word, but a name of this terminology
-    ])  # fmt: skip
+    return Terminology.from_concepts(
+        [
+            make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack")]),
+            make_concept("MESH:D006973", "Hypertension", [Name("High Blood Pressure")]),
+            make_concept("MESH:D014867", "Water"),
+            make_concept("MESH:D000001", "A"),  # a one-letter name: a function word, but a name of this terminology
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -71,12 +73,15 @@ def test_negatives_halves_are_disjoint_deterministic_and_not_names(tiny: Termino
         non_medical_negatives(tiny, "test")
 
 
-@pytest.mark.parametrize(("tp", "nil", "n", "loss", "expected"), [
-    ([0.5, 0.6, 0.7, 0.9], [0.65], 1000, 0.002, 0.65 + 1e-6),  # may lose 2: 0.7, capped at min-fp
-    ([0.5, 0.6, 0.7, 0.9], [0.95], 1000, 0.002, 0.7),  # loses 0.5 and 0.6, keeps 0.7
-    ([0.5, 0.6, 0.7, 0.9], [0.95], 100, 0.0, 0.5),  # nothing may be lost: max-tp
-    ([], [0.9], 100, 0.01, None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("tp", "nil", "n", "loss", "expected"),
+    [
+        ([0.5, 0.6, 0.7, 0.9], [0.65], 1000, 0.002, 0.65 + 1e-6),  # may lose 2: 0.7, capped at min-fp
+        ([0.5, 0.6, 0.7, 0.9], [0.95], 1000, 0.002, 0.7),  # loses 0.5 and 0.6, keeps 0.7
+        ([0.5, 0.6, 0.7, 0.9], [0.95], 100, 0.0, 0.5),  # nothing may be lost: max-tp
+        ([], [0.9], 100, 0.01, None),
+    ],
+)
 def test_budget_threshold(tp, nil, n, loss, expected) -> None:
     threshold = budget_threshold(tp, nil, n, loss)
     assert threshold == (pytest.approx(expected) if expected is not None else None)
@@ -86,10 +91,17 @@ def test_budget_threshold(tp, nil, n, loss, expected) -> None:
 
 def test_calibration_with_negatives_reports_what_each_threshold_catches(tiny, tiny_index, encoder) -> None:
     linker = dense_linker(tiny, tiny_index, encoder, "O-T")
-    dev = Corpus("dev", tuple(GoldMention(text, Gold.of([[concept]])) for text, concept in [
-        ("myocardial infarct", "MESH:D009203"), ("blood pressure too high", "MESH:D006973"),
-        ("cardiac infarction", "MESH:D009203"),
-    ]))  # fmt: skip
+    dev = Corpus(
+        "dev",
+        tuple(
+            GoldMention(text, Gold.of([[concept]]))
+            for text, concept in [
+                ("myocardial infarct", "MESH:D009203"),
+                ("blood pressure too high", "MESH:D006973"),
+                ("cardiac infarction", "MESH:D009203"),
+            ]
+        ),
+    )
     negatives = ["the", "x\0y\1", "umbrella stand", "qwerty uiop"]
     result = calibrate(linker, dev, negatives=negatives, max_loss=0.0)
     low, high = result.thresholds["max-tp"], result.thresholds["min-fp"]
@@ -124,10 +136,18 @@ def test_calibration_fits_a_term_model_within_the_budget(tiny, tiny_index, encod
     from medlink.index.build import update_manifest
 
     linker = dense_linker(tiny, tiny_index, encoder, "O-T")
-    dev = Corpus("dev", tuple(GoldMention(text, Gold.of([[concept]])) for text, concept in [
-        ("myocardial infarct", "MESH:D009203"), ("blood pressure too high", "MESH:D006973"),
-        ("cardiac infarction", "MESH:D009203"), ("hypertensive", "MESH:D006973"),
-    ]))  # fmt: skip
+    dev = Corpus(
+        "dev",
+        tuple(
+            GoldMention(text, Gold.of([[concept]]))
+            for text, concept in [
+                ("myocardial infarct", "MESH:D009203"),
+                ("blood pressure too high", "MESH:D006973"),
+                ("cardiac infarction", "MESH:D009203"),
+                ("hypertensive", "MESH:D006973"),
+            ]
+        ),
+    )
     result = calibrate_with_negatives(linker, dev, max_loss=0.0, encoder=encoder)
     assert result.term_model is not None and result.threshold == result.thresholds["max-tp"]
     assert len(result.term_model["weights"]) == encoder.dimension + 1
@@ -177,8 +197,12 @@ def test_the_embedded_default_says_no_concept() -> None:
 def test_every_nil_says_its_cause_as_data(tiny: Terminology, tiny_index: VectorIndex, encoder) -> None:
     linker = dense_linker(tiny, tiny_index, encoder, "O-T", LinkerConfig(nil_threshold=0.99, max_mention_chars=50))
     weak, long, binary, stop = linker.link_many(["cardiac illness", "x" * 51, "a\0b", "the"])
-    assert [r.nil_cause for r in (weak, long, binary, stop)] == [NilCause.THRESHOLD, NilCause.TOO_LONG,
-                                                                  NilCause.NOT_A_TERM, NilCause.NOT_A_TERM]
+    assert [r.nil_cause for r in (weak, long, binary, stop)] == [
+        NilCause.THRESHOLD,
+        NilCause.TOO_LONG,
+        NilCause.NOT_A_TERM,
+        NilCause.NOT_A_TERM,
+    ]
     exact = Linker.from_parts(exact_parts(tiny))
     assert exact.link("cardiac illness").nil_cause is NilCause.NO_CANDIDATE
     mesh = Linker.load(exact_only=True, embedded="descriptors", config=LinkerConfig(branches=("D",)))
@@ -191,13 +215,16 @@ def test_every_nil_says_its_cause_as_data(tiny: Terminology, tiny_index: VectorI
 def test_index_build_with_training_mentions_calibrates(fixtures: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     terminology, index = tmp_path / "term", tmp_path / "index"
-    compiled = runner.invoke(main, ["terminology", "compile", f"mesh-desc-tsv:{fixtures / 'mesh_descriptors_tiny.tsv'}",
-                                    "-o", str(terminology)])  # fmt: skip
+    compiled = runner.invoke(
+        main,
+        ["terminology", "compile", f"mesh-desc-tsv:{fixtures / 'mesh_descriptors_tiny.tsv'}", "-o", str(terminology)],
+    )
     assert compiled.exit_code == 0, compiled.output
     train = tmp_path / "train.tsv"
     train.write_text("heart attack\tMESH:D009203\ncardiac illness\tMESH:D006331\nmyocardial infarct\tMESH:D009203\n")
-    built = runner.invoke(main, ["index", "build", "--terminology", str(terminology), "--train", f"tsv:{train}",
-                                 "-o", str(index)])  # fmt: skip
+    built = runner.invoke(
+        main, ["index", "build", "--terminology", str(terminology), "--train", f"tsv:{train}", "-o", str(index)]
+    )
     assert built.exit_code == 0, built.output
     assert "nil: threshold" in built.output and "term model" in built.output
     manifest = json.loads((index / "manifest.json").read_text())
@@ -207,8 +234,20 @@ def test_index_build_with_training_mentions_calibrates(fixtures: Path, tmp_path:
     linked = json.loads(runner.invoke(main, ["link", "--index", str(index), "--format", "json", "the"]).output)
     assert linked["stage"] == "nil"
     plain = tmp_path / "plain"
-    runner.invoke(main, ["index", "build", "--terminology", str(terminology), "--train", f"tsv:{train}",
-                         "--no-calibrate", "-o", str(plain)])  # fmt: skip
+    runner.invoke(
+        main,
+        [
+            "index",
+            "build",
+            "--terminology",
+            str(terminology),
+            "--train",
+            f"tsv:{train}",
+            "--no-calibrate",
+            "-o",
+            str(plain),
+        ],
+    )
     assert "nil_threshold" not in json.loads((plain / "manifest.json").read_text())
 
 
@@ -228,8 +267,11 @@ def test_calibrate_fits_a_form_test_for_an_index_of_ones_own(tmp_path: Path) -> 
     runner = CliRunner()
     built = runner.invoke(main, ["index", "build", "--terminology", str(tmp_path / "term"), "-o", str(tmp_path / "i")])
     assert built.exit_code == 0, built.output
-    misspelled = [(name[:2] + name[3] + name[2] + name[4:], c.id) for c in chosen[::10]
-                  if len(name := c.preferred_name) > 8 and " " not in name]  # fmt: skip
+    misspelled = [
+        (name[:2] + name[3] + name[2] + name[4:], c.id)
+        for c in chosen[::10]
+        if len(name := c.preferred_name) > 8 and " " not in name
+    ]
     corpus = tmp_path / "dev.tsv"
     corpus.write_text("".join(f"{text}\t{concept}\n" for text, concept in misspelled), encoding="utf-8")
     result = runner.invoke(main, ["calibrate", "--index", str(tmp_path / "i"), "--corpus", f"tsv:{corpus}"])

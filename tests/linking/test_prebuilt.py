@@ -61,8 +61,9 @@ def test_the_shipped_graph_encodes_exactly_as_a_fresh_export(tmp_path: Path) -> 
     from medlink.encoders.onnx import export_onnx
 
     weights_only = tmp_path / "default-model"
-    shutil.copytree(resource_path("default-model"), weights_only,
-                    ignore=shutil.ignore_patterns("model.onnx", "encoder.json"))  # fmt: skip
+    shutil.copytree(
+        resource_path("default-model"), weights_only, ignore=shutil.ignore_patterns("model.onnx", "encoder.json")
+    )
     exported = OnnxEncoder(export_onnx(weights_only, tmp_path / "export"))
     shipped = load_encoder(DEFAULT_MODEL)
     texts = ["heart attack", "myocardial infarctoin", "Crohn's disease", "5-fluorouracil " * 12, "ß-Thalassemia"]
@@ -80,8 +81,13 @@ def test_other_export_options_are_exported_not_served_by_the_shipped_graph() -> 
 @pytest.mark.slow  # a fresh interpreter on an empty cache (about 10 s)
 def test_the_first_dense_answer_on_an_empty_cache_encodes_and_exports_nothing(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    done = subprocess.run([sys.executable, "-m", "medlink", "link", "myocardial infarctoin"], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "MEDLINK_CACHE": str(cache)})  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "medlink", "link", "myocardial infarctoin"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "MEDLINK_CACHE": str(cache)},
+    )
     assert done.returncode == 0, done.stderr
     mention, concept, *_, stage, _matched = done.stdout.strip().splitlines()[-1].split("\t")
     assert (mention, concept, stage) == ("myocardial infarctoin", "MESH:D009203", "dense")
@@ -105,10 +111,12 @@ def test_without_its_index_the_default_answers_an_exact_hit_before_building_it(
 
 
 def test_a_deferred_index_is_built_once_when_exact_match_leaves_a_mention(encoder, tmp_path: Path) -> None:
-    terminology = Terminology.from_concepts([
-        make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack", NameKind.ENTRY_TERM)]),
-        make_concept("MESH:D003424", "Crohn Disease"),
-    ])  # fmt: skip
+    terminology = Terminology.from_concepts(
+        [
+            make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack", NameKind.ENTRY_TERM)]),
+            make_concept("MESH:D003424", "Crohn Disease"),
+        ]
+    )
     builds: list[Path] = []
 
     def build() -> LinkerParts:

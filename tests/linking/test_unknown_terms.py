@@ -18,8 +18,11 @@ def default() -> Linker:
 
 def test_new_drugs_link_to_their_supplementary_records(default: Linker) -> None:
     found = {text: default.link(text).concept_id for text in ("dostarlimab", "nirmatrelvir", "lecanemab")}
-    assert found == {"dostarlimab": "MESH:C000719628", "nirmatrelvir": "MESH:C000718217",
-                     "lecanemab": "MESH:C000612089"}  # fmt: skip
+    assert found == {
+        "dostarlimab": "MESH:C000719628",
+        "nirmatrelvir": "MESH:C000718217",
+        "lecanemab": "MESH:C000612089",
+    }
     assert default.link("mpox").concept_id == "MESH:D045908"
 
 

@@ -44,8 +44,9 @@ def test_a_model_whose_distribution_is_missing_names_the_extra_that_installs_it(
         installed_model_folder("no-such-model")
 
 
-def test_verify_passes_the_installed_models_and_catches_a_changed_file(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verify_passes_the_installed_models_and_catches_a_changed_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     result = CliRunner().invoke(main, ["models", "verify", "medlink", "medlink-fast", "trial-matcher", "minilm"])
     assert result.exit_code == 0, result.output
     assert "medlink: ok" in result.output and "minilm: ok" in result.output
@@ -66,5 +67,8 @@ def test_verify_passes_the_installed_models_and_catches_a_changed_file(tmp_path:
     (copy / "stray.bin").write_bytes(b"x")
     verdict = verify_model(copied)
     assert verdict.status == FAILED
-    assert verdict.problems == ("config.json: contents differ from the recorded checksum", "modules.json: missing",
-                                "stray.bin: not in checksums.json")
+    assert verdict.problems == (
+        "config.json: contents differ from the recorded checksum",
+        "modules.json: missing",
+        "stray.bin: not in checksums.json",
+    )

@@ -32,8 +32,12 @@ def service() -> Iterator[str]:
 def test_every_operation_answers_as_its_schema_says(service: str) -> None:
     schema = schemathesis.openapi.from_url(f"{service}/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert {operation.label for operation in operations} >= {"POST /v1/link", "GET /v1/concepts/{concept_id}",
-                                                              "POST /v1/trials/normalize", "GET /health"}
+    assert {operation.label for operation in operations} >= {
+        "POST /v1/link",
+        "GET /v1/concepts/{concept_id}",
+        "POST /v1/trials/normalize",
+        "GET /health",
+    }
     for operation in operations:
 
         @given(case=operation.as_strategy())

@@ -43,13 +43,25 @@ def keyed_url(linker: Linker) -> Iterator[str]:
 
 
 def test_link_batch_with_documents(url: str) -> None:
-    body = {"mentions": ["heart attack", "myocardial infarctoin", {"text": "WD", "document": "Wilson disease (WD) is"},
-                         "WD", ""], "document": "Patients with Wilson disease (WD)."}  # fmt: skip
+    body = {
+        "mentions": [
+            "heart attack",
+            "myocardial infarctoin",
+            {"text": "WD", "document": "Wilson disease (WD) is"},
+            "WD",
+            "",
+        ],
+        "document": "Patients with Wilson disease (WD).",
+    }
     response = httpx.post(f"{url}/v1/link", json=body)
     assert response.status_code == 200
     results = response.json()["results"]
-    assert [r["concepts"][:1] for r in results[:4]] == [["MESH:D009203"], ["MESH:D009203"], ["MESH:D006527"],
-                                                       ["MESH:D006527"]]  # fmt: skip
+    assert [r["concepts"][:1] for r in results[:4]] == [
+        ["MESH:D009203"],
+        ["MESH:D009203"],
+        ["MESH:D006527"],
+        ["MESH:D006527"],
+    ]
     assert results[1]["stage"] == "dense" and results[1]["candidates"]
     assert "abbreviation expanded" in results[3]["reason"]  # the shared document reached the plain mention
     assert results[4]["stage"] == "empty"
@@ -90,8 +102,9 @@ def test_trial_records_are_normalized(url: str) -> None:
     study = json.loads(STUDY.read_text())
     # a supplementary record: the embedded default links drugs as `medlink trials normalize` does, through the
     # descriptors and the supplementary records, which the service's own linker (descriptors) does not hold
-    study["protocolSection"]["armsInterventionsModule"]["interventions"].append({"type": "BIOLOGICAL",
-                                                                               "name": "sevirumab"})  # fmt: skip
+    study["protocolSection"]["armsInterventionsModule"]["interventions"].append(
+        {"type": "BIOLOGICAL", "name": "sevirumab"}
+    )
     response = httpx.post(f"{url}/v1/trials/normalize", json={"records": [study]}, timeout=180)
     assert response.status_code == 200
     [record] = response.json()["records"]
@@ -121,8 +134,12 @@ def test_patients_are_matched_to_trials(matcher_url: str, url: str) -> None:
     criteria = {c["criterion"]: c for c in body["trials"][0]["criteria"]}
     met = criteria["Type 2 diabetes"]
     assert met["verdict"] == "met" and "type 2 diabetes" in met["evidence"]
-    assert criteria["Pregnancy"] == {"side": "exclusion", "criterion": "Pregnancy", "verdict": "unknown",
-                                     "evidence": ""}  # fmt: skip
+    assert criteria["Pregnancy"] == {
+        "side": "exclusion",
+        "criterion": "Pregnancy",
+        "verdict": "unknown",
+        "evidence": "",
+    }
     empty = httpx.post(f"{matcher_url}/v1/trials/match", json={"note": " "})
     assert empty.status_code == 422 and "the patient note is empty" in empty.json()["error"]
     assert httpx.post(f"{matcher_url}/v1/trials/match", json={"note": "x", "top": 0}).status_code == 422
@@ -139,16 +156,31 @@ def test_patients_are_matched_to_trials(matcher_url: str, url: str) -> None:
         ({"json": {"mentions": "heart attack"}}, 422, "valid list"),
         ({"json": {"texts": ["heart attack"]}}, 422, "mentions: Field required"),
         ({"json": {"mentions": ["x"] * 51}}, 413, "the limit is 50"),
-        ({"content": b'{"mentions": ["' + b"x" * 70_000 + b'"]}', "headers": {"content-type": "application/json"}},
-         413, "--max-body-bytes"),
+        (
+            {"content": b'{"mentions": ["' + b"x" * 70_000 + b'"]}', "headers": {"content-type": "application/json"}},
+            413,
+            "--max-body-bytes",
+        ),
         ({"content": iter([b'{"mentions": ["', b"x" * 70_000, b'"]}'])}, 413, "larger than the limit"),
         ({"json": {"mentions": ["+".join(f"a{i}" for i in range(2000))]}}, 422, "the limit is 1,000"),
-        ({"json": {"mentions": [{"text": "MI", "document": "x" * 5_000}]}}, 422,
-         "mentions[0].document: 5,000 characters; the limit is 1,000"),
-        ({"content": b'{"mentions": ["\\ud800"]}', "headers": {"content-type": "application/json"}}, 422,
-         "lone surrogate"),
-        ({"content": b'{"mentions": ["ok"], "document": "\\udfff"}', "headers": {"content-type": "application/json"}},
-         422, "lone surrogate"),
+        (
+            {"json": {"mentions": [{"text": "MI", "document": "x" * 5_000}]}},
+            422,
+            "mentions[0].document: 5,000 characters; the limit is 1,000",
+        ),
+        (
+            {"content": b'{"mentions": ["\\ud800"]}', "headers": {"content-type": "application/json"}},
+            422,
+            "lone surrogate",
+        ),
+        (
+            {
+                "content": b'{"mentions": ["ok"], "document": "\\udfff"}',
+                "headers": {"content-type": "application/json"},
+            },
+            422,
+            "lone surrogate",
+        ),
     ],
 )
 def test_bad_requests_get_4xx_that_say_what_to_change(url: str, kwargs: dict, status: int, says: str) -> None:
@@ -171,8 +203,13 @@ def test_api_key(keyed_url: str) -> None:
 def test_medlink_serve_command_binds_localhost_and_stops_gracefully(linker: Linker) -> None:
     port = free_port()
     env = {**os.environ, "MEDLINK_API_KEY": "k"}
-    process = subprocess.Popen([sys.executable, "-m", "medlink", "serve", "--port", str(port), "--exact-only"],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "medlink", "serve", "--port", str(port), "--exact-only"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -182,8 +219,9 @@ def test_medlink_serve_command_binds_localhost_and_stops_gracefully(linker: Link
             except httpx.TransportError:
                 assert process.poll() is None and time.monotonic() < deadline, process.stdout.read()
                 time.sleep(0.2)
-        linked = httpx.post(f"http://127.0.0.1:{port}/v1/link", json={"mentions": ["heart attack"]},
-                            headers={"X-API-Key": "k"}).json()  # fmt: skip
+        linked = httpx.post(
+            f"http://127.0.0.1:{port}/v1/link", json={"mentions": ["heart attack"]}, headers={"X-API-Key": "k"}
+        ).json()
         assert linked["results"][0]["concepts"] == ["MESH:D009203"]
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=60) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal once it has stopped

@@ -43,8 +43,13 @@ def new_browser(width: int = 1200, height: int = 900) -> webdriver.Chrome:
         pytest.skip("Chromium is not installed here (apt-get install chromium chromium-driver)")
     options = webdriver.ChromeOptions()
     options.binary_location = paths[0]
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     f"--window-size={width},{height}"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        f"--window-size={width},{height}",
+    ):
         options.add_argument(argument)
     # The driver path is given, so Selenium Manager never tries to download one.
     return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=paths[1]))

@@ -21,12 +21,19 @@ from support import serving  # noqa: E402
 
 @pytest.fixture(scope="module")
 def linker() -> Linker:
-    terminology = Terminology.from_concepts([
-        make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack", NameKind.ENTRY_TERM)],
-                     parents=("MESH:D007238",), tree_numbers=("C14.280.647.500",)),
-        make_concept("MESH:D007238", "Infarction"),
-        make_concept("MESH:D020521", "Stroke", parents=("MESH:D007238",)),
-    ])  # fmt: skip
+    terminology = Terminology.from_concepts(
+        [
+            make_concept(
+                "MESH:D009203",
+                "Myocardial Infarction",
+                [Name("Heart Attack", NameKind.ENTRY_TERM)],
+                parents=("MESH:D007238",),
+                tree_numbers=("C14.280.647.500",),
+            ),
+            make_concept("MESH:D007238", "Infarction"),
+            make_concept("MESH:D020521", "Stroke", parents=("MESH:D007238",)),
+        ]
+    )
     return Linker(terminology)
 
 

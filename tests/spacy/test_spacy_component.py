@@ -11,9 +11,9 @@ spacy = pytest.importorskip("spacy", reason="the spaCy component needs the [spac
 
 from spacy.tokens import DocBin  # noqa: E402
 
-PATTERNS = [{"label": "DISEASE", "pattern": text} for text in
-            ("heart attack", "WD", "Wilson disease", "myocardial infarctoin")] + [
-            {"label": "DRUG", "pattern": "aspirin"}]  # fmt: skip
+PATTERNS = [
+    {"label": "DISEASE", "pattern": text} for text in ("heart attack", "WD", "Wilson disease", "myocardial infarctoin")
+] + [{"label": "DRUG", "pattern": "aspirin"}]
 
 
 @pytest.fixture(scope="module")
@@ -37,11 +37,14 @@ def test_entities_get_results_and_concepts(nlp) -> None:
 
 @pytest.mark.slow
 def test_pipe_with_two_processes_matches_one(nlp) -> None:
-    texts = ["She had a heart attack.", "WD, that is Wilson disease (WD).", "No entity here.",
-             "A myocardial infarctoin after aspirin."] * 6  # fmt: skip
+    texts = [
+        "She had a heart attack.",
+        "WD, that is Wilson disease (WD).",
+        "No entity here.",
+        "A myocardial infarctoin after aspirin.",
+    ] * 6
     single = [[(span.text, span._.concepts) for span in doc.ents] for doc in nlp.pipe(texts, batch_size=4)]
-    double = [[(span.text, span._.concepts) for span in doc.ents]
-              for doc in nlp.pipe(texts, batch_size=4, n_process=2)]  # fmt: skip
+    double = [[(span.text, span._.concepts) for span in doc.ents] for doc in nlp.pipe(texts, batch_size=4, n_process=2)]
     assert double == single
     assert single[0] == [("heart attack", ("MESH:D009203",))]
 
@@ -64,8 +67,10 @@ def test_labels_and_exact_only_config() -> None:
 
 
 def test_factory_is_registered_by_the_entry_point_alone() -> None:
-    code = ("import spacy; nlp = spacy.blank('en'); nlp.add_pipe('medlink_linker', config={'exact_only': True}); "
-            "print(nlp.pipe_names)")  # fmt: skip
+    code = (
+        "import spacy; nlp = spacy.blank('en'); nlp.add_pipe('medlink_linker', config={'exact_only': True}); "
+        "print(nlp.pipe_names)"
+    )
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
     assert "medlink_linker" in completed.stdout
@@ -89,5 +94,6 @@ def test_the_annotator_component_needs_no_upstream_ner() -> None:
     doc = nlp("No evidence of myocardial infarction; possible pneumonia.")
     assert [(e.text, e.label_, e._.concepts, e._.negated, e._.uncertain) for e in doc.ents] == [
         ("myocardial infarction", "DISEASE", ("MESH:D009203",), True, False),
-        ("pneumonia", "DISEASE", ("MESH:D011014",), False, True)]
+        ("pneumonia", "DISEASE", ("MESH:D011014",), False, True),
+    ]
     assert doc.ents[0]._.medlink.stage.value == "exact"

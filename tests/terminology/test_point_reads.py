@@ -16,9 +16,13 @@ from medlink.terminology.store import TABLE_FILES
 
 @pytest.fixture
 def compiled(fixtures: Path):
-    return compile_terminology([SourceSpec(fixtures / "mesh_descriptors_tiny.tsv", "mesh-desc-tsv"),
-                                SourceSpec(fixtures / "ctd_diseases_tiny.tsv", "ctd"),
-                                SourceSpec(fixtures / "tiny.obo", "obo")])  # fmt: skip
+    return compile_terminology(
+        [
+            SourceSpec(fixtures / "mesh_descriptors_tiny.tsv", "mesh-desc-tsv"),
+            SourceSpec(fixtures / "ctd_diseases_tiny.tsv", "ctd"),
+            SourceSpec(fixtures / "tiny.obo", "obo"),
+        ]
+    )
 
 
 def _tables(folder: Path):
@@ -71,9 +75,14 @@ def test_lookups_map_almost_nothing_of_the_store(tmp_path: Path) -> None:
     (through the map, each lookup's pages and the folios around them would stay resident)."""
     from medlink.terminology import Concept, Name, NameKind, Terminology
 
-    concepts = [Concept(id=f"X:{i:06d}", preferred_name=f"term {i:06d} of a larger set",
-                        names=(Name(f"term {i:06d} of a larger set", NameKind.PREFERRED), Name(f"synonym {i:06d}")))
-                for i in range(30_000)]  # fmt: skip
+    concepts = [
+        Concept(
+            id=f"X:{i:06d}",
+            preferred_name=f"term {i:06d} of a larger set",
+            names=(Name(f"term {i:06d} of a larger set", NameKind.PREFERRED), Name(f"synonym {i:06d}")),
+        )
+        for i in range(30_000)
+    ]
     save_terminology(Terminology.from_concepts(concepts), tmp_path / "term")
     loaded = load_terminology(tmp_path / "term")
     rng = np.random.default_rng(0)
@@ -85,8 +94,10 @@ def test_lookups_map_almost_nothing_of_the_store(tmp_path: Path) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(keys=st.lists(st.sampled_from([f"k{i}" for i in range(12)]), min_size=1, max_size=60),
-       block=st.integers(min_value=1, max_value=9))  # fmt: skip
+@given(
+    keys=st.lists(st.sampled_from([f"k{i}" for i in range(12)]), min_size=1, max_size=60),
+    block=st.integers(min_value=1, max_value=9),
+)
 def test_key_table_on_disk_finds_what_the_in_memory_one_finds(tmp_path_factory, keys: list, block: int) -> None:
     folder = tmp_path_factory.mktemp("keys")
     table = KeyTable.build(keys, np.arange(len(keys)))
@@ -126,9 +137,14 @@ def test_reads_the_same_where_the_platform_has_no_pread(compiled, tmp_path: Path
 def test_a_table_of_several_record_batches_reads_row_by_row(tmp_path: Path) -> None:
     import pyarrow as pa
 
-    table = pa.table({"n": pa.array([1, None, 3, 4, 5], pa.int32()), "s": ["a", "bé", None, "", "e"],
-                      "l": pa.array([["x"], None, [], ["y", "zz"], ["w"]], pa.list_(pa.string())),
-                      "k": pa.array(["p", "q", "p", None, "q"]).dictionary_encode()})  # fmt: skip
+    table = pa.table(
+        {
+            "n": pa.array([1, None, 3, 4, 5], pa.int32()),
+            "s": ["a", "bé", None, "", "e"],
+            "l": pa.array([["x"], None, [], ["y", "zz"], ["w"]], pa.list_(pa.string())),
+            "k": pa.array(["p", "q", "p", None, "q"]).dictionary_encode(),
+        }
+    )
     path = tmp_path / "t.arrow"
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table, max_chunksize=2)

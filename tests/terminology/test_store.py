@@ -53,9 +53,18 @@ def test_manifest_records_sources_checksums_and_counts(compiled, tmp_path: Path,
 
     expected = hashlib.sha256((fixtures / "tiny.obo").read_bytes()).hexdigest()
     assert manifest["sources"][2]["sha256"] == expected
-    assert set(manifest["files"]) == {"concepts.arrow", "names.arrow", "relations.arrow", "name_offsets.npy",
-                                      "ids.hashes.npy", "ids.rows.npy", "norms.hashes.npy", "norms.rows.npy",
-                                      "heads.hashes.npy", "heads.rows.npy"}
+    assert set(manifest["files"]) == {
+        "concepts.arrow",
+        "names.arrow",
+        "relations.arrow",
+        "name_offsets.npy",
+        "ids.hashes.npy",
+        "ids.rows.npy",
+        "norms.hashes.npy",
+        "norms.rows.npy",
+        "heads.hashes.npy",
+        "heads.rows.npy",
+    }
     names = manifest["files"]["names.arrow"]
     assert names["size"] == (tmp_path / "term" / "names.arrow").stat().st_size and len(names["sha256"]) == 64
 

@@ -19,14 +19,21 @@ from medlink.terminology.records import NameKind
 
 @pytest.fixture
 def pool(fixtures: Path) -> list[PoolConcept]:
-    real = compile_terminology([SourceSpec(fixtures / "mesh_descriptors_tiny.tsv", "mesh-desc-tsv"),
-                                SourceSpec(fixtures / "tiny.obo", "obo")])  # fmt: skip
+    real = compile_terminology(
+        [SourceSpec(fixtures / "mesh_descriptors_tiny.tsv", "mesh-desc-tsv"), SourceSpec(fixtures / "tiny.obo", "obo")]
+    )
     return pool_from_terminologies([real])
 
 
 def test_synthetic_release_compiles_to_distinct_real_names(pool, tmp_path: Path) -> None:
-    summary = write_release(tmp_path / "META", pool, concepts=10 * len(pool), rows=40 * len(pool), seed=3,
-                            shape=ReleaseShape(cycles_per_million=100_000))  # fmt: skip
+    summary = write_release(
+        tmp_path / "META",
+        pool,
+        concepts=10 * len(pool),
+        rows=40 * len(pool),
+        seed=3,
+        shape=ReleaseShape(cycles_per_million=100_000),
+    )
     assert summary.concepts == 10 * len(pool) and summary.mrconso_rows >= summary.concepts
     report = ReadReport()
     terminology = compile_terminology([SourceSpec(tmp_path / "META", "umls")], report)
@@ -46,7 +53,8 @@ def test_synthetic_release_compiles_to_distinct_real_names(pool, tmp_path: Path)
     for concept in terminology:
         assert loaded.concept(concept.id) == concept
         assert loaded.lookup(concept.names[-1].text)[0].concept_id in {
-            match.concept_id for match in terminology.lookup(concept.names[-1].text)}
+            match.concept_id for match in terminology.lookup(concept.names[-1].text)
+        }
 
 
 def test_synthetic_release_is_deterministic_by_seed(pool, tmp_path: Path) -> None:

@@ -162,8 +162,11 @@ def test_distillation_matches_vectors_and_in_batch_similarities_by_hand() -> Non
 
     # rows of similarities to the other two texts (scale 1): teacher [1, 0], [1, 0], [0, 0];
     # student [0.6, 0], [0.6, 0.8], [0, 0.8]
-    relation = (kl(softmax([1, 0]), softmax([0.6, 0])) + kl(softmax([1, 0]), softmax([0.6, 0.8]))
-                + kl(softmax([0, 0]), softmax([0, 0.8]))) / 3  # fmt: skip
+    relation = (
+        kl(softmax([1, 0]), softmax([0.6, 0]))
+        + kl(softmax([1, 0]), softmax([0.6, 0.8]))
+        + kl(softmax([0, 0]), softmax([0, 0.8]))
+    ) / 3
     value = EmbeddingDistillationLoss(relation_weight=2.0, scale=1.0)(student, teacher).item()
     assert value == pytest.approx(0.4 / 3 + 2.0 * relation, abs=1e-5)
     # a student that reproduces the teacher (at any length) has nothing left to learn

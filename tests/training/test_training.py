@@ -16,13 +16,15 @@ from medlink.training.trainer import TrainConfig, train
 
 @pytest.fixture(scope="module")
 def terminology() -> Terminology:
-    return Terminology.from_concepts([
-        make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack"), Name("MI")]),
-        make_concept("MESH:D003424", "Crohn Disease", [Name("Regional Enteritis")]),
-        make_concept("MESH:D007052", "Ibuprofen", [Name("Motrin"), Name("Advil")]),
-        make_concept("MESH:D006973", "Hypertension", [Name("High Blood Pressure")]),
-        make_concept("MESH:D003920", "Diabetes Mellitus"),  # one name: nothing to pair it with
-    ])  # fmt: skip
+    return Terminology.from_concepts(
+        [
+            make_concept("MESH:D009203", "Myocardial Infarction", [Name("Heart Attack"), Name("MI")]),
+            make_concept("MESH:D003424", "Crohn Disease", [Name("Regional Enteritis")]),
+            make_concept("MESH:D007052", "Ibuprofen", [Name("Motrin"), Name("Advil")]),
+            make_concept("MESH:D006973", "Hypertension", [Name("High Blood Pressure")]),
+            make_concept("MESH:D003920", "Diabetes Mellitus"),  # one name: nothing to pair it with
+        ]
+    )
 
 
 def test_examples_pair_names_and_repeat_mentions(terminology) -> None:
@@ -171,12 +173,14 @@ def test_relation_triples_and_parent_batches() -> None:
     from medlink.training.samplers.by_name import parent_sampler as parent_batches
     from medlink.training.samplers.relation_batches import RelationBatchSampler
 
-    terminology = Terminology.from_concepts([
-        make_concept("T:1", "heart disease", [Name("cardiopathy")]),
-        make_concept("T:2", "myocardial infarction", [Name("heart attack")], parents=("T:1",)),
-        make_concept("T:3", "angina", [Name("angina pectoris")], parents=("T:1",)),
-        make_concept("T:4", "fracture", [Name("broken bone")]),
-    ])  # fmt: skip
+    terminology = Terminology.from_concepts(
+        [
+            make_concept("T:1", "heart disease", [Name("cardiopathy")]),
+            make_concept("T:2", "myocardial infarction", [Name("heart attack")], parents=("T:1",)),
+            make_concept("T:3", "angina", [Name("angina pectoris")], parents=("T:1",)),
+            make_concept("T:4", "fracture", [Name("broken bone")]),
+        ]
+    )
     examples = training_examples(terminology)
     label = {concept: i for i, concept in enumerate(examples.concepts)}
     assert set(examples.relations) == {(label["T:2"], "is_a", label["T:1"]), (label["T:3"], "is_a", label["T:1"])}
@@ -190,15 +194,18 @@ def test_relation_triples_and_parent_batches() -> None:
 
 
 def test_triplet_loss_with_relations_trains_and_stops_at_the_time_limit(terminology, tmp_path: Path) -> None:
-    hierarchy = Terminology.from_concepts([
-        *terminology,
-        make_concept("MESH:D002318", "Cardiovascular Diseases", [Name("heart and vessel disease")]),
-        make_concept("MESH:D006331", "Heart Diseases", [Name("cardiopathy")], parents=("MESH:D002318",)),
-    ])  # fmt: skip
+    hierarchy = Terminology.from_concepts(
+        [
+            *terminology,
+            make_concept("MESH:D002318", "Cardiovascular Diseases", [Name("heart and vessel disease")]),
+            make_concept("MESH:D006331", "Heart Diseases", [Name("cardiopathy")], parents=("MESH:D002318",)),
+        ]
+    )
     examples = training_examples(hierarchy)
     assert examples.relations
-    config = TrainConfig(loss="triplet", relation_weight=1.0, relation_batch=2, batch_size=4, max_steps=50,
-                         time_limit=0.0, warmup=0.0)  # fmt: skip
+    config = TrainConfig(
+        loss="triplet", relation_weight=1.0, relation_batch=2, batch_size=4, max_steps=50, time_limit=0.0, warmup=0.0
+    )
     result = train(_minilm(), examples, tmp_path / "model", config, progress=False)
     assert result.steps == 1 and np.isfinite(result.last_loss)  # out of time after the first step
     assert (tmp_path / "model" / "config.json").exists()
@@ -242,8 +249,9 @@ def test_count_head_trains_with_the_encoder_and_reaches_the_linker(terminology, 
     assert two.concepts == tuple(c.concept_id for c in two.candidates[:2])
     assert "the count head predicts 2 concepts" in two.reason
     assert exact.concepts == ("MESH:D009203",)  # an exact match is not retrieval: the head is not asked
-    linker = dense_linker(terminology, VectorIndex.load(folder), encoder, sieves="exact,O-T",
-                          config=replace(config, count_head=False))  # fmt: skip
+    linker = dense_linker(
+        terminology, VectorIndex.load(folder), encoder, sieves="exact,O-T", config=replace(config, count_head=False)
+    )
     assert len(linker.link("heart attak plus hypertension").concepts) == 1
 
 

@@ -23,8 +23,10 @@ def test_legacy_xml_record_fields() -> None:
     assert record.keywords == ("adrenal",)
     assert [i.name for i in record.interventions][:2] == ["Nifedipine 30 mg oral tablet", "Matching placebo tablet"]
     assert record.interventions[0].other_names == ("Procardia XL",)
-    assert record.inclusion == ("diagnosed with Congenital Adrenal Hyperplasia (CAH), confirmed by genetic testing",
-                                "normal ECG during baseline evaluation")
+    assert record.inclusion == (
+        "diagnosed with Congenital Adrenal Hyperplasia (CAH), confirmed by genetic testing",
+        "normal ECG during baseline evaluation",
+    )
     assert record.exclusion == ("history of liver disease", "pregnancy")
     assert (record.minimum_age, record.maximum_age, record.sex) == (0.5, 35.0, "female")
     assert record.healthy_volunteers is False
@@ -36,8 +38,10 @@ def test_api_v2_study_fields() -> None:
     record = next(iter(read_trials([TRIALS / "api_v2_study.json"])))
     assert record.nct_id == "NCT90000003"
     assert record.conditions == ("Type 2 Diabetes Mellitus", "Obesity")
-    assert [(i.type, i.name) for i in record.interventions][2:] == [("Behavioral", "Exercise"),
-                                                                   ("Dietary Supplement", "Vitamin D3 2000 IU daily")]
+    assert [(i.type, i.name) for i in record.interventions][2:] == [
+        ("Behavioral", "Exercise"),
+        ("Dietary Supplement", "Vitamin D3 2000 IU daily"),
+    ]
     assert record.interventions[0].other_names == ("Glucophage",)
     assert record.inclusion == ("Adults with type 2 diabetes", "HbA1c 7-10%")
     assert record.exclusion == ("Type 1 diabetes", "Renal failure")
@@ -96,8 +100,9 @@ def test_ages() -> None:
 
 
 def test_criteria_variants() -> None:
-    inclusion, exclusion = split_criteria("Patients must have:\n  - a\n  - b\nPatients are not eligible if they:\n"
-                                          "  - c\n      wrapped\n")  # fmt: skip
+    inclusion, exclusion = split_criteria(
+        "Patients must have:\n  - a\n  - b\nPatients are not eligible if they:\n  - c\n      wrapped\n"
+    )
     assert (inclusion, exclusion) == (("a", "b"), ("c wrapped",))
     inclusion, exclusion = split_criteria("- Inclusion Criteria:\n1) x\n2) y\n- Exclusion Criteria:\n* z")
     assert (inclusion, exclusion) == (("x", "y"), ("z",))
@@ -113,14 +118,17 @@ def test_reads_the_shared_sample_of_clinicaltrials_gov() -> None:
     assert all(r.nct_id.startswith("NCT") for r in records)
 
 
-@pytest.mark.parametrize(("path", "value", "says"), [
-    (("protocolSection", "identificationModule", "officialTitle"), 5, "officialTitle: expected text, got int"),
-    (("protocolSection", "conditionsModule", "conditions"), "Diabetes", "conditions: expected a list"),
-    (("protocolSection", "conditionsModule", "conditions"), ["Diabetes", 7], "conditions[1]: expected text"),
-    (("protocolSection", "eligibilityModule"), [], "eligibilityModule: expected an object"),
-    (("protocolSection", "eligibilityModule", "healthyVolunteers"), "yes", "healthyVolunteers: expected true"),
-    (("derivedSection", "conditionBrowseModule", "meshes"), [{"term": 3}], "meshes[0].term: expected text"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("path", "value", "says"),
+    [
+        (("protocolSection", "identificationModule", "officialTitle"), 5, "officialTitle: expected text, got int"),
+        (("protocolSection", "conditionsModule", "conditions"), "Diabetes", "conditions: expected a list"),
+        (("protocolSection", "conditionsModule", "conditions"), ["Diabetes", 7], "conditions[1]: expected text"),
+        (("protocolSection", "eligibilityModule"), [], "eligibilityModule: expected an object"),
+        (("protocolSection", "eligibilityModule", "healthyVolunteers"), "yes", "healthyVolunteers: expected true"),
+        (("derivedSection", "conditionBrowseModule", "meshes"), [{"term": 3}], "meshes[0].term: expected text"),
+    ],
+)
 def test_an_api_v2_field_of_the_wrong_type_is_named(path: tuple[str, ...], value: object, says: str) -> None:
     from medlink.trials.readers import parse_api_study
 
@@ -150,4 +158,3 @@ def test_an_oversized_member_or_line_is_skipped_unread(tmp_path: Path, monkeypat
     report = ReadReport()
     assert [r.nct_id for r in read_trials([dump], report)] == ["NCT90000003"]
     assert "a line over 5,000 bytes, not read" in " ".join(report.lines())
-

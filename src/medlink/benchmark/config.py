@@ -79,8 +79,9 @@ class DatasetSpec:
         train = fill(self.train) if self.train else None
         terminology = tuple(fill(t) for t in self.terminology)
         donors = tuple(fill(donor) for donor in self.synonyms_from)
-        return replace(self, terminology=terminology, corpus=fill(self.corpus), train=train, folds=(fold,),
-                       synonyms_from=donors)  # fmt: skip
+        return replace(
+            self, terminology=terminology, corpus=fill(self.corpus), train=train, folds=(fold,), synonyms_from=donors
+        )
 
 
 MEDLINK = "medlink"
@@ -138,8 +139,11 @@ def load_config(path: Path | str) -> BenchmarkConfig:
         if not set(pair) <= names:
             raise MedlinkError(f"{path}: compare names a system that is not defined: {pair}")
     for system in (system for system in systems if system.system == MEDLINK):
-        needs_encoder = any(part.split("@")[0].split("=")[0].strip().lower() not in ("exact", "sparse")
-                            for part in system.sieves.split(",") if part.strip())  # fmt: skip
+        needs_encoder = any(
+            part.split("@")[0].split("=")[0].strip().lower() not in ("exact", "sparse")
+            for part in system.sieves.split(",")
+            if part.strip()
+        )
         if needs_encoder and system.encoder is None:
             raise MedlinkError(f"{path}: system {system.name!r} uses dense sieves but names no encoder")
     return BenchmarkConfig(datasets, systems, ks, compare)

@@ -47,9 +47,19 @@ def comparisons(config: BenchmarkConfig, cells: Sequence[Cell]) -> list[dict[str
             first, second = by_key[(dataset, a)].correct_at_1, by_key[(dataset, b)].correct_at_1
             test = mcnemar(first, second)
             interval = paired_bootstrap(first, second, samples=2_000)
-            out.append({"dataset": dataset, "a": a, "b": b, "only_a": test.only_a, "only_b": test.only_b,
-                        "p_value": test.p_value, "difference": interval.difference, "low": interval.low,
-                        "high": interval.high})  # fmt: skip
+            out.append(
+                {
+                    "dataset": dataset,
+                    "a": a,
+                    "b": b,
+                    "only_a": test.only_a,
+                    "only_b": test.only_b,
+                    "p_value": test.p_value,
+                    "difference": interval.difference,
+                    "low": interval.low,
+                    "high": interval.high,
+                }
+            )
     return out
 
 
@@ -58,17 +68,33 @@ def to_json(config: BenchmarkConfig, cells: Sequence[Cell], command: str, env: d
         "command": command,
         "environment": env,
         "results": [
-            {"dataset": cell.dataset, "system": cell.system, "n": cell.n, "mrr": cell.mrr,
-             **{f"acc@{k}": cell.accuracy(k) for k in config.ks},
-             "nil_rate": sum(f.nil_rate for f in cell.folds) / len(cell.folds), "unavailable": cell.unavailable,
-             "version": next((f.version for f in cell.folds if f.version), None),
-             "folds": [{"fold": f.fold, "n": f.n, "mrr": f.mrr, "seconds": round(f.seconds, 2),
-                        "nil_rate": f.nil_rate, "startup_seconds": f.startup_seconds, "peak_rss_mb": f.peak_rss_mb,
-                        **{f"acc@{k}": f.accuracy[k] for k in config.ks}} for f in cell.folds]}
+            {
+                "dataset": cell.dataset,
+                "system": cell.system,
+                "n": cell.n,
+                "mrr": cell.mrr,
+                **{f"acc@{k}": cell.accuracy(k) for k in config.ks},
+                "nil_rate": sum(f.nil_rate for f in cell.folds) / len(cell.folds),
+                "unavailable": cell.unavailable,
+                "version": next((f.version for f in cell.folds if f.version), None),
+                "folds": [
+                    {
+                        "fold": f.fold,
+                        "n": f.n,
+                        "mrr": f.mrr,
+                        "seconds": round(f.seconds, 2),
+                        "nil_rate": f.nil_rate,
+                        "startup_seconds": f.startup_seconds,
+                        "peak_rss_mb": f.peak_rss_mb,
+                        **{f"acc@{k}": f.accuracy[k] for k in config.ks},
+                    }
+                    for f in cell.folds
+                ],
+            }
             for cell in cells
         ],
         "comparisons": comparisons(config, cells),
-    }  # fmt: skip
+    }
 
 
 def to_markdown(record: dict, ks: Sequence[int], plots: tuple[str, str] | None = None) -> str:
@@ -95,41 +121,64 @@ def to_markdown(record: dict, ks: Sequence[int], plots: tuple[str, str] | None =
             values = [cell[(d, system)][f"acc@{k}"] for d in datasets]
             best = [max(cell[(d, s)][f"acc@{k}"] for s in systems) for d in datasets]
             shown = [f"**{100 * v:.1f}**" if v == b else f"{100 * v:.1f}" for v, b in zip(values, best, strict=True)]
-            shown = ["could not run" if cell[(d, system)].get("unavailable") else text
-                     for d, text in zip(datasets, shown, strict=True)]  # fmt: skip
+            shown = [
+                "could not run" if cell[(d, system)].get("unavailable") else text
+                for d, text in zip(datasets, shown, strict=True)
+            ]
             lines.append(f"| {system} | " + " | ".join(shown) + " |")
         lines.append("")
     lines += _cost_lines(results, datasets, systems)
     folded = [d for d in datasets if len(cell[(d, systems[0])]["folds"]) > 1]
     for dataset in folded:
         folds = [f["fold"] for f in cell[(dataset, systems[0])]["folds"]]
-        lines += [f"## {dataset}: Acc@1 per fold (%)", "", "| system | " + " | ".join(folds) + " | mean |",
-                  "|---|" + "---:|" * (len(folds) + 1)]  # fmt: skip
+        lines += [
+            f"## {dataset}: Acc@1 per fold (%)",
+            "",
+            "| system | " + " | ".join(folds) + " | mean |",
+            "|---|" + "---:|" * (len(folds) + 1),
+        ]
         for system in systems:
             row = cell[(dataset, system)]
-            lines.append(f"| {system} | " + " | ".join(f"{100 * f['acc@1']:.1f}" for f in row["folds"])
-                         + f" | {100 * row['acc@1']:.1f} |")  # fmt: skip
+            lines.append(
+                f"| {system} | "
+                + " | ".join(f"{100 * f['acc@1']:.1f}" for f in row["folds"])
+                + f" | {100 * row['acc@1']:.1f} |"
+            )
         lines.append("")
     if record["comparisons"]:
-        lines += ["## Significance (Acc@1)", "",
-                  "McNemar's test on the mentions one system gets right and the other wrong; 95 % paired bootstrap "
-                  "interval (2,000 resamples) of the difference in Acc@1.", "",
-                  "| dataset | A | B | only A | only B | A − B (points) | 95 % interval | p |",
-                  "|---|---|---|---:|---:|---:|---|---:|"]  # fmt: skip
+        lines += [
+            "## Significance (Acc@1)",
+            "",
+            "McNemar's test on the mentions one system gets right and the other wrong; 95 % paired bootstrap "
+            "interval (2,000 resamples) of the difference in Acc@1.",
+            "",
+            "| dataset | A | B | only A | only B | A − B (points) | 95 % interval | p |",
+            "|---|---|---|---:|---:|---:|---|---:|",
+        ]
         for c in record["comparisons"]:
-            lines.append(f"| {c['dataset']} | {c['a']} | {c['b']} | {c['only_a']} | {c['only_b']} | "
-                         f"{100 * c['difference']:+.1f} | [{100 * c['low']:+.1f}, {100 * c['high']:+.1f}] | "
-                         f"{c['p_value']:.2g} |")  # fmt: skip
+            lines.append(
+                f"| {c['dataset']} | {c['a']} | {c['b']} | {c['only_a']} | {c['only_b']} | "
+                f"{100 * c['difference']:+.1f} | [{100 * c['low']:+.1f}, {100 * c['high']:+.1f}] | "
+                f"{c['p_value']:.2g} |"
+            )
         lines.append("")
-    lines += ["## Linking time (s, all folds)", "", "| system | " + " | ".join(datasets) + " |",
-              "|---|" + "---:|" * len(datasets)]  # fmt: skip
+    lines += [
+        "## Linking time (s, all folds)",
+        "",
+        "| system | " + " | ".join(datasets) + " |",
+        "|---|" + "---:|" * len(datasets),
+    ]
     for system in systems:
         seconds = [sum(f["seconds"] for f in cell[(d, system)]["folds"]) for d in datasets]
         lines.append(f"| {system} | " + " | ".join(f"{s:.1f}" for s in seconds) + " |")
     lines += ["", "Index building (encoding every name once per encoder) is not included; indexes are cached."]
     if plots:
-        lines += ["", f"![Acc@1 per system and dataset]({plots[0]})", "",
-                  f"![Mentions linked per second per system and dataset]({plots[1]})"]  # fmt: skip
+        lines += [
+            "",
+            f"![Acc@1 per system and dataset]({plots[0]})",
+            "",
+            f"![Mentions linked per second per system and dataset]({plots[1]})",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -137,11 +186,16 @@ def _cost_lines(results: list[dict], datasets: list[str], systems: list[str]) ->
     """Nil rate for every row; start-up, speed and peak memory for the rows run in a process of their own; and
     why a system could not run, where one could not."""
     cell = {(r["dataset"], r["system"]): r for r in results}
-    lines = ["## Nil rate, speed, start-up and memory", "",
-             "Per dataset: share of mentions left unlinked (nil) · mentions linked per second · start-up (building or "
-             "loading the system from its files, in its own process) · peak resident memory of that process. "
-             "Start-up and memory are measured for the rows run in a process of their own only.", "",
-             "| system | " + " | ".join(datasets) + " |", "|---|" + "---|" * len(datasets)]  # fmt: skip
+    lines = [
+        "## Nil rate, speed, start-up and memory",
+        "",
+        "Per dataset: share of mentions left unlinked (nil) · mentions linked per second · start-up (building or "
+        "loading the system from its files, in its own process) · peak resident memory of that process. "
+        "Start-up and memory are measured for the rows run in a process of their own only.",
+        "",
+        "| system | " + " | ".join(datasets) + " |",
+        "|---|" + "---|" * len(datasets),
+    ]
     for system in systems:
         shown = []
         for dataset in datasets:
@@ -159,8 +213,12 @@ def _cost_lines(results: list[dict], datasets: list[str], systems: list[str]) ->
     lines.append("")
     versions = {r["system"]: r["version"] for r in results if r.get("version")}
     if versions:
-        lines += ["Versions of the systems run in their own process: "
-                  + ", ".join(f"{system} {version}" for system, version in versions.items()) + ".", ""]
+        lines += [
+            "Versions of the systems run in their own process: "
+            + ", ".join(f"{system} {version}" for system, version in versions.items())
+            + ".",
+            "",
+        ]
     missing = {(r["system"], r["unavailable"]) for r in results if r.get("unavailable")}
     if missing:
         lines += ["## Systems that could not run here", ""]
@@ -199,28 +257,40 @@ def _bar_chart(record: dict, value_of: Callable[[dict], float], axis: str, top_v
     group = bar * len(systems) + gap
     width = left + group * len(datasets) + 20
     legend_top = top + height + 50
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{legend_top + 18 * len(systems)}" '
-             'font-family="sans-serif" font-size="11">']  # fmt: skip
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{legend_top + 18 * len(systems)}" '
+        'font-family="sans-serif" font-size="11">'
+    ]
     for tick in range(6):
         y = top + height * (1 - tick / 5)
-        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y}" y2="{y}" stroke="#ddd"/>'
-                     f'<text x="{left - 6}" y="{y + 4}" text-anchor="end">{top_value * tick / 5:g}</text>')  # fmt: skip
+        parts.append(
+            f'<line x1="{left}" x2="{width - 10}" y1="{y}" y2="{y}" stroke="#ddd"/>'
+            f'<text x="{left - 6}" y="{y + 4}" text-anchor="end">{top_value * tick / 5:g}</text>'
+        )
     for d, dataset in enumerate(datasets):
         x0 = left + d * group + gap / 2
         for s, system in enumerate(systems):
             value = cell[(dataset, system)]
             y = top + height * (1 - min(value, top_value) / top_value)
             colour = _COLOURS[s % len(_COLOURS)]
-            parts.append(f'<rect x="{x0 + s * bar}" y="{y:.1f}" width="{bar - 2}" height="{top + height - y:.1f}" '
-                         f'fill="{colour}"><title>{escape(system)}: {value:,.1f}</title></rect>')  # fmt: skip
-        parts.append(f'<text x="{x0 + bar * len(systems) / 2}" y="{top + height + 16}" text-anchor="middle">'
-                     f"{escape(dataset)}</text>")  # fmt: skip
+            parts.append(
+                f'<rect x="{x0 + s * bar}" y="{y:.1f}" width="{bar - 2}" height="{top + height - y:.1f}" '
+                f'fill="{colour}"><title>{escape(system)}: {value:,.1f}</title></rect>'
+            )
+        parts.append(
+            f'<text x="{x0 + bar * len(systems) / 2}" y="{top + height + 16}" text-anchor="middle">'
+            f"{escape(dataset)}</text>"
+        )
     for s, system in enumerate(systems):
         y = legend_top + 18 * s
-        parts.append(f'<rect x="{left}" y="{y - 10}" width="12" height="12" fill="{_COLOURS[s % len(_COLOURS)]}"/>'
-                     f'<text x="{left + 18}" y="{y}">{escape(system)}</text>')  # fmt: skip
-    parts.append(f'<text x="12" y="{top + height / 2}" transform="rotate(-90 12 {top + height / 2})" '
-                 f'text-anchor="middle">{escape(axis)}</text></svg>')  # fmt: skip
+        parts.append(
+            f'<rect x="{left}" y="{y - 10}" width="12" height="12" fill="{_COLOURS[s % len(_COLOURS)]}"/>'
+            f'<text x="{left + 18}" y="{y}">{escape(system)}</text>'
+        )
+    parts.append(
+        f'<text x="12" y="{top + height / 2}" transform="rotate(-90 12 {top + height / 2})" '
+        f'text-anchor="middle">{escape(axis)}</text></svg>'
+    )
     return "\n".join(parts) + "\n"
 
 
@@ -228,9 +298,12 @@ def write_report(config: BenchmarkConfig, cells: Sequence[Cell], command: str, m
     """Write ``markdown`` and, beside it, the same stem as ``.json`` and ``.svg``; returns the paths."""
     record = to_json(config, cells, command, environment())
     accuracy_plot, speed_plot = markdown.with_suffix(".svg"), markdown.with_name(f"{markdown.stem}-speed.svg")
-    outputs = {markdown.with_suffix(".json"): json.dumps(record, indent=2) + "\n",
-               accuracy_plot: to_svg(record), speed_plot: speed_svg(record),
-               markdown: to_markdown(record, config.ks, (accuracy_plot.name, speed_plot.name))}  # fmt: skip
+    outputs = {
+        markdown.with_suffix(".json"): json.dumps(record, indent=2) + "\n",
+        accuracy_plot: to_svg(record),
+        speed_plot: speed_svg(record),
+        markdown: to_markdown(record, config.ks, (accuracy_plot.name, speed_plot.name)),
+    }
     for path, text in outputs.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f".{path.name}.partial")

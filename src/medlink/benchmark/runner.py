@@ -86,8 +86,9 @@ class Prepared:
     train: Corpus | None
 
 
-def run_benchmark(config: BenchmarkConfig, data: Path, work: Path,
-                  log: Callable[[str], None] = lambda _: None) -> list[Cell]:  # fmt: skip
+def run_benchmark(
+    config: BenchmarkConfig, data: Path, work: Path, log: Callable[[str], None] = lambda _: None
+) -> list[Cell]:
     """Every system on every dataset, in configuration order."""
     from medlink.encoders import load_encoder
 
@@ -97,8 +98,10 @@ def run_benchmark(config: BenchmarkConfig, data: Path, work: Path,
         per_system: dict[str, list[FoldResult]] = {system.name: [] for system in config.systems}
         for fold in dataset.folds:
             prepared = prepare(dataset.for_fold(fold, data), fold)
-            log(f"{dataset.name}{f' fold {fold}' if fold else ''}: {len(prepared.corpus):,} mentions, "
-                f"{len(prepared.terminology):,} concepts")  # fmt: skip
+            log(
+                f"{dataset.name}{f' fold {fold}' if fold else ''}: {len(prepared.corpus):,} mentions, "
+                f"{len(prepared.terminology):,} concepts"
+            )
             for system in config.systems:
                 encoder = None
                 if system.encoder is not None and system.system == MEDLINK:
@@ -112,9 +115,15 @@ def run_benchmark(config: BenchmarkConfig, data: Path, work: Path,
                     started = time.perf_counter()
                     evaluation = evaluate(linker, prepared.corpus, config.ks)
                     scores = evaluation.scores
-                    result = FoldResult(fold, len(prepared.corpus), dict(scores.accuracy), scores.mrr,
-                                        time.perf_counter() - started, tuple(scores.correct_at_1),
-                                        _nil_rate(evaluation.predictions))  # fmt: skip
+                    result = FoldResult(
+                        fold,
+                        len(prepared.corpus),
+                        dict(scores.accuracy),
+                        scores.mrr,
+                        time.perf_counter() - started,
+                        tuple(scores.correct_at_1),
+                        _nil_rate(evaluation.predictions),
+                    )
                 per_system[system.name].append(result)
                 told = f"unavailable: {result.unavailable}" if result.unavailable else f"Acc@1 {result.accuracy[1]:.4f}"
                 log(f"  {system.name}: {told} ({result.seconds:.1f} s)")
@@ -122,8 +131,14 @@ def run_benchmark(config: BenchmarkConfig, data: Path, work: Path,
     return cells
 
 
-def isolated_fold(system: SystemSpec, prepared: Prepared, encoder: Encoder | None, work: Path, ks: Sequence[int],
-                  log: Callable[[str], None]) -> FoldResult:  # fmt: skip
+def isolated_fold(
+    system: SystemSpec,
+    prepared: Prepared,
+    encoder: Encoder | None,
+    work: Path,
+    ks: Sequence[int],
+    log: Callable[[str], None],
+) -> FoldResult:
     """The system in a process of its own (benchmark/peers/), scored here with the same strict scorer."""
     from medlink.benchmark.peers.isolated import run_isolated
 
@@ -132,20 +147,45 @@ def isolated_fold(system: SystemSpec, prepared: Prepared, encoder: Encoder | Non
         if encoder is None:
             raise MedlinkError(f"system {system.name!r}: an isolated medlink system needs an encoder")
         mentions = system.mentions and prepared.train is not None
-        options |= {"index": str(dataset_index(prepared, encoder, system.encoder or "", mentions, work, log)),
-                    "terminology_dir": str(_saved_terminology(prepared.terminology, work)),
-                    "encoder": system.encoder, "sieves": system.sieves}  # fmt: skip
-    run = run_isolated(system.system, prepared.terminology, prepared.corpus, work, system.python,
-                       system.timeout_minutes, **options)  # fmt: skip
+        options |= {
+            "index": str(dataset_index(prepared, encoder, system.encoder or "", mentions, work, log)),
+            "terminology_dir": str(_saved_terminology(prepared.terminology, work)),
+            "encoder": system.encoder,
+            "sieves": system.sieves,
+        }
+    run = run_isolated(
+        system.system, prepared.terminology, prepared.corpus, work, system.python, system.timeout_minutes, **options
+    )
     n = len(prepared.corpus)
     if run.unavailable:
-        return FoldResult(prepared.fold, n, {k: 0.0 for k in ks}, 0.0, 0.0, (False,) * n, 0.0, None,
-                          run.peak_rss_mb, run.unavailable, run.version)  # fmt: skip
+        return FoldResult(
+            prepared.fold,
+            n,
+            {k: 0.0 for k in ks},
+            0.0,
+            0.0,
+            (False,) * n,
+            0.0,
+            None,
+            run.peak_rss_mb,
+            run.unavailable,
+            run.version,
+        )
     golds = [resolve_gold(mention.gold, prepared.terminology) for mention in prepared.corpus]
     scores = score(golds, run.predictions, ks)
-    return FoldResult(prepared.fold, n, dict(scores.accuracy), scores.mrr, run.link_seconds,
-                      tuple(scores.correct_at_1), _nil_rate(run.predictions), run.startup_seconds,
-                      run.peak_rss_mb, None, run.version)  # fmt: skip
+    return FoldResult(
+        prepared.fold,
+        n,
+        dict(scores.accuracy),
+        scores.mrr,
+        run.link_seconds,
+        tuple(scores.correct_at_1),
+        _nil_rate(run.predictions),
+        run.startup_seconds,
+        run.peak_rss_mb,
+        None,
+        run.version,
+    )
 
 
 def _nil_rate(predictions: Sequence[Prediction]) -> float:
@@ -173,9 +213,15 @@ def prepare(spec: DatasetSpec, fold: str) -> Prepared:
     return Prepared(spec, fold, terminology, corpus, train)
 
 
-def system_linker(system: SystemSpec, prepared: Prepared, encoder: Encoder | None, work: Path,
-                  log: Callable[[str], None], nil_threshold: float | None = 0.0,
-                  term_model: TermModel | None = None) -> Linker:  # fmt: skip
+def system_linker(
+    system: SystemSpec,
+    prepared: Prepared,
+    encoder: Encoder | None,
+    work: Path,
+    log: Callable[[str], None],
+    nil_threshold: float | None = 0.0,
+    term_model: TermModel | None = None,
+) -> Linker:
     """The linker a system describes, over this dataset's terminology (and training mentions, if it uses them).
     Benchmarks measure linking without a nil threshold unless given one, and a term model for the dense systems
     (benchmarks/nil_threshold.py)."""
@@ -184,8 +230,9 @@ def system_linker(system: SystemSpec, prepared: Prepared, encoder: Encoder | Non
 
     terminology = prepared.terminology
     mentions = system.mentions and prepared.train is not None
-    config = LinkerConfig(nil_threshold=nil_threshold, expand_abbreviations=system.abbreviations,
-                          split_composites=system.composites)  # fmt: skip
+    config = LinkerConfig(
+        nil_threshold=nil_threshold, expand_abbreviations=system.abbreviations, split_composites=system.composites
+    )
     if encoder is None:
         entries = ontology_entries(terminology)
         extra = prepared.train.index_entries(terminology) if mentions and prepared.train else []
@@ -195,8 +242,9 @@ def system_linker(system: SystemSpec, prepared: Prepared, encoder: Encoder | Non
     return dense_linker(terminology, VectorIndex.load(folder), encoder, system.sieves, config, term_model)
 
 
-def dataset_index(prepared: Prepared, encoder: Encoder, encoder_name: str, mentions: bool, work: Path,
-                  log: Callable[[str], None]) -> Path:  # fmt: skip
+def dataset_index(
+    prepared: Prepared, encoder: Encoder, encoder_name: str, mentions: bool, work: Path, log: Callable[[str], None]
+) -> Path:
     """The names index of this dataset fold and encoder, or its copy with training mentions; built on demand."""
     terminology = prepared.terminology
     # Keyed by content, so every dataset over the same terminology (subsets, folds that share it) shares one index.
@@ -207,8 +255,13 @@ def dataset_index(prepared: Prepared, encoder: Encoder, encoder_name: str, menti
         # The encoder's other name indexes lend the vectors of the texts they share (a terminology with borrowed
         # synonyms is the plain one plus a few percent).
         earlier = sorted((work / "indexes").glob(f"{_slug(encoder_name)}-{encoder.identity.fingerprint()}-*-O"))
-        build_index(ontology_entries(terminology), encoder, names, terminology.fingerprint(),
-                    reuse=[folder for folder in earlier if is_current_index(folder)])  # fmt: skip
+        build_index(
+            ontology_entries(terminology),
+            encoder,
+            names,
+            terminology.fingerprint(),
+            reuse=[folder for folder in earlier if is_current_index(folder)],
+        )
     if not mentions:
         return names
     train = prepared.train

@@ -23,26 +23,84 @@ from medlink.terminology import Terminology
 
 # Qualifiers as UMLS sources write them; the n-th reuse of a pool concept gets the n-th.
 QUALIFIERS = (
-    "chronic", "acute", "left", "right", "bilateral", "recurrent", "congenital", "secondary", "primary", "familial",
-    "juvenile", "adult onset", "severe", "mild", "in remission", "unspecified", "late onset", "drug-induced",
-    "postoperative", "of childhood", "localized", "generalized", "intermittent", "persistent", "subacute",
-    "early onset", "refractory", "hereditary", "idiopathic", "iatrogenic", "traumatic", "neonatal", "maternal",
-    "focal", "diffuse", "moderate", "stage I", "stage II", "stage III", "stage IV",
-)  # fmt: skip
-_SOURCES = (("SNOMEDCT_US", "PT"), ("MSH", "MH"), ("NCI", "PT"), ("MDR", "LLT"), ("MEDCIN", "PT"), ("RXNORM", "IN"),
-            ("LNC", "LN"), ("ICD10CM", "PT"), ("HPO", "PT"), ("OMIM", "PT"))  # fmt: skip
+    "chronic",
+    "acute",
+    "left",
+    "right",
+    "bilateral",
+    "recurrent",
+    "congenital",
+    "secondary",
+    "primary",
+    "familial",
+    "juvenile",
+    "adult onset",
+    "severe",
+    "mild",
+    "in remission",
+    "unspecified",
+    "late onset",
+    "drug-induced",
+    "postoperative",
+    "of childhood",
+    "localized",
+    "generalized",
+    "intermittent",
+    "persistent",
+    "subacute",
+    "early onset",
+    "refractory",
+    "hereditary",
+    "idiopathic",
+    "iatrogenic",
+    "traumatic",
+    "neonatal",
+    "maternal",
+    "focal",
+    "diffuse",
+    "moderate",
+    "stage I",
+    "stage II",
+    "stage III",
+    "stage IV",
+)
+_SOURCES = (
+    ("SNOMEDCT_US", "PT"),
+    ("MSH", "MH"),
+    ("NCI", "PT"),
+    ("MDR", "LLT"),
+    ("MEDCIN", "PT"),
+    ("RXNORM", "IN"),
+    ("LNC", "LN"),
+    ("ICD10CM", "PT"),
+    ("HPO", "PT"),
+    ("OMIM", "PT"),
+)
 _SYNONYM_TTYS = ("SY", "ET", "SY", "ETAL", "FN", "ACR", "AB")
 _LANGUAGES = ("SPA", "FRE", "GER", "DUT", "POR", "ITA", "JPN", "CZE")
-_SEMANTIC_TYPES = (("T047", "Disease or Syndrome"), ("T121", "Pharmacologic Substance"),
-                   ("T109", "Organic Chemical"), ("T191", "Neoplastic Process"), ("T184", "Sign or Symptom"),
-                   ("T033", "Finding"), ("T061", "Therapeutic or Preventive Procedure"), ("T023", "Body Part"),
-                   )  # fmt: skip
+_SEMANTIC_TYPES = (
+    ("T047", "Disease or Syndrome"),
+    ("T121", "Pharmacologic Substance"),
+    ("T109", "Organic Chemical"),
+    ("T191", "Neoplastic Process"),
+    ("T184", "Sign or Symptom"),
+    ("T033", "Finding"),
+    ("T061", "Therapeutic or Preventive Procedure"),
+    ("T023", "Body Part"),
+)
 # How sources write a name in MRCONSO: SNOMED CT's semantic tags, MedDRA's and ICD's NOS, capitals, lower case.
 _VARIANTS: tuple[Callable[[str], str], ...] = (
-    str.upper, lambda name: f"{name} (disorder)", lambda name: f"{name} NOS", str.lower,
-    lambda name: f"{name} (finding)", lambda name: f"{name}, unspecified", lambda name: f"{name} [Ambiguous]",
-    lambda name: f"{name} (substance)", lambda name: f"Other {name}", lambda name: f"{name} (morphologic abnormality)",
-)  # fmt: skip
+    str.upper,
+    lambda name: f"{name} (disorder)",
+    lambda name: f"{name} NOS",
+    str.lower,
+    lambda name: f"{name} (finding)",
+    lambda name: f"{name}, unspecified",
+    lambda name: f"{name} [Ambiguous]",
+    lambda name: f"{name} (substance)",
+    lambda name: f"Other {name}",
+    lambda name: f"{name} (morphologic abnormality)",
+)
 _RELAS = ("may_treat", "has_finding_site", "associated_with", "has_causative_agent", "clinically_similar")
 
 
@@ -104,8 +162,10 @@ def write_release(
     mean_extra = rows / concepts - 1  # rows beyond the preferred one, drawn per concept around this mean
     counts = {"MRCONSO": 0, "MRSTY": 0, "MRREL": 0}
     atom = 0
-    with open(folder / "MRCONSO.RRF", "w", encoding="utf-8", newline="\n") as mrconso, \
-            open(folder / "MRSTY.RRF", "w", encoding="utf-8", newline="\n") as mrsty:  # fmt: skip
+    with (
+        open(folder / "MRCONSO.RRF", "w", encoding="utf-8", newline="\n") as mrconso,
+        open(folder / "MRSTY.RRF", "w", encoding="utf-8", newline="\n") as mrsty,
+    ):
         for k in range(concepts):
             base = pool[k % len(pool)]
             reuse = k // len(pool)
@@ -122,8 +182,21 @@ def write_release(
                 language = _LANGUAGES[rng.randrange(len(_LANGUAGES))] if rng.random() < shape.other_language else "ENG"
                 suppress = "OEY"[rng.randrange(3)] if rng.random() < shape.suppressed else "N"
                 tty = _SYNONYM_TTYS[rng.randrange(len(_SYNONYM_TTYS))]
-                lines.append(_conso_row(cui, language, "S", "PF" if j % 2 else "VO", "N" if j % 3 else "Y", atom,
-                                        other_sab, tty, k, text, suppress))  # fmt: skip
+                lines.append(
+                    _conso_row(
+                        cui,
+                        language,
+                        "S",
+                        "PF" if j % 2 else "VO",
+                        "N" if j % 3 else "Y",
+                        atom,
+                        other_sab,
+                        tty,
+                        k,
+                        text,
+                        suppress,
+                    )
+                )
                 atom += 1
             mrconso.write("".join(lines))
             counts["MRCONSO"] += len(lines)
@@ -183,11 +256,14 @@ def _cui(k: int) -> str:
     return f"C{k:07d}"
 
 
-def _conso_row(cui: str, lat: str, ts: str, stt: str, ispref: str, atom: int, sab: str, tty: str, k: int, text: str,
-               suppress: str) -> str:  # fmt: skip
+def _conso_row(
+    cui: str, lat: str, ts: str, stt: str, ispref: str, atom: int, sab: str, tty: str, k: int, text: str, suppress: str
+) -> str:
     # CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|TTY|CODE|STR|SRL|SUPPRESS|CVF|
-    return (f"{cui}|{lat}|{ts}|L{atom:08d}|{stt}|S{atom:08d}|{ispref}|A{atom:09d}||{k}||{sab}|{tty}|{k}|{text}|0|"
-            f"{suppress}||\n")  # fmt: skip
+    return (
+        f"{cui}|{lat}|{ts}|L{atom:08d}|{stt}|S{atom:08d}|{ispref}|A{atom:09d}||{k}||{sab}|{tty}|{k}|{text}|0|"
+        f"{suppress}||\n"
+    )
 
 
 def _rel_row(cui1: str, rel: str, cui2: str, rela: str, number: int) -> str:

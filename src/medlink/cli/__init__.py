@@ -13,8 +13,7 @@ from medlink.cli.aliases import hidden_alias
 from medlink.errors import MedlinkError
 from medlink.version import __version__
 
-# Each command: where it lives. The three learned rankers are named so their commands tell them apart; the old names
-# stay as hidden aliases.
+# Each command: where it lives. Every trainer is a subcommand of `train` (cli/train_group.py).
 COMMANDS = {
     "link": "medlink.cli.link_command:link",
     "annotate": "medlink.cli.annotate_command:annotate",
@@ -23,18 +22,22 @@ COMMANDS = {
     "index": "medlink.cli.index_commands:index",
     "calibrate": "medlink.cli.calibrate_command:calibrate",
     "mcsm": "medlink.cli.mcsm_command:mcsm",
-    "train": "medlink.cli.train_command:train",
-    "train-set-ranker": "medlink.cli.train_set_ranker_command:train_set_ranker",  # mentions naming several concepts
-    "train-pair-rescorer": "medlink.cli.train_pair_rescorer_command:train_pair_rescorer",  # set ranker, 2nd stage
-    "train-candidate-reranker": "medlink.cli.train_candidate_reranker_command:train_candidate_reranker",  # KAR
-    "train-tagger": "medlink.cli.train_tagger_command:train_tagger",  # span tagger for annotate
+    "train": "medlink.cli.train_group:train",
     "distill": "medlink.cli.distill_command:distill",
     "benchmark": "medlink.cli.benchmark_command:benchmark",
     "trials": "medlink.cli.trials_commands:trials",
     "serve": "medlink.cli.serve_command:serve",
     "models": "medlink.cli.models_commands:models",
 }
-OLD_NAMES = {"train-ranker": "train-set-ranker", "train-reranker": "train-candidate-reranker"}
+# Old names, hidden but still answering for a release: each is a trainer of `train` now.
+OLD_NAMES = {
+    "train-set-ranker": "set-ranker",
+    "train-pair-rescorer": "pair-rescorer",
+    "train-candidate-reranker": "candidate-reranker",
+    "train-tagger": "tagger",
+    "train-ranker": "set-ranker",
+    "train-reranker": "candidate-reranker",
+}
 
 
 class _Group(click.Group):
@@ -45,7 +48,9 @@ class _Group(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in OLD_NAMES:
-            renamed = self.get_command(ctx, OLD_NAMES[name])
+            trainers = self.get_command(ctx, "train")
+            assert isinstance(trainers, click.Group)
+            renamed = trainers.get_command(ctx, OLD_NAMES[name])
             return hidden_alias(renamed, name) if renamed is not None else None
         if name not in COMMANDS:
             return None

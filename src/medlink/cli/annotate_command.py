@@ -16,25 +16,61 @@ from medlink.cli.span_options import span_config, span_options
 @click.command()
 @click.argument("texts", nargs=-1)
 @linker_options
-@click.option("--input", "inputs", multiple=True, metavar="[FORMAT:]PATH",
-              help="Documents: .txt (one document), .jsonl ({\"id\", \"text\"}), pubtator:PATH, bioc:PATH (.xml). "
-                   "Repeatable.")  # fmt: skip
-@click.option("--output", "output_path", type=PathOption(path_type=Path), default=None,
-              help="Where to write (default: standard output); a folder for --format brat.")
-@click.option("--format", "output_format", type=click.Choice(["jsonl", "pubtator", "bioc", "brat"]),
-              default="jsonl", show_default=True)
-@click.option("--entity-type", default=None, metavar="TYPE",
-              help="Annotate only concepts of this kind (Disease, Chemical, …: its MeSH branches); --branches says "
-                   "it exactly. Also the type written in PubTator, BioC and brat.")  # fmt: skip
-@click.option("--train", "train_spec", default=None, metavar="FORMAT:PATH",
-              help="Annotated training documents (pubtator:…) to learn from: their mention texts become spans, and "
-                   "names they seldom mark stop being spans.")  # fmt: skip
-@click.option("--context/--no-context", default=True, show_default=True,
-              help="Mark each mention negated or uncertain by ConText triggers.")
+@click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    metavar="[FORMAT:]PATH",
+    help='Documents: .txt (one document), .jsonl ({"id", "text"}), pubtator:PATH, bioc:PATH (.xml). Repeatable.',
+)
+@click.option(
+    "--output",
+    "output_path",
+    type=PathOption(path_type=Path),
+    default=None,
+    help="Where to write (default: standard output); a folder for --format brat.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["jsonl", "pubtator", "bioc", "brat"]),
+    default="jsonl",
+    show_default=True,
+)
+@click.option(
+    "--entity-type",
+    default=None,
+    metavar="TYPE",
+    help="Annotate only concepts of this kind (Disease, Chemical, …: its MeSH branches); --branches says "
+    "it exactly. Also the type written in PubTator, BioC and brat.",
+)
+@click.option(
+    "--train",
+    "train_spec",
+    default=None,
+    metavar="FORMAT:PATH",
+    help="Annotated training documents (pubtator:…) to learn from: their mention texts become spans, and "
+    "names they seldom mark stop being spans.",
+)
+@click.option(
+    "--context/--no-context",
+    default=True,
+    show_default=True,
+    help="Mark each mention negated or uncertain by ConText triggers.",
+)
 @span_options
-def annotate(texts: tuple[str, ...], linker_choice: LinkerChoice, inputs: tuple[str, ...], output_path: Path | None,
-             output_format: str, entity_type: str | None, train_spec: str | None, context: bool, tagger: str,
-             approximate: float | None) -> None:  # fmt: skip
+def annotate(
+    texts: tuple[str, ...],
+    linker_choice: LinkerChoice,
+    inputs: tuple[str, ...],
+    output_path: Path | None,
+    output_format: str,
+    entity_type: str | None,
+    train_spec: str | None,
+    context: bool,
+    tagger: str,
+    approximate: float | None,
+) -> None:
     """Find and link every concept mention of TEXTS (or the documents of --input), each with its offsets,
     concepts, score, stage, whether it is negated or uncertain, and why.
 
@@ -60,8 +96,14 @@ def annotate(texts: tuple[str, ...], linker_choice: LinkerChoice, inputs: tuple[
         documents += list(read_documents(spec))
     linker = make_linker(linker_choice, progress=sys.stderr.isatty())
     branches = branches_of(linker.terminology, parse_branches(linker_choice.branches or ""), entity_type)
-    config = span_config(AnnotatorConfig(context=context, branches=branches), linker.terminology, tagger, approximate,
-                         entity_type, trained=train_spec is not None)  # fmt: skip
+    config = span_config(
+        AnnotatorConfig(context=context, branches=branches),
+        linker.terminology,
+        tagger,
+        approximate,
+        entity_type,
+        trained=train_spec is not None,
+    )
     if train_spec:
         train = load_corpus(train_spec, entity_type, None)
         config = replace(config, lexicon=learn_from_corpus(train, linker.terminology, config))

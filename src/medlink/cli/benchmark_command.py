@@ -13,16 +13,35 @@ from medlink.cli.paths import PathOption
 
 @click.command()
 @click.argument("config_path", type=PathOption(path_type=Path, exists=True, dir_okay=False))
-@click.option("--data", "data_dir", type=PathOption(path_type=Path, file_okay=False), default=Path("../shared/data"),
-              show_default=True, help="The data folder that {data} in the configuration stands for.")  # fmt: skip
-@click.option("--work", "work_dir", type=PathOption(path_type=Path, file_okay=False), default=Path("build/benchmark"),
-              show_default=True, help="Where indexes are built and cached between runs.")  # fmt: skip
-@click.option("-o", "--output", "output_path", type=PathOption(path_type=Path, dir_okay=False),
-              default=Path("docs/benchmarks.md"), show_default=True,
-              help="The Markdown report; the JSON record and the SVG plot go beside it.")  # fmt: skip
+@click.option(
+    "--data",
+    "data_dir",
+    type=PathOption(path_type=Path, file_okay=False),
+    default=Path("../shared/data"),
+    show_default=True,
+    help="The data folder that {data} in the configuration stands for.",
+)
+@click.option(
+    "--work",
+    "work_dir",
+    type=PathOption(path_type=Path, file_okay=False),
+    default=Path("build/benchmark"),
+    show_default=True,
+    help="Where indexes are built and cached between runs.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output_path",
+    type=PathOption(path_type=Path, dir_okay=False),
+    default=Path("docs/benchmarks.md"),
+    show_default=True,
+    help="The Markdown report; the JSON record and the SVG plot go beside it.",
+)
 @click.option("--dataset", "only_datasets", multiple=True, help="Run only these datasets (by name).")
-def benchmark(config_path: Path, data_dir: Path, work_dir: Path, output_path: Path,
-              only_datasets: tuple[str, ...]) -> None:  # fmt: skip
+def benchmark(
+    config_path: Path, data_dir: Path, work_dir: Path, output_path: Path, only_datasets: tuple[str, ...]
+) -> None:
     """Link every dataset of CONFIG with every system of CONFIG and write the report.
 
     \b

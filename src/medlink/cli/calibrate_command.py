@@ -29,19 +29,45 @@ if TYPE_CHECKING:
     help="Threshold rule: budget (the highest that costs at most --max-loss of the data's accuracy) or DILBERT's "
     "(§4); auto keeps the most accurate of DILBERT's three.",
 )
-@click.option("--max-loss", type=click.FloatRange(0, 1), default=None,
-              help="For budget: the share of the data's mentions that may turn from right to nil (default 0.0005).")
-@click.option("--negatives/--no-negatives", default=True, show_default=True,
-              help="Also link medlink's non-medical negatives (stop words, everyday nouns, random strings) as nil.")
+@click.option(
+    "--max-loss",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="For budget: the share of the data's mentions that may turn from right to nil (default 0.0005).",
+)
+@click.option(
+    "--negatives/--no-negatives",
+    default=True,
+    show_default=True,
+    help="Also link medlink's non-medical negatives (stop words, everyday nouns, random strings) as nil.",
+)
 @click.option("--sieves", default=None, help="Sieve order to calibrate (default: the index's default pipeline).")
-@click.option("--form-test/--no-form-test", default=True, show_default=True,
-              help="Also fit the form test: the corpus's right decisions against the look-alikes the index gives for "
-                   "the names of concepts held out of it and for invented drug-like names (docs/reliability.md).")
-@click.option("--form-budget", type=click.FloatRange(0, 1), default=0.003, show_default=True,
-              help="The share of the corpus's distinct mentions linked right that the form test may turn nil.")
-def calibrate(index_dir: Path, corpus_spec: str, entity_type: str | None, namespace: str | None, strategy: str,
-              max_loss: float | None, negatives: bool, sieves: str | None, form_test: bool,
-              form_budget: float) -> None:  # fmt: skip
+@click.option(
+    "--form-test/--no-form-test",
+    default=True,
+    show_default=True,
+    help="Also fit the form test: the corpus's right decisions against the look-alikes the index gives for "
+    "the names of concepts held out of it and for invented drug-like names (docs/reliability.md).",
+)
+@click.option(
+    "--form-budget",
+    type=click.FloatRange(0, 1),
+    default=0.003,
+    show_default=True,
+    help="The share of the corpus's distinct mentions linked right that the form test may turn nil.",
+)
+def calibrate(
+    index_dir: Path,
+    corpus_spec: str,
+    entity_type: str | None,
+    namespace: str | None,
+    strategy: str,
+    max_loss: float | None,
+    negatives: bool,
+    sieves: str | None,
+    form_test: bool,
+    form_budget: float,
+) -> None:
     """Compute the nil-threshold strategies and store the chosen threshold with the index; then fit the index's form
     test and store it too."""
     from medlink.evaluation.calibration import DEFAULT_MAX_LOSS
@@ -63,8 +89,10 @@ def calibrate(index_dir: Path, corpus_spec: str, entity_type: str | None, namesp
         caught = f", negatives nil {result.negatives_nil[name]:.2f}" if result.negatives_nil and threshold else ""
         click.echo(f"  {name:<9} threshold {shown:<22}{accuracy}{caught}")
     click.echo(f"  {'none':<9} threshold {'-':<22}dev accuracy {result.accuracy['none']:.4f}")
-    click.echo(f"{result.true_positives} true positives, {result.false_positives} nil mentions among dense decisions"
-               f"{f' ({result.negatives} generated negatives)' if negatives else ''}")  # fmt: skip
+    click.echo(
+        f"{result.true_positives} true positives, {result.false_positives} nil mentions among dense decisions"
+        f"{f' ({result.negatives} generated negatives)' if negatives else ''}"
+    )
     if result.threshold is None:
         click.echo("no threshold chosen: the data has no case that defines one; the index is unchanged")
         return
@@ -84,6 +112,14 @@ def _fit_form_test(index_dir: Path, corpus: Corpus, budget: float, sieves: str |
         click.echo(f"no form test fitted ({error}); the index keeps none")
         return
     click.echo("\n".join(fit.lines()))
-    update_manifest(index_dir, form_model=fit.model.to_dict(), form_calibration={
-        "budget": budget, "examples": fit.examples, "look_alikes_caught": fit.caught, "corpus": corpus.name})
+    update_manifest(
+        index_dir,
+        form_model=fit.model.to_dict(),
+        form_calibration={
+            "budget": budget,
+            "examples": fit.examples,
+            "look_alikes_caught": fit.caught,
+            "corpus": corpus.name,
+        },
+    )
     click.echo(f"stored the form test in {index_dir}")

@@ -38,8 +38,14 @@ def _layers(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[i
 @click.option("--mentions", "mentions_specs", multiple=True, help="Annotated mentions FORMAT:PATH to add (repeatable).")
 @with_settings(DistillConfig, "config")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
-def distill(teacher: str, layers: tuple[int, ...], terminology_dir: Path | None, mentions_specs: tuple[str, ...],
-            config: DistillConfig, output_dir: Path) -> None:  # fmt: skip
+def distill(
+    teacher: str,
+    layers: tuple[int, ...],
+    terminology_dir: Path | None,
+    mentions_specs: tuple[str, ...],
+    config: DistillConfig,
+    output_dir: Path,
+) -> None:
     """Distil an encoder into a shallower, faster one; run the same command again to resume.
 
     The result is a model folder like `medlink train`'s: `medlink index build --encoder OUTPUT` uses it.
@@ -64,11 +70,16 @@ def distill(teacher: str, layers: tuple[int, ...], terminology_dir: Path | None,
         run_on = resolve_device(config.device)
         # On a GPU the teacher runs there too, through torch (the ONNX backend is CPU-only).
         length = config.max_length
-        teacher_encoder = (load_encoder(teacher, backend="torch", max_length=length, device=str(run_on))
-                           if run_on.type != "cpu" else load_encoder(teacher, max_length=length))  # fmt: skip
+        teacher_encoder = (
+            load_encoder(teacher, backend="torch", max_length=length, device=str(run_on))
+            if run_on.type != "cpu"
+            else load_encoder(teacher, max_length=length)
+        )
         result = run_distillation(teacher_encoder, resolve_model(teacher), examples, output_dir, config)
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     resumed = f" (resumed at step {result.resumed_from})" if result.resumed_from else ""
-    click.echo(f"distilled {result.layers} layers in {result.steps} steps, {result.seconds:.0f} s{resumed}, "
-               f"last loss {result.last_loss:.4f}; model in {output_dir}")  # fmt: skip
+    click.echo(
+        f"distilled {result.layers} layers in {result.steps} steps, {result.seconds:.0f} s{resumed}, "
+        f"last loss {result.last_loss:.4f}; model in {output_dir}"
+    )

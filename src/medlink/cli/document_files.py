@@ -38,8 +38,15 @@ def read_documents(spec: str) -> Iterator[Document]:
     else:
         path = Path(spec)
         name = path.name.lower().removesuffix(".gz")
-        kind = "jsonl" if name.endswith(".jsonl") else "pubtator" if name.endswith((".pubtator", ".pubtator.txt")) \
-            else "bioc" if name.endswith(".xml") else "txt"  # fmt: skip
+        kind = (
+            "jsonl"
+            if name.endswith(".jsonl")
+            else "pubtator"
+            if name.endswith((".pubtator", ".pubtator.txt"))
+            else "bioc"
+            if name.endswith(".xml")
+            else "txt"
+        )
     if kind == "txt":
         yield Document(path.stem, path.read_text(encoding="utf-8"))
     elif kind == "jsonl":
@@ -88,17 +95,23 @@ def _bioc(path: Path) -> Iterator[Document]:
         yield Document(document.findtext("id") or str(len(text)), text)
 
 
-def write_annotations(documents: Sequence[Document], annotations: Sequence[Sequence[Annotation]], kind: str,
-                      stream: IO[str] | None, folder: Path | None = None,
-                      entity_type: str | None = None) -> None:  # fmt: skip
+def write_annotations(
+    documents: Sequence[Document],
+    annotations: Sequence[Sequence[Annotation]],
+    kind: str,
+    stream: IO[str] | None,
+    folder: Path | None = None,
+    entity_type: str | None = None,
+) -> None:
     """Write in ``kind``; ``brat`` writes files into ``folder``, the others to ``stream``."""
     label = entity_type or "Concept"
     pairs = list(zip(documents, annotations, strict=True))
     if kind == "jsonl":
         assert stream is not None
         for document, found in pairs:
-            stream.write(json.dumps({"id": document.id, "annotations": [a.to_dict() for a in found]},
-                                    ensure_ascii=False) + "\n")  # fmt: skip
+            stream.write(
+                json.dumps({"id": document.id, "annotations": [a.to_dict() for a in found]}, ensure_ascii=False) + "\n"
+            )
     elif kind == "pubtator":
         assert stream is not None
         for document, found in pairs:
@@ -141,8 +154,13 @@ def _bioc_xml(pairs: list[tuple[Document, Sequence[Annotation]]], label: str) ->
         for a in found:
             number += 1
             annotation = ElementTree.SubElement(passage, "annotation", id=str(number))
-            infons = {"type": label, "identifier": ",".join(a.concepts), "negated": str(a.negated).lower(),
-                      "uncertain": str(a.uncertain).lower(), "stage": a.stage}  # fmt: skip
+            infons = {
+                "type": label,
+                "identifier": ",".join(a.concepts),
+                "negated": str(a.negated).lower(),
+                "uncertain": str(a.uncertain).lower(),
+                "stage": a.stage,
+            }
             for key, value in infons.items():
                 ElementTree.SubElement(annotation, "infon", key=key).text = value
             ElementTree.SubElement(annotation, "location", offset=str(a.start), length=str(a.end - a.start))

@@ -18,11 +18,14 @@ def index() -> None:
 
 
 def _encoder_options(function):
-    function = click.option("--quantize", type=click.Choice(QUANTIZATIONS), default=QUANTIZATIONS[0], show_default=True,
-                            help="int8 dynamic quantization (onnx backend): about 2x faster, slightly less exact.")(
-        function)  # fmt: skip
-    function = click.option("--backend", type=click.Choice(BACKENDS), default=BACKENDS[0], show_default=True)(
-        function)  # fmt: skip
+    function = click.option(
+        "--quantize",
+        type=click.Choice(QUANTIZATIONS),
+        default=QUANTIZATIONS[0],
+        show_default=True,
+        help="int8 dynamic quantization (onnx backend): about 2x faster, slightly less exact.",
+    )(function)
+    function = click.option("--backend", type=click.Choice(BACKENDS), default=BACKENDS[0], show_default=True)(function)
     return click.option(
         "--encoder",
         "encoder_name",
@@ -46,7 +49,7 @@ def _encoder_options(function):
     default="auto",
     show_default=True,
     help="Exact search, HNSW, or compressed (HNSW over PQ codes in memory, int8 vectors on disk re-scoring the best); "
-         "auto: HNSW above 50,000 names, compressed above 2,000,000.",
+    "auto: HNSW above 50,000 names, compressed above 2,000,000.",
 )
 @click.option(
     "--encode-only",
@@ -56,33 +59,78 @@ def _encoder_options(function):
     "'MESH:D' for MeSH descriptors of a descriptors + supplementary terminology: the others are still found by exact "
     "match, and the index is a fraction of the size and build time.",
 )
-@click.option("--calibrate/--no-calibrate", default=True, show_default=True,
-              help="With --train: store a nil threshold calibrated on the training mentions.")
-@click.option("--reuse", "reuse", multiple=True, type=PathOption(path_type=Path, exists=True, file_okay=False),
-              help="An earlier index of the same encoder (repeatable): the texts it holds are taken from it, not "
-                   "encoded again (a terminology's new release, or one with borrowed synonyms).")  # fmt: skip
-@click.option("--spark", "spark_master", default=None, metavar="MASTER",
-              help="Encode on Spark (local[4], spark://HOST:7077, yarn…): each task one chunk of names, one encoder "
-                   "per Python worker; the output's folder must be shared by the executors. A rerun after a kill "
-                   "encodes only the chunks not written yet.")  # fmt: skip
-@click.option("--shards", default=None, metavar="URI",
-              help="With --spark: where the executors read the names and write the encoded chunks, a folder or any "
-                   "filesystem pyarrow reaches (hdfs://…, s3://…, gs://…); default: the build's folder beside the "
-                   "output, which the executors must then share.")  # fmt: skip
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Encode in this many processes of one thread each (the onnx backend; about one per core).")
+@click.option(
+    "--calibrate/--no-calibrate",
+    default=True,
+    show_default=True,
+    help="With --train: store a nil threshold calibrated on the training mentions.",
+)
+@click.option(
+    "--reuse",
+    "reuse",
+    multiple=True,
+    type=PathOption(path_type=Path, exists=True, file_okay=False),
+    help="An earlier index of the same encoder (repeatable): the texts it holds are taken from it, not "
+    "encoded again (a terminology's new release, or one with borrowed synonyms).",
+)
+@click.option(
+    "--spark",
+    "spark_master",
+    default=None,
+    metavar="MASTER",
+    help="Encode on Spark (local[4], spark://HOST:7077, yarn…): each task one chunk of names, one encoder "
+    "per Python worker; the output's folder must be shared by the executors. A rerun after a kill "
+    "encodes only the chunks not written yet.",
+)
+@click.option(
+    "--shards",
+    default=None,
+    metavar="URI",
+    help="With --spark: where the executors read the names and write the encoded chunks, a folder or any "
+    "filesystem pyarrow reaches (hdfs://…, s3://…, gs://…); default: the build's folder beside the "
+    "output, which the executors must then share.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Encode in this many processes of one thread each (the onnx backend; about one per core).",
+)
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
-def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantize: str, train_spec: str | None,
-          entity_type: str | None, kind: str, encode_only: str | None, calibrate: bool, reuse: tuple[Path, ...],
-          spark_master: str | None, shards: str | None, workers: int, output_dir: Path) -> None:  # fmt: skip
+def build(
+    terminology_dir: Path | None,
+    encoder_name: str,
+    backend: str,
+    quantize: str,
+    train_spec: str | None,
+    entity_type: str | None,
+    kind: str,
+    encode_only: str | None,
+    calibrate: bool,
+    reuse: tuple[Path, ...],
+    spark_master: str | None,
+    shards: str | None,
+    workers: int,
+    output_dir: Path,
+) -> None:
     """Encode every distinct name (and training mention) and save a searchable index.
 
     A long build first says how long it expects to take (timed on a sample of the names), and an interrupted one
     resumes from where it stopped when run again with the same arguments.
     """
     if spark_master:
-        _build_on_spark(spark_master, terminology_dir, encoder_name, backend, quantize, kind, output_dir,
-                        train_spec or encode_only or reuse, shards)  # fmt: skip
+        _build_on_spark(
+            spark_master,
+            terminology_dir,
+            encoder_name,
+            backend,
+            quantize,
+            kind,
+            output_dir,
+            train_spec or encode_only or reuse,
+            shards,
+        )
         return
     if shards:
         raise click.UsageError("--shards is where Spark executors put their work: it needs --spark")
@@ -111,14 +159,25 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
     for folder in reuse:  # another encoder's vectors are refused here (the build verifies the files it reads)
         earlier = read_index_manifest(folder)  # the manifest says which encoder: no need to open the index itself
         if earlier["encoder_fingerprint"] != encoder.identity.fingerprint():
-            raise click.BadParameter(f"{folder} was built with encoder {earlier['encoder']['model']} "
-                                     f"({earlier['encoder_fingerprint']}), this build uses {encoder.identity.model} "
-                                     f"({encoder.identity.fingerprint()}): its vectors cannot be reused",
-                                     param_hint="--reuse")  # fmt: skip
+            raise click.BadParameter(
+                f"{folder} was built with encoder {earlier['encoder']['model']} "
+                f"({earlier['encoder_fingerprint']}), this build uses {encoder.identity.model} "
+                f"({encoder.identity.fingerprint()}): its vectors cannot be reused",
+                param_hint="--reuse",
+            )
     if workers > 1 and backend != "onnx":
         raise click.UsageError("--workers encodes with the onnx backend (one thread per process)")
-    build_index(entries, encoder, output_dir, terminology.fingerprint(), kind=kind, progress=True, origin=origin,
-                reuse=reuse, workers=workers)  # fmt: skip
+    build_index(
+        entries,
+        encoder,
+        output_dir,
+        terminology.fingerprint(),
+        kind=kind,
+        progress=True,
+        origin=origin,
+        reuse=reuse,
+        workers=workers,
+    )
     timing = read_index_manifest(output_dir)["timing"]
     reused = f" ({timing['reused']:,} taken from --reuse, {timing['encoded']:,} encoded)" if reuse else ""
     click.echo(f"indexed {len(entries):,} distinct texts into {output_dir}{reused}")
@@ -126,13 +185,24 @@ def build(terminology_dir: Path | None, encoder_name: str, backend: str, quantiz
         _calibrate_nil(output_dir, terminology, encoder, train)
 
 
-def _build_on_spark(master: str, terminology_dir: Path | None, encoder_name: str, backend: str, quantize: str,
-                    kind: str, output_dir: Path, unsupported: object, shards: str | None) -> None:  # fmt: skip
+def _build_on_spark(
+    master: str,
+    terminology_dir: Path | None,
+    encoder_name: str,
+    backend: str,
+    quantize: str,
+    kind: str,
+    output_dir: Path,
+    unsupported: object,
+    shards: str | None,
+) -> None:
     if terminology_dir is None:
         raise click.UsageError("--spark needs --terminology: a compiled folder every executor can read")
     if unsupported or backend != "onnx":
-        raise click.UsageError("--spark encodes a terminology's names with the onnx backend; --train, --reuse and "
-                               "--encode-only run without it")  # fmt: skip
+        raise click.UsageError(
+            "--spark encodes a terminology's names with the onnx backend; --train, --reuse and "
+            "--encode-only run without it"
+        )
     import os
     import sys
 
@@ -144,12 +214,15 @@ def _build_on_spark(master: str, terminology_dir: Path | None, encoder_name: str
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = SparkSession.builder.master(master).appName("medlink index build").getOrCreate()
     try:
-        counts = build_index(spark, terminology_dir, output_dir, encoder=encoder_name, quantize=quantize, kind=kind,
-                             shards=shards)  # fmt: skip
+        counts = build_index(
+            spark, terminology_dir, output_dir, encoder=encoder_name, quantize=quantize, kind=kind, shards=shards
+        )
     finally:
         spark.stop()
-    click.echo(f"indexed {counts['names']:,} distinct names into {output_dir} ({counts['encoded']:,} chunks encoded "
-               f"on Spark in {counts['encode_seconds']:.0f} s, {counts['found']:,} found from an earlier run)")
+    click.echo(
+        f"indexed {counts['names']:,} distinct names into {output_dir} ({counts['encoded']:,} chunks encoded "
+        f"on Spark in {counts['encode_seconds']:.0f} s, {counts['found']:,} found from an earlier run)"
+    )
 
 
 def _calibrate_nil(index_dir: Path, terminology, encoder, train) -> None:  # type: ignore[no-untyped-def]
@@ -173,12 +246,18 @@ def _calibrate_nil(index_dir: Path, terminology, encoder, train) -> None:  # typ
         click.echo("no nil threshold: no training mention was linked correctly by dense search", err=True)
         return
     summary = {key: value for key, value in asdict(result).items() if key != "term_model"}
-    update_manifest(index_dir, nil_threshold=result.threshold, term_model=result.term_model,
-                    calibration={**summary, "corpus": train.name})  # fmt: skip
+    update_manifest(
+        index_dir,
+        nil_threshold=result.threshold,
+        term_model=result.term_model,
+        calibration={**summary, "corpus": train.name},
+    )
     caught = (result.negatives_nil or {}).get(result.strategy, 0.0)
-    click.echo(f"nil: threshold {result.threshold:.3f} and a term model (at most {100 * DEFAULT_MAX_LOSS:g} % of "
-               f"training mentions lost; {caught:.0%} of medlink's non-medical negatives are nil); --nil-threshold 0 "
-               "turns both off")  # fmt: skip
+    click.echo(
+        f"nil: threshold {result.threshold:.3f} and a term model (at most {100 * DEFAULT_MAX_LOSS:g} % of "
+        f"training mentions lost; {caught:.0%} of medlink's non-medical negatives are nil); --nil-threshold 0 "
+        "turns both off"
+    )
 
 
 @index.command()
@@ -201,16 +280,19 @@ def add(index_dir: Path, synonyms_path: Path, namespace: str | None) -> None:
     existing = VectorIndex.load(index_dir)
     terminology = terminology_of(existing)
     encoder = encoder_of(existing)
-    pairs = [(name.text, [concept.id])
-             for concept in read_source(synonyms_path, "tsv", ReadReport(strict=True), namespace=namespace)
-             for name in concept.names]  # fmt: skip
+    pairs = [
+        (name.text, [concept.id])
+        for concept in read_source(synonyms_path, "tsv", ReadReport(strict=True), namespace=namespace)
+        for name in concept.names
+    ]
     entries = mention_entries(pairs, terminology, source=ONTOLOGY)
     unknown = len({ids[0] for _, ids in pairs} - {c for e in entries for c in e.concepts})
     counts = add_entries(index_dir, entries, encoder)
     click.echo(f"{counts['encoded']:,} new names encoded, {counts['merged']:,} existing names gained a concept")
     if unknown:
-        click.echo(f"{unknown:,} concept ids in {synonyms_path} are not in the terminology; their names were skipped",
-                   err=True)  # fmt: skip
+        click.echo(
+            f"{unknown:,} concept ids in {synonyms_path} are not in the terminology; their names were skipped", err=True
+        )
 
 
 @index.command()

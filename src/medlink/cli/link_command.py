@@ -35,12 +35,19 @@ from medlink.cli.paths import PathOption
     default=None,
     help="Output format on standard output or when --output has no telling extension.",
 )
-@click.option("--resume", is_flag=True,
-              help="Continue an interrupted --input/--output run: keep the results it wrote, link the rest.")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue an interrupted --input/--output run: keep the results it wrote, link the rest.",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bar on standard error (default: if a terminal).")
-@click.option("--entity-type", default=None, metavar="TYPE",
-              help="What the mentions are (Disease, Chemical, Drug, Anatomy, …): link only to concepts of that MeSH "
-                   "branch (Disease: C and F03). --branches says it exactly.")  # fmt: skip
+@click.option(
+    "--entity-type",
+    default=None,
+    metavar="TYPE",
+    help="What the mentions are (Disease, Chemical, Drug, Anatomy, …): link only to concepts of that MeSH "
+    "branch (Disease: C and F03). --branches says it exactly.",
+)
 def link(
     texts: tuple[str, ...],
     linker_choice: LinkerChoice,

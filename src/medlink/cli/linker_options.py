@@ -29,62 +29,100 @@ class LinkerChoice:
     """What the shared options say about the linker to build; each field is its option."""
 
     terminology_dir: Path | None = setting(
-        None, "Compiled terminology (default: the embedded MeSH, or the index's own).", flag="--terminology")
+        None, "Compiled terminology (default: the embedded MeSH, or the index's own).", flag="--terminology"
+    )
     index_dir: Path | None = setting(
-        None, "Vector index from `medlink index build` (default: the embedded one, built on first use).",
-        flag="--index")
+        None, "Vector index from `medlink index build` (default: the embedded one, built on first use).", flag="--index"
+    )
     sieves: str | None = setting(None, f"Sieve order, e.g. '{DEFAULT_SIEVES}' (the default) or 'exact,O-T'.")
     exact_only: bool = setting(False, "Exact normalized match only: no encoder, no index.")
     nil_threshold: float | None = setting(
-        None, "Dense decisions scoring below this are nil (default: the index's calibrated one, if any).")
+        None, "Dense decisions scoring below this are nil (default: the index's calibrated one, if any)."
+    )
     several_within: float | None = setting(
-        None, "Claim every concept scoring within this margin of the best (multi-concept mentions).")
+        None, "Claim every concept scoring within this margin of the best (multi-concept mentions)."
+    )
     abbreviations: bool = setting(True, "Expand short forms defined in a mention's document before linking.")
     shorthand: bool = setting(
-        True, "Also search a mention with its clinical shorthand spelled out ('T2DM', 'HTN', 'breast ca'; medlink's "
-        "lexicon) and keep that when it links better.")
+        True,
+        "Also search a mention with its clinical shorthand spelled out ('T2DM', 'HTN', 'breast ca'; medlink's "
+        "lexicon) and keep that when it links better.",
+    )
     shorthand_file: Path | None = setting(
-        None, "Your own shorthand, 'short<TAB>long' per line (resources/clinical-shorthand/shorthand.tsv shows the "
-        "format); joins and overrides medlink's.", path={"exists": True, "dir_okay": False})
+        None,
+        "Your own shorthand, 'short<TAB>long' per line (resources/clinical-shorthand/shorthand.tsv shows the "
+        "format); joins and overrides medlink's.",
+        path={"exists": True, "dir_okay": False},
+    )
     respell: bool = setting(
-        True, "Also search a mention spelled the American way ('oedema' → 'edema', 'sulphate' → 'sulfate'); and, "
+        True,
+        "Also search a mention spelled the American way ('oedema' → 'edema', 'sulphate' → 'sulfate'); and, "
         "when that is a name, a salt as its parent drug ('metformin hydrochloride'), a labelled compound without "
-        "its label ('[3H]-L-arginine'), a possessive eponym as its disease ('Parkinson's').")
+        "its label ('[3H]-L-arginine'), a possessive eponym as its disease ('Parkinson's').",
+    )
     composites: bool = setting(True, "Link composite mentions ('breast and ovarian cancer') part by part.")
     count_head: bool = setting(
-        True, "Let an encoder trained with a concept-count head decide how many concepts a mention claims (no "
-        "effect on encoders without one).")
+        True,
+        "Let an encoder trained with a concept-count head decide how many concepts a mention claims (no "
+        "effect on encoders without one).",
+    )
     number_agreement: bool = setting(
-        True, "A retrieved name stating another number than the mention ('SCA11' for 'SCA1') gives way to a close "
-        "candidate stating the same numbers.")
+        True,
+        "A retrieved name stating another number than the mention ('SCA11' for 'SCA1') gives way to a close "
+        "candidate stating the same numbers.",
+    )
     number_margin: float | None = setting(
-        None, f"How close (in cosine) that candidate must score to the best (default {LinkerConfig.number_margin}).",
-        minimum=0)
+        None,
+        f"How close (in cosine) that candidate must score to the best (default {LinkerConfig.number_margin}).",
+        minimum=0,
+    )
     ranker_dir: Path | None = setting(
-        None, "Link with a set ranker from `medlink train-set-ranker` (mentions naming several concepts, e.g. "
-        "CHIP-CDN); give its --terminology.", flag="--ranker", path={"exists": True, "file_okay": False})
+        None,
+        "Link with a set ranker from `medlink train set-ranker` (mentions naming several concepts, e.g. "
+        "CHIP-CDN); give its --terminology.",
+        flag="--ranker",
+        path={"exists": True, "file_okay": False},
+    )
     reranker_dir: Path | None = setting(
-        None, "Rerank close retrieval decisions with a cross-encoder from `medlink train-candidate-reranker` trained "
-        "for this index.", flag="--reranker", path={"exists": True, "file_okay": False})
-    rerank: bool = setting(True, "Use the linker's reranker (the given --reranker, or the one shipped with the "
-                                 "default).")  # fmt: skip
+        None,
+        "Rerank close retrieval decisions with a cross-encoder from `medlink train candidate-reranker` trained "
+        "for this index.",
+        flag="--reranker",
+        path={"exists": True, "file_okay": False},
+    )
+    rerank: bool = setting(
+        True, "Use the linker's reranker (the given --reranker, or the one shipped with the default)."
+    )
     branches: str | None = setting(
-        None, "Link only to concepts under these tree-number prefixes (MeSH: C diseases, F03 mental disorders, D "
-        "chemicals and drugs); needs a terminology with tree numbers.", metavar="C,F03")
+        None,
+        "Link only to concepts under these tree-number prefixes (MeSH: C diseases, F03 mental disorders, D "
+        "chemicals and drugs); needs a terminology with tree numbers.",
+        metavar="C,F03",
+    )
     form_test: bool = setting(
-        True, "Let the linker's form test (the embedded default's, or an index's calibrated one) make a retrieved "
+        True,
+        "Let the linker's form test (the embedded default's, or an index's calibrated one) make a retrieved "
         "look-alike nil: the mention has a word no name of the terminology has that the found name does not account "
-        "for, or a drug-name stem that differs ('quextatinib' → Lapatinib).")
+        "for, or a drug-name stem that differs ('quextatinib' → Lapatinib).",
+    )
     max_mention_chars: int = setting(
-        LinkerConfig.max_mention_chars, "A longer mention is nil, with the reason, before any work is spent on it "
-        "(0: no limit).", minimum=0)
+        LinkerConfig.max_mention_chars,
+        "A longer mention is nil, with the reason, before any work is spent on it (0: no limit).",
+        minimum=0,
+    )
     embedded: str = setting(
-        "mesh", "Which embedded default links when no --index or --terminology is given: all of MeSH (descriptors, "
+        "mesh",
+        "Which embedded default links when no --index or --terminology is given: all of MeSH (descriptors, "
         "and supplementary records of drugs, chemicals and rare diseases by exact match; a descriptor first where "
-        "both share a name) or the descriptors alone.", choices=("mesh", "descriptors"))
+        "both share a name) or the descriptors alone.",
+        choices=("mesh", "descriptors"),
+    )
     ef_search: int | None = setting(
-        None, "HNSW search beam: higher finds the true nearest names more often, lower is faster (default: what "
-        "the index was built with; no effect on exact indexes).", minimum=1)
+        None,
+        "HNSW search beam: higher finds the true nearest names more often, lower is faster (default: what "
+        "the index was built with; no effect on exact indexes).",
+        minimum=1,
+    )
 
 
 def linker_options(function: Callable) -> Callable:
@@ -92,8 +130,9 @@ def linker_options(function: Callable) -> Callable:
     return with_settings(LinkerChoice, "linker_choice")(function)
 
 
-def make_linker(choice: LinkerChoice, progress: bool = True, training: Corpus | None = None,
-                branches: tuple[str, ...] = ()) -> Linker:  # fmt: skip
+def make_linker(
+    choice: LinkerChoice, progress: bool = True, training: Corpus | None = None, branches: tuple[str, ...] = ()
+) -> Linker:
     """The linker the options describe; explicit settings override what an index was calibrated with.
     ``branches`` apply when ``--branches`` is not given (``medlink link --entity-type``).
 
@@ -109,8 +148,9 @@ def make_linker(choice: LinkerChoice, progress: bool = True, training: Corpus | 
     return linker.with_config(config_from_choice(choice, linker.config, branches))
 
 
-def config_from_choice(choice: LinkerChoice, config: LinkerConfig | None = None,
-                       branches: tuple[str, ...] = ()) -> LinkerConfig:  # fmt: skip
+def config_from_choice(
+    choice: LinkerChoice, config: LinkerConfig | None = None, branches: tuple[str, ...] = ()
+) -> LinkerConfig:
     """``config`` (default: the default settings) with what the options say; options left alone keep it."""
     config = config or LinkerConfig()
     return replace(
@@ -143,18 +183,35 @@ def _base_linker(choice: LinkerChoice, progress: bool, training: Corpus | None) 
     from medlink.linking.recipe import LinkerRecipe
 
     try:  # the recipe checks that the options go together
-        recipe = LinkerRecipe(choice.index_dir, choice.terminology_dir, choice.exact_only, choice.sieves,
-                              choice.ef_search, choice.ranker_dir, choice.reranker_dir, choice.embedded)  # fmt: skip
+        recipe = LinkerRecipe(
+            choice.index_dir,
+            choice.terminology_dir,
+            choice.exact_only,
+            choice.sieves,
+            choice.ef_search,
+            choice.ranker_dir,
+            choice.reranker_dir,
+            choice.embedded,
+        )
     except MedlinkError as error:
         raise click.UsageError(str(error)) from None
     if training is None or not training.labelled_pairs():
         return Linker.from_recipe(recipe, progress=progress)
     if choice.exact_only:
         return _exact_linker(choice, training)
-    folder = with_training_mentions(choice.index_dir or recipe.default_index(progress), training.labelled_pairs(),
-                                    choice.terminology_dir, training.several_pairs())  # fmt: skip
-    return open_index_linker(folder, choice.terminology_dir, choice.sieves or DEFAULT_SIEVES,
-                             ef_search=choice.ef_search, reranker_dir=choice.reranker_dir)  # fmt: skip
+    folder = with_training_mentions(
+        choice.index_dir or recipe.default_index(progress),
+        training.labelled_pairs(),
+        choice.terminology_dir,
+        training.several_pairs(),
+    )
+    return open_index_linker(
+        folder,
+        choice.terminology_dir,
+        choice.sieves or DEFAULT_SIEVES,
+        ef_search=choice.ef_search,
+        reranker_dir=choice.reranker_dir,
+    )
 
 
 def _exact_linker(choice: LinkerChoice, training: Corpus) -> Linker:

@@ -15,15 +15,19 @@ from medlink.evaluation.mcsm import MCSM_NEIGHBOURS
 @click.command()
 @terminology_option("Compiled terminology with semantic types (default: the embedded MeSH descriptors).")
 @click.option(
-    "--encoder", "encoder_name", default=DEFAULT_MODEL, show_default=True,
-    help="medlink, medlink-fast, minilm, a folder."
+    "--encoder",
+    "encoder_name",
+    default=DEFAULT_MODEL,
+    show_default=True,
+    help="medlink, medlink-fast, minilm, a folder.",
 )
 @click.option("--backend", type=click.Choice(BACKENDS), default=BACKENDS[0], show_default=True)
 @click.option("-k", "k", type=int, default=MCSM_NEIGHBOURS, show_default=True, help="Neighbourhood size.")
 @click.option("--sample", type=int, default=None, help="Score a fixed random sample of this many typed concepts.")
 @click.option("--json", "as_json", is_flag=True)
-def mcsm(terminology_dir: Path | None, encoder_name: str, backend: str, k: int, sample: int | None,
-         as_json: bool) -> None:  # fmt: skip
+def mcsm(
+    terminology_dir: Path | None, encoder_name: str, backend: str, k: int, sample: int | None, as_json: bool
+) -> None:
     """MCSM per semantic type (types with at least 50 concepts)."""
     from medlink.encoders import load_encoder
     from medlink.evaluation.mcsm import ideal_mcsm

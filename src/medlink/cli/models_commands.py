@@ -45,10 +45,18 @@ def list_models(output_format: str) -> None:
         return
     headers = ("name", "installed", "version", "size", "distribution", "install", "licence", "purpose")
     table = [headers] + [
-        (row["name"], "yes" if row["installed"] else "no", row["version"] or "-", _size(row["bytes"]),
-         row["distribution"], row["install"], row["licence"], row["purpose"])
+        (
+            row["name"],
+            "yes" if row["installed"] else "no",
+            row["version"] or "-",
+            _size(row["bytes"]),
+            row["distribution"],
+            row["install"],
+            row["licence"],
+            row["purpose"],
+        )
         for row in rows
-    ]  # fmt: skip
+    ]
     widths = [max(len(line[column]) for line in table) for column in range(len(headers) - 1)]
     for line in table:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)) + "  " + line[-1])
@@ -75,10 +83,17 @@ def verify(names: tuple[str, ...]) -> None:
 def _row(entry: ModelEntry) -> dict:
     files = list(model_files(entry))
     location = model_location(entry)
-    return {"name": entry.name, "purpose": entry.purpose, "distribution": entry.distribution,
-            "version": distribution_version(entry.distribution), "installed": bool(files),
-            "bytes": sum(path.stat().st_size for path in files), "licence": entry.licence, "install": entry.install,
-            "location": str(location) if location is not None else None}  # fmt: skip
+    return {
+        "name": entry.name,
+        "purpose": entry.purpose,
+        "distribution": entry.distribution,
+        "version": distribution_version(entry.distribution),
+        "installed": bool(files),
+        "bytes": sum(path.stat().st_size for path in files),
+        "licence": entry.licence,
+        "install": entry.install,
+        "location": str(location) if location is not None else None,
+    }
 
 
 def _size(count: int) -> str:

@@ -20,5 +20,6 @@ class PathOption(click.Path):
 
 def terminology_option(help: str) -> Callable[[Callable], Callable]:
     """``--terminology``: an existing compiled terminology folder, handed to the command as ``terminology_dir``."""
-    return click.option("--terminology", "terminology_dir", type=PathOption(path_type=Path, exists=True,
-                                                                            file_okay=False), help=help)  # fmt: skip
+    return click.option(
+        "--terminology", "terminology_dir", type=PathOption(path_type=Path, exists=True, file_okay=False), help=help
+    )

@@ -15,20 +15,43 @@ from medlink.serve.settings import ServiceSettings
 
 @click.command()
 @linker_options
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to bind; the default serves this machine only (use 0.0.0.0 behind a proxy, with "
-                   "MEDLINK_API_KEY set).")  # fmt: skip
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind; the default serves this machine only (use 0.0.0.0 behind a proxy, with "
+    "MEDLINK_API_KEY set).",
+)
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 @dataclass_options(ServiceSettings)
-@click.option("--batch-wait-ms", type=click.FloatRange(min=0), default=ServiceSettings.batch_wait_seconds * 1000,
-              show_default=True,
-              help="How long to gather concurrent requests into one encoder batch.")  # fmt: skip
-@click.option("--trials-index", type=PathOption(path_type=Path, file_okay=False), default=None,
-              help="A trial index (`medlink trials index`) to serve POST /v1/trials/match from.")  # fmt: skip
-@click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
-              show_default=True)  # fmt: skip
-def serve(linker_choice: LinkerChoice, host: str, port: int, batch_wait_ms: float, trials_index: Path | None,
-          log_level: str, **limits: Any) -> None:  # fmt: skip
+@click.option(
+    "--batch-wait-ms",
+    type=click.FloatRange(min=0),
+    default=ServiceSettings.batch_wait_seconds * 1000,
+    show_default=True,
+    help="How long to gather concurrent requests into one encoder batch.",
+)
+@click.option(
+    "--trials-index",
+    type=PathOption(path_type=Path, file_okay=False),
+    default=None,
+    help="A trial index (`medlink trials index`) to serve POST /v1/trials/match from.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    default="info",
+    show_default=True,
+)
+def serve(
+    linker_choice: LinkerChoice,
+    host: str,
+    port: int,
+    batch_wait_ms: float,
+    trials_index: Path | None,
+    log_level: str,
+    **limits: Any,
+) -> None:
     """Serve a linker over HTTP: POST /v1/link, GET /v1/concepts/{id}, POST /v1/trials/normalize, POST
     /v1/trials/match (with --trials-index), GET /health, GET /metrics; OpenAPI pages at /docs.
 
@@ -47,8 +70,9 @@ def serve(linker_choice: LinkerChoice, host: str, port: int, batch_wait_ms: floa
         from medlink.serve.app import create_app
         from medlink.trials.normalization.normalizer_spec import drug_recipe_for
     except ImportError as error:
-        raise click.ClickException(f"the service needs its extras ({error.name} is missing): "
-                                   "pip install 'medlink[serve]'") from None  # fmt: skip
+        raise click.ClickException(
+            f"the service needs its extras ({error.name} is missing): pip install 'medlink[serve]'"
+        ) from None
     try:
         settings = ServiceSettings.from_environment(batch_wait_seconds=batch_wait_ms / 1000, **limits)
     except ValueError as error:
@@ -61,5 +85,6 @@ def serve(linker_choice: LinkerChoice, host: str, port: int, batch_wait_ms: floa
         from medlink.trials.matching.matcher_spec import MatcherSpec
 
         matcher = MatcherSpec(trials_index).build()
-    uvicorn.run(create_app(linker, settings, matcher), host=host, port=port, log_level=log_level,
-                timeout_graceful_shutdown=30)  # fmt: skip
+    uvicorn.run(
+        create_app(linker, settings, matcher), host=host, port=port, log_level=log_level, timeout_graceful_shutdown=30
+    )

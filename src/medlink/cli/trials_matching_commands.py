@@ -47,8 +47,11 @@ def matcher_options(function: Callable) -> Callable:
         spec = settings_from(MatcherSpec, values, index_dir=values.pop("index_dir", None), weights=weights)
         return function(spec=spec, **values)
 
-    weights = click.option("--weights", default="", help="Fusion weights to change, e.g. 'bm25=0.3,rerank=2' (see "
-                                                         "medlink.trials.matching.scoring.FusionWeights).")  # fmt: skip
+    weights = click.option(
+        "--weights",
+        default="",
+        help="Fusion weights to change, e.g. 'bm25=0.3,rerank=2' (see medlink.trials.matching.scoring.FusionWeights).",
+    )
     return dataclass_options(MatcherSpec)(weights(with_spec))
 
 
@@ -58,8 +61,14 @@ def matcher_options(function: Callable) -> Callable:
 @click.option("--encoders", default=None, help="Trial encoders (default: the shipped ones).")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on standard error (default: if a tty).")
 @normalizer_options
-def index_trials(records: tuple[Path, ...], output_dir: Path, encoders: str | None, progress: bool | None,
-                 strict: bool, spec: NormalizerSpec) -> None:  # fmt: skip
+def index_trials(
+    records: tuple[Path, ...],
+    output_dir: Path,
+    encoders: str | None,
+    progress: bool | None,
+    strict: bool,
+    spec: NormalizerSpec,
+) -> None:
     """Index trial RECORDS for matching: description, inclusion and exclusion vectors (whole and per criterion),
     BM25, the concepts of conditions, interventions and exclusions, age and sex limits."""
     from medlink.linking.mentions.scanner import ConceptScanner
@@ -72,12 +81,21 @@ def index_trials(records: tuple[Path, ...], output_dir: Path, encoders: str | No
     report = ReadReport(strict=strict)
     started = time.perf_counter()
     trial_encoders = load_trial_encoders(encoders)
-    index = index_records(read_trials(records, report), output_dir, trial_encoders, spec.build(show),
-                          ConceptScanner(load_default_terminology()), show)  # fmt: skip
+    index = index_records(
+        read_trials(records, report),
+        output_dir,
+        trial_encoders,
+        spec.build(show),
+        ConceptScanner(load_default_terminology()),
+        show,
+    )
     for line in report.lines():
         click.echo(line, err=True)
-    click.echo(f"{len(index):,} trials indexed into {output_dir} with encoders {trial_encoders.name!r} "
-               f"({time.perf_counter() - started:,.0f} s)", err=True)  # fmt: skip
+    click.echo(
+        f"{len(index):,} trials indexed into {output_dir} with encoders {trial_encoders.name!r} "
+        f"({time.perf_counter() - started:,.0f} s)",
+        err=True,
+    )
 
 
 def _training_options(function: Callable) -> Callable:
@@ -87,7 +105,7 @@ def _training_options(function: Callable) -> Callable:
         click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path, file_okay=False), required=True),
         click.option("--base", default=PACKAGED_MINILM, show_default=True, help="Model to start from."),
         click.option("--strict", is_flag=True, help="Stop at the first malformed record, not skip it."),
-    ]  # fmt: skip
+    ]
     for option in reversed(options):
         function = option(function)
     return function
@@ -105,15 +123,19 @@ def _train(train_function, config, records: tuple[Path, ...], output_dir: Path, 
         result = train_function(resolve_model(base), examples, output_dir, config, progress=sys.stderr.isatty())
     except ValueError as error:
         raise click.ClickException(str(error)) from None
-    click.echo(f"{result.steps} steps ({result.resumed_from} resumed) in {result.seconds:,.0f} s, last loss "
-               f"{result.last_loss:.4f}: {output_dir}", err=True)  # fmt: skip
+    click.echo(
+        f"{result.steps} steps ({result.resumed_from} resumed) in {result.seconds:,.0f} s, last loss "
+        f"{result.last_loss:.4f}: {output_dir}",
+        err=True,
+    )
 
 
 @click.command("train")
 @_training_options
 @with_settings(TrialTrainConfig, "config")
-def train_trials(records: tuple[Path, ...], output_dir: Path, base: str, strict: bool,
-                 config: TrialTrainConfig) -> None:  # fmt: skip
+def train_trials(
+    records: tuple[Path, ...], output_dir: Path, base: str, strict: bool, config: TrialTrainConfig
+) -> None:
     """Train TrialMatcher's patient and trial encoders on RECORDS (inclusion criteria as eligible patients,
     exclusion criteria as ineligible ones; TrialMatcher eq. 1–4, shared/papers/003). Run it again after an
     interruption to resume."""
@@ -125,8 +147,9 @@ def train_trials(records: tuple[Path, ...], output_dir: Path, base: str, strict:
 @click.command("train-eligibility-reranker")
 @_training_options
 @with_settings(EligibilityConfig, "config")
-def train_eligibility_reranker(records: tuple[Path, ...], output_dir: Path, base: str, strict: bool,
-                               config: EligibilityConfig) -> None:  # fmt: skip
+def train_eligibility_reranker(
+    records: tuple[Path, ...], output_dir: Path, base: str, strict: bool, config: EligibilityConfig
+) -> None:
     """Train the eligibility cross-encoder (TrialMatcher's criteria reranker) on RECORDS: is this criteria set
     the trial's inclusion or its exclusion set? Use it with `medlink trials match --rerank OUTPUT`."""
     from medlink.trials.matching.eligibility_reranker import train_eligibility_reranker as run_training
@@ -151,8 +174,10 @@ def match(note: str, top: int, output_format: str, spec: MatcherSpec) -> None:
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     age = "?" if result.note.age is None else f"{result.note.age:g}"
-    click.echo(f"patient: age {age}, sex {result.note.sex or '?'}; diseases named: "
-               f"{', '.join(result.concepts) or 'none found'}")  # fmt: skip
+    click.echo(
+        f"patient: age {age}, sex {result.note.sex or '?'}; diseases named: "
+        f"{', '.join(result.concepts) or 'none found'}"
+    )
     for trial in result.trials:
         click.echo(f"\n{trial.rank:>2}. {trial.nct_id}  {trial.score:+.3f}  {trial.title}")
         verdicts = {"age": (trial.age_ok, result.note.age), "sex": (trial.sex_ok, result.note.sex)}
@@ -179,15 +204,31 @@ def _echo_criteria(verdicts) -> None:
 
 def _collection_options(function):
     options = [
-        click.option("--birco", type=PathOption(path_type=Path, dir_okay=False), default=None,
-                     help="A BIRCO collection (JSON with query, corpus, qrel), e.g. the SIGIR 2016 test_shared.json."),
-        click.option("--trec", type=PathOption(path_type=Path, file_okay=False), default=None,
-                     help="A TREC CT folder (queries.jsonl, qrels/test.tsv); needs --index of the trials at hand."),
-        click.option("--index", "index_dir", type=PathOption(path_type=Path, file_okay=False), default=None,
-                     help="Trial index (default for --birco: the collection's own trial texts)."),
-        click.option("--full", is_flag=True,
-                     help="Search the whole index (top 100) instead of ranking each patient's judged pool."),
-    ]  # fmt: skip
+        click.option(
+            "--birco",
+            type=PathOption(path_type=Path, dir_okay=False),
+            default=None,
+            help="A BIRCO collection (JSON with query, corpus, qrel), e.g. the SIGIR 2016 test_shared.json.",
+        ),
+        click.option(
+            "--trec",
+            type=PathOption(path_type=Path, file_okay=False),
+            default=None,
+            help="A TREC CT folder (queries.jsonl, qrels/test.tsv); needs --index of the trials at hand.",
+        ),
+        click.option(
+            "--index",
+            "index_dir",
+            type=PathOption(path_type=Path, file_okay=False),
+            default=None,
+            help="Trial index (default for --birco: the collection's own trial texts).",
+        ),
+        click.option(
+            "--full",
+            is_flag=True,
+            help="Search the whole index (top 100) instead of ranking each patient's judged pool.",
+        ),
+    ]
     for option in reversed(options):
         function = option(function)
     return function
@@ -221,8 +262,13 @@ def _verdict(ok: bool | None, stated: object) -> str:
 
 @click.command("rank")
 @_collection_options
-@click.option("--run", "run_path", type=PathOption(path_type=Path, dir_okay=False), required=True,
-              help="Where to write the TREC run file.")  # fmt: skip
+@click.option(
+    "--run",
+    "run_path",
+    type=PathOption(path_type=Path, dir_okay=False),
+    required=True,
+    help="Where to write the TREC run file.",
+)
 @matcher_options
 def rank(birco: Path | None, trec: Path | None, full: bool, run_path: Path, spec: MatcherSpec) -> None:
     """Rank each patient's trials of a test collection and write a standard TREC run file."""
@@ -235,15 +281,32 @@ def rank(birco: Path | None, trec: Path | None, full: bool, run_path: Path, spec
 
 @click.command("eval")
 @_collection_options
-@click.option("--run", "run_path", type=PathOption(path_type=Path, dir_okay=False), default=None,
-              help="Also write the system's TREC run file here.")  # fmt: skip
-@click.option("--peers", "peers_path", type=PathOption(path_type=Path, dir_okay=False), default=None,
-              help="Other systems' rankings of the same collection (JSON: {\"systems\": {name: {patient: [trials]}}}), "
-                   "scored beside medlink with the same judgements.")  # fmt: skip
+@click.option(
+    "--run",
+    "run_path",
+    type=PathOption(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write the system's TREC run file here.",
+)
+@click.option(
+    "--peers",
+    "peers_path",
+    type=PathOption(path_type=Path, dir_okay=False),
+    default=None,
+    help='Other systems\' rankings of the same collection (JSON: {"systems": {name: {patient: [trials]}}}), '
+    "scored beside medlink with the same judgements.",
+)
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @matcher_options
-def eval_trials(birco: Path | None, trec: Path | None, full: bool, run_path: Path | None, peers_path: Path | None,
-                output_format: str, spec: MatcherSpec) -> None:  # fmt: skip
+def eval_trials(
+    birco: Path | None,
+    trec: Path | None,
+    full: bool,
+    run_path: Path | None,
+    peers_path: Path | None,
+    output_format: str,
+    spec: MatcherSpec,
+) -> None:
     """NDCG@10, P@10, MRR, R-precision and Recall@100 of the matcher on a test collection, with BM25 from the same
     index beside it (ir_measures). On TREC CT only the judged trials present in the index count. With --peers,
     every peer's ranking too, and a paired randomization test of medlink against the best peer by NDCG@10."""
@@ -258,18 +321,26 @@ def eval_trials(birco: Path | None, trec: Path | None, full: bool, run_path: Pat
         from medlink.trials.matching.peer_rankings import read_peer_rankings
 
         peers = read_peer_rankings(peers_path, judged.qrels, judged.name)
-    table = {"system": evaluate(runs.system, judged.qrels), "bm25": evaluate(runs.bm25, judged.qrels),
-             **{name: evaluate(run, judged.qrels) for name, run in peers.items()}}  # fmt: skip
-    report: dict = {"collection": judged.name, "protocol": "full" if full else "judged pool",
-                    "patients": len(judged.qrels), "judgements": sum(len(v) for v in judged.qrels.values()),
-                    **table}  # fmt: skip
+    table = {
+        "system": evaluate(runs.system, judged.qrels),
+        "bm25": evaluate(runs.bm25, judged.qrels),
+        **{name: evaluate(run, judged.qrels) for name, run in peers.items()},
+    }
+    report: dict = {
+        "collection": judged.name,
+        "protocol": "full" if full else "judged pool",
+        "patients": len(judged.qrels),
+        "judgements": sum(len(v) for v in judged.qrels.values()),
+        **table,
+    }
     if peers:
         report["against_best_peer"] = _against_best_peer(runs.system, peers, judged.qrels, table)
     if output_format == "json":
         click.echo(json.dumps(report, indent=2))
         return
-    click.echo(f"{judged.name}: {report['patients']} patients, {report['judgements']:,} judgements, "
-               f"{report['protocol']}")  # fmt: skip
+    click.echo(
+        f"{judged.name}: {report['patients']} patients, {report['judgements']:,} judgements, {report['protocol']}"
+    )
     width = max(8, *(len(name) + 2 for name in table))
     click.echo(f"{'':{width}}" + "".join(f"{name:>16}" for name in table["system"]))
     ordered = ["system", "bm25", *sorted(peers, key=lambda name: -table[name]["ndcg@10"])]
@@ -277,8 +348,10 @@ def eval_trials(birco: Path | None, trec: Path | None, full: bool, run_path: Pat
         click.echo(f"{system:{width}}" + "".join(f"{value:>16.4f}" for value in table[system].values()))
     if peers:
         test = report["against_best_peer"]
-        click.echo(f"medlink against the best peer by NDCG@10 ({test['peer']}): {test['difference']:+.4f}, paired "
-                   f"randomization p = {test['p_value']:.3g} over {test['patients']} patients")  # fmt: skip
+        click.echo(
+            f"medlink against the best peer by NDCG@10 ({test['peer']}): {test['difference']:+.4f}, paired "
+            f"randomization p = {test['p_value']:.3g} over {test['patients']} patients"
+        )
 
 
 def _against_best_peer(system: dict, peers: dict, qrels: dict, table: dict) -> dict:
@@ -289,34 +362,89 @@ def _against_best_peer(system: dict, peers: dict, qrels: dict, table: dict) -> d
     ours, theirs = per_patient(system, qrels), per_patient(peers[best], qrels)
     patients = sorted(qrels)
     test = paired_randomization([ours[p] for p in patients], [theirs[p] for p in patients])
-    return {"peer": best, "measure": "ndcg@10", "difference": round(test.difference, 4),
-            "p_value": test.p_value, "patients": test.queries, "samples": test.samples}  # fmt: skip
+    return {
+        "peer": best,
+        "measure": "ndcg@10",
+        "difference": round(test.difference, 4),
+        "p_value": test.p_value,
+        "patients": test.queries,
+        "samples": test.samples,
+    }
 
 
 @click.command("select")
-@click.option("--birco", "bircos", multiple=True, type=PathOption(path_type=Path, dir_okay=False),
-              help="A BIRCO collection (repeatable), ranked with its own trial texts.")
-@click.option("--trec", "trecs", multiple=True, type=PathOption(path_type=Path, file_okay=False),
-              help="A TREC CT folder (repeatable), ranked within --index.")
-@click.option("--index", "index_dir", type=PathOption(path_type=Path, file_okay=False), default=None,
-              help="The trial index the TREC CT collections are ranked in.")
+@click.option(
+    "--birco",
+    "bircos",
+    multiple=True,
+    type=PathOption(path_type=Path, dir_okay=False),
+    help="A BIRCO collection (repeatable), ranked with its own trial texts.",
+)
+@click.option(
+    "--trec",
+    "trecs",
+    multiple=True,
+    type=PathOption(path_type=Path, file_okay=False),
+    help="A TREC CT folder (repeatable), ranked within --index.",
+)
+@click.option(
+    "--index",
+    "index_dir",
+    type=PathOption(path_type=Path, file_okay=False),
+    default=None,
+    help="The trial index the TREC CT collections are ranked in.",
+)
 @click.option("--encoders", default=None, help="Trial encoders (default: the index's own, else the shipped ones).")
-@click.option("--rerank", "reranker", default="msmarco", show_default=True,
-              help="The cross-encoder the settings may use: 'msmarco' or an ONNX cross-encoder folder.")
+@click.option(
+    "--rerank",
+    "reranker",
+    default="msmarco",
+    show_default=True,
+    help="The cross-encoder the settings may use: 'msmarco' or an ONNX cross-encoder folder.",
+)
 @click.option("--rerank-tokens", type=click.IntRange(min=16), default=256, show_default=True)
-@click.option("--readings", default="whole,findings,windows", show_default=True,
-              help="The note readings to compare (see medlink.trials.matching.note_readings).")
-@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
-              help="Topic folds of the by-topic cross-validation.")
-@click.option("--objective", type=click.Choice(["worst", "mean"]), default="worst", show_default=True,
-              help="worst: the largest smallest change from today's default over the collections; mean: the best "
-                   "mean NDCG@10 over collections.")  # fmt: skip
-@click.option("--cache", "cache_dir", type=PathOption(path_type=Path, file_okay=False), default=None,
-              help="Keep each collection's gathered evidence here and reuse it when nothing it depends on changed.")
+@click.option(
+    "--readings",
+    default="whole,findings,windows",
+    show_default=True,
+    help="The note readings to compare (see medlink.trials.matching.note_readings).",
+)
+@click.option(
+    "--folds",
+    type=click.IntRange(min=2),
+    default=5,
+    show_default=True,
+    help="Topic folds of the by-topic cross-validation.",
+)
+@click.option(
+    "--objective",
+    type=click.Choice(["worst", "mean"]),
+    default="worst",
+    show_default=True,
+    help="worst: the largest smallest change from today's default over the collections; mean: the best "
+    "mean NDCG@10 over collections.",
+)
+@click.option(
+    "--cache",
+    "cache_dir",
+    type=PathOption(path_type=Path, file_okay=False),
+    default=None,
+    help="Keep each collection's gathered evidence here and reuse it when nothing it depends on changed.",
+)
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def select(bircos: tuple[Path, ...], trecs: tuple[Path, ...], index_dir: Path | None, encoders: str | None,
-           reranker: str, rerank_tokens: int, readings: str, folds: int, objective: str, cache_dir: Path | None,
-           output_format: str) -> None:  # fmt: skip
+def select(
+    bircos: tuple[Path, ...],
+    trecs: tuple[Path, ...],
+    index_dir: Path | None,
+    encoders: str | None,
+    reranker: str,
+    rerank_tokens: int,
+    readings: str,
+    folds: int,
+    objective: str,
+    cache_dir: Path | None,
+    output_format: str,
+) -> None:
     """Choose the ranking setting (fusion; reranker on or off, how it reads the note, how many trials, its weight)
     by cross-validation over every collection given, folded by collection and by topic; print each collection's
     held-out NDCG@10 beside today's default, and the options of the setting chosen on all of them."""
@@ -338,26 +466,38 @@ def select(bircos: tuple[Path, ...], trecs: tuple[Path, ...], index_dir: Path | 
         raise click.UsageError(f"two collections share a name ({', '.join(names)}): rename one of the files")
     evidence = []
     for collection in collections:
-        spec = MatcherSpec(index_dir=None if collection.trial_texts else index_dir, encoders=encoders,
-                           reranker=reranker, rerank_tokens=rerank_tokens)  # fmt: skip
+        spec = MatcherSpec(
+            index_dir=None if collection.trial_texts else index_dir,
+            encoders=encoders,
+            reranker=reranker,
+            rerank_tokens=rerank_tokens,
+        )
         evidence += _pool_evidence(spec, collection, chosen_readings, cache_dir)
     if not evidence:
         raise click.ClickException("no judged trial of these collections is in the index: nothing to select on")
     grid = settings_grid([r.mode for r in chosen_readings])
     selection = select_setting(evidence, grid, folds=folds, objective=objective)
-    report = {"chosen": selection.chosen.label, "options": selection.chosen.options(reranker),
-              "today": selection.today.label, "folds": folds, "objective": objective,
-              "held_out": [vars(h) for h in selection.held_out],
-              "leaderboard": [{"setting": s, "ndcg@10": m, "per_collection": c}
-                              for s, m, c in selection.leaderboard]}  # fmt: skip
+    report = {
+        "chosen": selection.chosen.label,
+        "options": selection.chosen.options(reranker),
+        "today": selection.today.label,
+        "folds": folds,
+        "objective": objective,
+        "held_out": [vars(h) for h in selection.held_out],
+        "leaderboard": [{"setting": s, "ndcg@10": m, "per_collection": c} for s, m, c in selection.leaderboard],
+    }
     if output_format == "json":
         click.echo(json.dumps(report, indent=2))
         return
-    click.echo(f"NDCG@10 per collection (patients): today's default ({selection.today.label}); held out by "
-               f"collection; held out by topic ({folds} folds); the chosen setting on all")  # fmt: skip
+    click.echo(
+        f"NDCG@10 per collection (patients): today's default ({selection.today.label}); held out by "
+        f"collection; held out by topic ({folds} folds); the chosen setting on all"
+    )
     for h in selection.held_out:
-        click.echo(f"  {h.collection:<16} ({h.patients:>3})  today {h.today:.4f}  by collection {h.by_collection:.4f}"
-                   f"  by topic {h.by_topic:.4f}  chosen {h.chosen:.4f}   [{h.by_collection_setting}]")
+        click.echo(
+            f"  {h.collection:<16} ({h.patients:>3})  today {h.today:.4f}  by collection {h.by_collection:.4f}"
+            f"  by topic {h.by_topic:.4f}  chosen {h.chosen:.4f}   [{h.by_collection_setting}]"
+        )
     click.echo(f"chosen by the {objective} objective; best settings by NDCG@10 averaged over collections:")
     for label, macro, _ in selection.leaderboard[:8]:
         click.echo(f"  {macro:.4f}  {label}")
@@ -382,8 +522,11 @@ def _pool_evidence(spec: MatcherSpec, collection, readings, cache_dir: Path | No
         return saved
     started = time.perf_counter()
     evidence = gather_pool_evidence(matcher, collection, readings, progress)
-    click.echo(f"{collection.name}: evidence on {sum(len(e.trials) for e in evidence):,} judged trials of "
-               f"{len(evidence)} patients gathered in {time.perf_counter() - started:,.0f} s", err=True)
+    click.echo(
+        f"{collection.name}: evidence on {sum(len(e.trials) for e in evidence):,} judged trials of "
+        f"{len(evidence)} patients gathered in {time.perf_counter() - started:,.0f} s",
+        err=True,
+    )
     if path:
         save_pool_evidence(evidence, key, path)
     return evidence

@@ -29,15 +29,22 @@ class NormalizerSources:
     """Which index or terminology links each field; each field is its option."""
 
     conditions_index: Path | None = setting(
-        None, "Index for conditions and non-drug interventions (default: the embedded MeSH one).", path=_FOLDER)
+        None, "Index for conditions and non-drug interventions (default: the embedded MeSH one).", path=_FOLDER
+    )
     conditions_terminology: Path | None = setting(
-        None, "Compiled terminology for conditions (alone: exact match only; with an index: its terminology).",
-        path=_FOLDER)
+        None,
+        "Compiled terminology for conditions (alone: exact match only; with an index: its terminology).",
+        path=_FOLDER,
+    )
     interventions_index: Path | None = setting(
-        None, "Index for drug-like interventions, e.g. DrugBank (default: the embedded MeSH descriptors + "
-        "supplementary records, the latter by exact match; compiled on first use).", path=_FOLDER)
+        None,
+        "Index for drug-like interventions, e.g. DrugBank (default: the embedded MeSH descriptors + "
+        "supplementary records, the latter by exact match; compiled on first use).",
+        path=_FOLDER,
+    )
     interventions_terminology: Path | None = setting(
-        None, "Compiled terminology for drug-like interventions (alone: exact match only).", path=_FOLDER)
+        None, "Compiled terminology for drug-like interventions (alone: exact match only).", path=_FOLDER
+    )
     exact_only: bool = setting(False, "Exact normalized match only: no encoder, no index.")
 
     def recipe(self, index: Path | None, terminology: Path | None, embedded: str = DESCRIPTORS) -> LinkerRecipe:
@@ -65,8 +72,13 @@ def normalizer_options(function: Callable) -> Callable:
     def with_spec(**values: Any) -> Any:
         sources = settings_from(NormalizerSources, values)
         thresholds = settings_from(NilThresholds, values)
-        spec = settings_from(NormalizerSpec, values, conditions=sources.conditions,
-                             interventions=sources.interventions, thresholds=thresholds)  # fmt: skip
+        spec = settings_from(
+            NormalizerSpec,
+            values,
+            conditions=sources.conditions,
+            interventions=sources.interventions,
+            thresholds=thresholds,
+        )
         return function(spec=spec, **values)
 
     decorated = dataclass_options(NormalizerSpec)(with_spec)
@@ -83,14 +95,31 @@ def register(trials: click.Group) -> None:
 
 @click.command()
 @click.argument("records", nargs=-1, required=True, type=PathOption(path_type=Path))
-@click.option("-o", "--output", "output_path", type=PathOption(path_type=Path, dir_okay=False), required=True,
-              help="OUT.jsonl or OUT.parquet; a killed run resumes when run again.")  # fmt: skip
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Processes linking batches in parallel, each with its own linker.")  # fmt: skip
+@click.option(
+    "-o",
+    "--output",
+    "output_path",
+    type=PathOption(path_type=Path, dir_okay=False),
+    required=True,
+    help="OUT.jsonl or OUT.parquet; a killed run resumes when run again.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Processes linking batches in parallel, each with its own linker.",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bar on standard error (default: if a terminal).")
 @normalizer_options
-def normalize(records: tuple[Path, ...], output_path: Path, workers: int, progress: bool | None, strict: bool,
-              spec: NormalizerSpec) -> None:  # fmt: skip
+def normalize(
+    records: tuple[Path, ...],
+    output_path: Path,
+    workers: int,
+    progress: bool | None,
+    strict: bool,
+    spec: NormalizerSpec,
+) -> None:
     """Link the conditions and interventions of trial RECORDS (XML or API v2 JSON files, folders, .zip, .tar.gz).
 
     One row per record: {"nct_id", "conditions": [{"text", "concepts", "names", "score", "stage"}],
@@ -107,23 +136,45 @@ def normalize(records: tuple[Path, ...], output_path: Path, workers: int, progre
         click.echo(line, err=True)
     linked = summary.seconds and summary.written
     rate = f"{summary.written / summary.seconds:,.0f} records/s once the linkers were ready" if linked else "none new"
-    click.echo(f"{summary.written:,} records normalized into {output_path} ({rate}); "
-               f"{summary.skipped_done:,} already done, skipped", err=True)  # fmt: skip
+    click.echo(
+        f"{summary.written:,} records normalized into {output_path} ({rate}); "
+        f"{summary.skipped_done:,} already done, skipped",
+        err=True,
+    )
 
 
 @click.command("eval-normalization")
 @click.argument("records", nargs=-1, required=True, type=PathOption(path_type=Path))
-@click.option("--split", type=click.Choice(["train", "test", "all"]), default="all", show_default=True,
-              help="Records by NCT-id hash: tune on train, report test.")  # fmt: skip
-@click.option("--mesh", "mesh_dir", type=PathOption(path_type=Path, file_okay=False),
-              help="MeSH terminology that resolves browse terms (default: the interventions terminology, else the "
-                   "embedded descriptors; supplementary records resolve only when it holds them).")  # fmt: skip
-@click.option("--calibrate", is_flag=True,
-              help="Also choose each field's nil threshold with DILBERT's strategies on these records.")  # fmt: skip
+@click.option(
+    "--split",
+    type=click.Choice(["train", "test", "all"]),
+    default="all",
+    show_default=True,
+    help="Records by NCT-id hash: tune on train, report test.",
+)
+@click.option(
+    "--mesh",
+    "mesh_dir",
+    type=PathOption(path_type=Path, file_okay=False),
+    help="MeSH terminology that resolves browse terms (default: the interventions terminology, else the "
+    "embedded descriptors; supplementary records resolve only when it holds them).",
+)
+@click.option(
+    "--calibrate",
+    is_flag=True,
+    help="Also choose each field's nil threshold with DILBERT's strategies on these records.",
+)
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @normalizer_options
-def eval_normalization(records: tuple[Path, ...], split: str, mesh_dir: Path | None, calibrate: bool,
-                       output_format: str, strict: bool, spec: NormalizerSpec) -> None:  # fmt: skip
+def eval_normalization(
+    records: tuple[Path, ...],
+    split: str,
+    mesh_dir: Path | None,
+    calibrate: bool,
+    output_format: str,
+    strict: bool,
+    spec: NormalizerSpec,
+) -> None:
     """Score normalization against NLM's condition and intervention browse terms (micro P / R / F1)."""
     from dataclasses import replace
 
@@ -154,10 +205,15 @@ def eval_normalization(records: tuple[Path, ...], split: str, mesh_dir: Path | N
         click.echo(json.dumps(output, indent=2))
         return
     click.echo(f"{evaluation.records:,} records ({split}), thresholds {vars(normalizer.thresholds)}")
-    for name, tally in (("conditions", evaluation.conditions), ("interventions", evaluation.interventions),
-                        ("  in D scope", evaluation.interventions_in_scope)):
-        click.echo(f"{name:14} P {tally.precision:.4f}  R {tally.recall:.4f}  F1 {tally.f1:.4f}  "
-                   f"({tally.correct:,}/{tally.predicted:,} predicted, {tally.found:,}/{tally.gold:,} browse terms)")
+    for name, tally in (
+        ("conditions", evaluation.conditions),
+        ("interventions", evaluation.interventions),
+        ("  in D scope", evaluation.interventions_in_scope),
+    ):
+        click.echo(
+            f"{name:14} P {tally.precision:.4f}  R {tally.recall:.4f}  F1 {tally.f1:.4f}  "
+            f"({tally.correct:,}/{tally.predicted:,} predicted, {tally.found:,}/{tally.gold:,} browse terms)"
+        )
     for kind, tally in sorted(evaluation.by_type.items()):
         click.echo(f"  {kind:20} P {tally.precision:.4f}  ({tally.correct:,}/{tally.predicted:,})")
     if calibrate:

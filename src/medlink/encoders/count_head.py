@@ -40,8 +40,12 @@ class ConceptCountPredictor:
 
     def save(self, folder: Path | str) -> Path:
         path = Path(folder) / COUNT_HEAD_FILE
-        payload = {"classes": [f"{c + 1}" for c in range(len(self.bias))], "input": "unit mention vector",
-                   "weights": self.weights.tolist(), "bias": self.bias.tolist()}  # fmt: skip
+        payload = {
+            "classes": [f"{c + 1}" for c in range(len(self.bias))],
+            "input": "unit mention vector",
+            "weights": self.weights.tolist(),
+            "bias": self.bias.tolist(),
+        }
         partial = path.with_suffix(".partial")
         partial.write_text(json.dumps(payload))
         partial.replace(path)

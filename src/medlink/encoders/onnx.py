@@ -33,8 +33,9 @@ EXPORT_FORMAT = f"onnx-export-1-opset{ONNX_OPSET}"  # bump when an export would 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
-def export_onnx(source: str | Path, target: Path, quantize: str = "none", pooling: str | None = None,
-                max_length: int | None = None) -> Path:  # fmt: skip
+def export_onnx(
+    source: str | Path, target: Path, quantize: str = "none", pooling: str | None = None, max_length: int | None = None
+) -> Path:
     """Export a transformer encoder to ``target`` (written to a temporary folder, then renamed)."""
     from medlink.encoders.transformer import DEFAULT_MAX_LENGTH, TransformerEncoder
 
@@ -57,8 +58,13 @@ def finish_export(fp32: Path, staging: Path, quantize: str, tokenizer: Any) -> N
     if quantize == "int8":
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        quantize_dynamic(str(fp32), str(staging / "model.onnx"), per_channel=True,
-                         op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)  # fmt: skip
+        quantize_dynamic(
+            str(fp32),
+            str(staging / "model.onnx"),
+            per_channel=True,
+            op_types_to_quantize=["MatMul"],
+            weight_type=QuantType.QInt8,
+        )
         fp32.unlink()
     elif quantize == "none":
         fp32.rename(staging / "model.onnx")
@@ -88,9 +94,16 @@ def export_output(model: Any, sample: Any, fp32: Path, output: str, output_axes:
     axes = {name: {0: "batch", 1: "tokens"} for name in _INPUTS} | {output: output_axes}
     with warnings.catch_warnings():  # the tracer's notes on control flow are about the exporter, not the user
         warnings.simplefilter("ignore")
-        torch.onnx.export(_Output(model), tuple(sample[name] for name in _INPUTS), str(fp32),
-                          input_names=list(_INPUTS), output_names=[output], dynamic_axes=axes,
-                          opset_version=ONNX_OPSET, dynamo=False)  # fmt: skip
+        torch.onnx.export(
+            _Output(model),
+            tuple(sample[name] for name in _INPUTS),
+            str(fp32),
+            input_names=list(_INPUTS),
+            output_names=[output],
+            dynamic_axes=axes,
+            opset_version=ONNX_OPSET,
+            dynamo=False,
+        )
 
 
 def cpu_session(model: Path, threads: int | None) -> Any:
@@ -135,8 +148,9 @@ class OnnxEncoder(KnownIdentity):
 
         session, input_names, tokenizer = self._session()
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for batch in tqdm(length_sorted_batches(texts, batch_size), desc="encoding", unit=" batches",
-                          disable=not progress):  # fmt: skip
+        for batch in tqdm(
+            length_sorted_batches(texts, batch_size), desc="encoding", unit=" batches", disable=not progress
+        ):
             encodings = tokenizer.encode_batch([prepare_text(texts[i]) for i in batch])
             ids = np.array([e.ids for e in encodings], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)

@@ -95,8 +95,10 @@ def _read_fp16(path: Path, tensor: StoredTensor) -> np.ndarray:
     return np.frombuffer(data, dtype="<f2").reshape(tensor.shape).astype(np.float32)
 
 
-def _find(value: np.ndarray, by_shape: dict[tuple[int, ...], list[tuple[StoredTensor, np.ndarray]]],
-          ) -> tuple[StoredTensor, bool] | None:  # fmt: skip
+def _find(
+    value: np.ndarray,
+    by_shape: dict[tuple[int, ...], list[tuple[StoredTensor, np.ndarray]]],
+) -> tuple[StoredTensor, bool] | None:
     """The stored tensor equal to ``value`` bit for bit, and whether it is stored transposed."""
     for tensor, stored in by_shape.get(value.shape, ()):
         if np.array_equal(stored, value):

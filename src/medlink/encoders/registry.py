@@ -91,8 +91,11 @@ def resolve_model(name: str) -> str:
 
 def _exported_as_asked(encoder: OnnxEncoder, quantize: str, pooling: str | None, max_length: int | None) -> bool:
     identity = encoder.identity
-    return (quantize == identity.quantization and pooling in (None, identity.pooling)
-            and max_length in (None, identity.max_length))  # fmt: skip
+    return (
+        quantize == identity.quantization
+        and pooling in (None, identity.pooling)
+        and max_length in (None, identity.max_length)
+    )
 
 
 def _export_key(model: str, quantize: str, pooling: str | None, max_length: int | None) -> str:
@@ -152,10 +155,13 @@ def load_encoder(
         if _exported_as_asked(exported, quantize, pooling, max_length):
             return exported
         if not (Path(model) / "config.json").exists():
-            raise MedlinkError(f"{model} is an exported encoder ({exported.identity.quantization} quantization, "
-                               f"{exported.identity.pooling} pooling, {exported.identity.max_length} tokens) and "
-                               "holds no weights to export with other options")  # fmt: skip
+            raise MedlinkError(
+                f"{model} is an exported encoder ({exported.identity.quantization} quantization, "
+                f"{exported.identity.pooling} pooling, {exported.identity.max_length} tokens) and "
+                "holds no weights to export with other options"
+            )
     folder = cache_root() / "encoders" / f"{Path(model).name}-{_export_key(model, quantize, pooling, max_length)}"
+
     def export(entry: Path) -> Path:
         return export_onnx(model, entry, quantize=quantize, pooling=pooling, max_length=max_length)
 

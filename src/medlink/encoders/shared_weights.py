@@ -83,8 +83,11 @@ def assembled_model(folder: Path, cache: Path) -> Path:
                 shutil.copy(donor / name, staging / name)
             dtype = next(iter(theirs.values())).dtype  # one precision: a loader may take the first tensor's
             own = {name: tensor.to(dtype) for name, tensor in own.items()}
-            save_file({**own, **{name: theirs[name] for name in recipe["tensors"]}}, staging / WEIGHTS_FILE,
-                      metadata={"format": "pt"})  # fmt: skip
+            save_file(
+                {**own, **{name: theirs[name] for name in recipe["tensors"]}},
+                staging / WEIGHTS_FILE,
+                metadata={"format": "pt"},
+            )
 
     # one process assembles it when several (service workers, Spark executors) ask at once
     return cached_entry(target, lambda entry: (entry / WEIGHTS_FILE).exists(), build)

@@ -37,16 +37,26 @@ def write_pooling_layout(folder: Path, dimension: int, pooling: str) -> None:
     """The sentence-transformers files around a transformer's weights: ``1_Pooling/config.json`` (what
     :func:`detect_pooling` reads) and ``modules.json`` (transformer, pooling, normalization)."""
     (folder / "1_Pooling").mkdir(exist_ok=True)
-    (folder / "1_Pooling" / "config.json").write_text(json.dumps({
-        "word_embedding_dimension": dimension,
-        "pooling_mode_cls_token": pooling == "cls",
-        "pooling_mode_mean_tokens": pooling == "mean",
-    }, indent=2))  # fmt: skip
-    (folder / "modules.json").write_text(json.dumps([
-        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
-    ], indent=2))  # fmt: skip
+    (folder / "1_Pooling" / "config.json").write_text(
+        json.dumps(
+            {
+                "word_embedding_dimension": dimension,
+                "pooling_mode_cls_token": pooling == "cls",
+                "pooling_mode_mean_tokens": pooling == "mean",
+            },
+            indent=2,
+        )
+    )
+    (folder / "modules.json").write_text(
+        json.dumps(
+            [
+                {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+                {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+            ],
+            indent=2,
+        )
+    )
 
 
 def model_weights_sha256(model: str | Path) -> str:
@@ -67,8 +77,9 @@ def model_weights_sha256(model: str | Path) -> str:
 class TransformerEncoder:
     """Mean- or [CLS]-pooled transformer embeddings, L2-normalized, computed in length-sorted batches."""
 
-    def __init__(self, model: str | Path, pooling: str | None = None, max_length: int = DEFAULT_MAX_LENGTH,
-                 device: str = "cpu") -> None:  # fmt: skip
+    def __init__(
+        self, model: str | Path, pooling: str | None = None, max_length: int = DEFAULT_MAX_LENGTH, device: str = "cpu"
+    ) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
@@ -92,16 +103,23 @@ class TransformerEncoder:
     def identity(self) -> EncoderIdentity:
         if self._identity is None:
             self._identity = EncoderIdentity(
-                kind="transformer", model=self.model_name, weights_sha256=model_weights_sha256(self.model_name),
-                pooling=self.pooling, max_length=self.max_length, dimension=self.dimension,
-            )  # fmt: skip
+                kind="transformer",
+                model=self.model_name,
+                weights_sha256=model_weights_sha256(self.model_name),
+                pooling=self.pooling,
+                max_length=self.max_length,
+                dimension=self.dimension,
+            )
         return self._identity
 
     def tokenize(self, texts: Sequence[str]) -> dict:
         return self.tokenizer(
-            [prepare_text(t) for t in texts], padding=True, truncation=True, max_length=self.max_length,
+            [prepare_text(t) for t in texts],
+            padding=True,
+            truncation=True,
+            max_length=self.max_length,
             return_tensors="np",
-        )  # fmt: skip
+        )
 
     def encode(self, texts: Sequence[str], batch_size: int = 128, progress: bool = False) -> np.ndarray:
         import torch

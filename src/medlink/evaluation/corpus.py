@@ -88,8 +88,10 @@ class Corpus:
         kept = tuple(m for m in self.mentions if (m.entity_type or "").casefold() == wanted)
         if self.mentions and not kept:
             present = sorted({m.entity_type for m in self.mentions if m.entity_type})
-            raise MedlinkError(f"{self.name} has no mention of type {entity_type!r}; its types are: "
-                               f"{', '.join(present) or 'none (its mentions carry no type)'}")  # fmt: skip
+            raise MedlinkError(
+                f"{self.name} has no mention of type {entity_type!r}; its types are: "
+                f"{', '.join(present) or 'none (its mentions carry no type)'}"
+            )
         return Corpus(f"{self.name} [{entity_type}]", kept, self.notes, self.documents)
 
     def without_fold(self, fold: int, folds: int) -> Corpus:

@@ -55,8 +55,10 @@ def read_pubtator(path: Path, namespace: str | None = "MESH") -> Corpus:
                 entity_type=values[4],
             )
         )
-    documents = tuple((pmid, f"{titles.get(pmid, '')} {abstracts.get(pmid, '')}".strip())
-                      for pmid in dict.fromkeys([*titles, *abstracts]))  # fmt: skip
+    documents = tuple(
+        (pmid, f"{titles.get(pmid, '')} {abstracts.get(pmid, '')}".strip())
+        for pmid in dict.fromkeys([*titles, *abstracts])
+    )
     return Corpus(path.name, tuple(mentions), documents=documents)
 
 

@@ -53,8 +53,9 @@ def gold_sets(corpus: Corpus, terminology: Terminology) -> tuple[set, set]:
     mentions, concepts = set(), set()
     for m in corpus:
         if m.document_id is None or m.start is None or m.end is None:
-            raise MedlinkError(f"{corpus.name}: end-to-end evaluation needs documents and mention offsets "
-                               f"(PubTator has them)")  # fmt: skip
+            raise MedlinkError(
+                f"{corpus.name}: end-to-end evaluation needs documents and mention offsets (PubTator has them)"
+            )
         for part in m.gold.parts:  # a part's ids are alternatives ("+"): one concept, the first the terminology has
             ids = [concept for concept in part if concept and not concept.endswith("-1")]
             if ids:
@@ -64,8 +65,9 @@ def gold_sets(corpus: Corpus, terminology: Terminology) -> tuple[set, set]:
     return mentions, concepts
 
 
-def score_annotations(corpus: Corpus, annotations: Sequence[Sequence[Annotation]],
-                      terminology: Terminology) -> EndToEnd:  # fmt: skip
+def score_annotations(
+    corpus: Corpus, annotations: Sequence[Sequence[Annotation]], terminology: Terminology
+) -> EndToEnd:
     """``annotations[i]`` are the system's for ``corpus.documents[i]``."""
     gold_mentions, gold_concepts = gold_sets(corpus, terminology)
     found_mentions, found_concepts = set(), set()
@@ -74,8 +76,7 @@ def score_annotations(corpus: Corpus, annotations: Sequence[Sequence[Annotation]
             for concept in annotation.concepts:
                 found_mentions.add((document_id, annotation.start, annotation.end, concept))
                 found_concepts.add((document_id, concept))
-    return EndToEnd(len(corpus.documents), PRF.of(found_mentions, gold_mentions),
-                    PRF.of(found_concepts, gold_concepts))  # fmt: skip
+    return EndToEnd(len(corpus.documents), PRF.of(found_mentions, gold_mentions), PRF.of(found_concepts, gold_concepts))
 
 
 def learn_from_corpus(corpus: Corpus, terminology: Terminology, config: AnnotatorConfig | None = None) -> Lexicon:
@@ -83,13 +84,27 @@ def learn_from_corpus(corpus: Corpus, terminology: Terminology, config: Annotato
     spans of their own, and the names its documents show are seldom mentions."""
     documents = dict(corpus.documents)
     normalize = terminology.normalizer
-    mentions = [(m.document_id, TrainingMention(m.start, m.end, normalize(documents[m.document_id][m.start : m.end]),
-                                                tuple(terminology.resolve(c) or c for c in m.gold.parts[0])))
-                for m in corpus
-                if m.document_id in documents and m.start is not None and m.end is not None
-                and len(m.gold.parts) == 1 and not any(c.endswith("-1") for c in m.gold.parts[0])]  # fmt: skip
+    mentions = [
+        (
+            m.document_id,
+            TrainingMention(
+                m.start,
+                m.end,
+                normalize(documents[m.document_id][m.start : m.end]),
+                tuple(terminology.resolve(c) or c for c in m.gold.parts[0]),
+            ),
+        )
+        for m in corpus
+        if m.document_id in documents
+        and m.start is not None
+        and m.end is not None
+        and len(m.gold.parts) == 1
+        and not any(c.endswith("-1") for c in m.gold.parts[0])
+    ]
     given = {mention.key for _, mention in mentions}
     teach = replace(config or AnnotatorConfig(), lexicon=Lexicon(dict.fromkeys(given, ()), frozenset()))
-    found = {document_id: [(s.start, s.end, s.key) for s in find_spans(terminology, text, teach)]
-             for document_id, text in documents.items()}  # fmt: skip
+    found = {
+        document_id: [(s.start, s.end, s.key) for s in find_spans(terminology, text, teach)]
+        for document_id, text in documents.items()
+    }
     return learn_lexicon(mentions, found)

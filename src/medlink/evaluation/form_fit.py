@@ -102,9 +102,11 @@ class FormFit:
 
     def lines(self) -> list[str]:
         caught = ", ".join(f"{kind} {100 * share:.1f} %" for kind, share in self.caught.items())
-        out = [f"form test: {sum(self.examples.values()):,} decisions ({self.examples}); {self.right_retrievals:,} "
-               f"right corpus retrievals, {self.may_turn_nil} may turn nil (budget {self.budget:.3f}); look-alikes "
-               f"caught: {caught}"]  # fmt: skip
+        out = [
+            f"form test: {sum(self.examples.values()):,} decisions ({self.examples}); {self.right_retrievals:,} "
+            f"right corpus retrievals, {self.may_turn_nil} may turn nil (budget {self.budget:.3f}); look-alikes "
+            f"caught: {caught}"
+        ]
         for budget, rates in self.trade_off.items():
             shown = ", ".join(f"{kind} {100 * share:.0f} %" for kind, share in rates.items())
             out.append(f"  budget {budget:.3f}: look-alikes caught: {shown}")
@@ -129,18 +131,28 @@ def fit_form_model(examples: FormExamples, budget: float) -> FormFit:
         return (float(kept[allowed] - 1e-6) if allowed < len(kept) else float(kept[-1])), allowed
 
     def caught(cut: float) -> dict[str, float]:
-        return {str(kind): float(np.mean(decisions[(kinds == kind) & (y == 0)] < cut))
-                for kind in dict.fromkeys(examples.kinds) if ((kinds == kind) & (y == 0)).any()}  # fmt: skip
+        return {
+            str(kind): float(np.mean(decisions[(kinds == kind) & (y == 0)] < cut))
+            for kind in dict.fromkeys(examples.kinds)
+            if ((kinds == kind) & (y == 0)).any()
+        }
 
     cut, allowed = cut_at(budget)
     fitted = FormModel(tuple(float(w) for w in model.coef_[0]), float(model.intercept_[0]), round(cut, 4))
     counts = {str(kind): int((kinds == kind).sum()) for kind in dict.fromkeys(examples.kinds)}
-    return FormFit(fitted, budget, len(kept), allowed, caught(cut),
-                   {share: caught(cut_at(share)[0]) for share in BUDGETS}, counts)  # fmt: skip
+    return FormFit(
+        fitted, budget, len(kept), allowed, caught(cut), {share: caught(cut_at(share)[0]) for share in BUDGETS}, counts
+    )
 
 
-def calibrate_form(index_dir: Path, corpus: Corpus, budget: float, held_out: int = 500, invented: int = 1_000,
-                   sieves: str | None = None) -> FormFit:  # fmt: skip
+def calibrate_form(
+    index_dir: Path,
+    corpus: Corpus,
+    budget: float,
+    held_out: int = 500,
+    invented: int = 1_000,
+    sieves: str | None = None,
+) -> FormFit:
     """The form test of the index at ``index_dir``: its right decisions on ``corpus`` against the look-alikes it gives
     for the names of ``held_out`` of its concepts (taken out of its terminology and index) and for invented drug-like
     names (when its names hold enough drug-name stems)."""

@@ -21,6 +21,7 @@ from medlink.terminology import Terminology
 
 MCSM_NEIGHBOURS = 40  # CODER's k: how many nearest names are read for each
 
+
 def ideal_mcsm(k: int) -> float:
     return sum(1 / math.log2(i + 1) for i in range(1, k + 1))
 
@@ -43,8 +44,14 @@ def mcsm_scores(vectors: np.ndarray, types: Sequence[frozenset[str]], k: int = M
     return {semantic_type: totals[semantic_type] / counts[semantic_type] for semantic_type in sorted(totals)}
 
 
-def mcsm(terminology: Terminology, encoder: Encoder, k: int = MCSM_NEIGHBOURS, sample: int | None = None, seed: int = 0,
-         min_concepts: int = 50) -> dict[str, float]:  # fmt: skip
+def mcsm(
+    terminology: Terminology,
+    encoder: Encoder,
+    k: int = MCSM_NEIGHBOURS,
+    sample: int | None = None,
+    seed: int = 0,
+    min_concepts: int = 50,
+) -> dict[str, float]:
     """MCSM of ``encoder`` on the typed concepts of ``terminology`` (a fixed random sample if ``sample``)."""
     rows = [row for row, types in enumerate(terminology.concepts["semantic_types"]) if types]
     if sample is not None and sample < len(rows):

@@ -30,8 +30,9 @@ class Negative:
     kind: str  # "stop word", "everyday noun" or "random string"
 
 
-def non_medical_negatives(terminology: Terminology, half: str = "calibration", random_count: int = 300,
-                          seed: int = 13) -> list[Negative]:  # fmt: skip
+def non_medical_negatives(
+    terminology: Terminology, half: str = "calibration", random_count: int = 300, seed: int = 13
+) -> list[Negative]:
     """One half of the negatives, without any text the terminology has as a name."""
     if half not in HALVES:
         raise ValueError(f"half must be one of {', '.join(HALVES)}, not {half!r}")

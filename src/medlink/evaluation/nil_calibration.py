@@ -18,8 +18,9 @@ from medlink.evaluation.term_model_fit import fit_term_model
 from medlink.linking import Linker
 
 
-def calibrate_with_negatives(linker: Linker, corpus: Corpus, max_loss: float = DEFAULT_MAX_LOSS,
-                             encoder: Encoder | None = None) -> Calibration:  # fmt: skip
+def calibrate_with_negatives(
+    linker: Linker, corpus: Corpus, max_loss: float = DEFAULT_MAX_LOSS, encoder: Encoder | None = None
+) -> Calibration:
     """The ``budget`` threshold on ``corpus`` and the calibration half of medlink's non-medical negatives: how
     ``index build --train``, the embedded default and the benchmarks choose one. ``linker`` should search names
     only: over training mentions, every training mention would find itself.
@@ -34,8 +35,9 @@ def calibrate_with_negatives(linker: Linker, corpus: Corpus, max_loss: float = D
     floor = calibration.thresholds["max-tp"]
     model, caught = fit_term_model(decisions, linker.terminology, encoder, max_loss, floor)
     share = dict(calibration.negatives_nil or {}, **{"max-tp + term model": caught})
-    return replace(calibration, strategy="max-tp + term model", threshold=floor, negatives_nil=share,
-                   term_model=model.to_dict())  # fmt: skip
+    return replace(
+        calibration, strategy="max-tp + term model", threshold=floor, negatives_nil=share, term_model=model.to_dict()
+    )
 
 
 def in_terminology(corpus: Corpus, linker: Linker) -> Corpus:

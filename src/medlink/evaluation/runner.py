@@ -25,8 +25,13 @@ def prediction_of(result: LinkResult) -> Prediction:
     composite result), every candidate is ranked."""
     ranked = tuple(dict.fromkeys([*result.concepts, *(c.concept_id for c in result.candidates)]))
     claimed = result.concepts if result.several else result.concepts[:1]
-    return Prediction(concepts=claimed, ranked=ranked, parts=tuple(prediction_of(p) for p in result.parts),
-                      stage=result.stage.value, matched_name=result.matched_name or "")  # fmt: skip
+    return Prediction(
+        concepts=claimed,
+        ranked=ranked,
+        parts=tuple(prediction_of(p) for p in result.parts),
+        stage=result.stage.value,
+        matched_name=result.matched_name or "",
+    )
 
 
 def resolve_gold(gold: Gold, terminology: Terminology) -> Gold:
@@ -58,14 +63,21 @@ def evaluate(
     corpus = select_subset(corpus, train, subset, linker.terminology.normalizer)
     if not len(corpus.mentions):
         left = f"the {subset} subset of {corpus.name}" if subset != "all" else corpus.name
-        raise MedlinkError(f"no mention to evaluate in {left}: nothing would be scored (check the corpus, its "
-                           f"entity type and the subset)")  # fmt: skip
+        raise MedlinkError(
+            f"no mention to evaluate in {left}: nothing would be scored (check the corpus, its "
+            f"entity type and the subset)"
+        )
     predictions = tuple(prediction_of(result) for result in linker.link_many(linker_mentions(corpus)))
     golds = tuple(resolve_gold(m.gold, linker.terminology) for m in corpus)
-    setup: dict[str, object] = {"mode": mode, "subset": subset, "train": train.name if train else None,
-                                "notes": list(corpus.notes)}  # fmt: skip
-    return Evaluation(corpus.name, setup, score(golds, predictions, ks, mode), golds, predictions,
-                      tuple(m.text for m in corpus))  # fmt: skip
+    setup: dict[str, object] = {
+        "mode": mode,
+        "subset": subset,
+        "train": train.name if train else None,
+        "notes": list(corpus.notes),
+    }
+    return Evaluation(
+        corpus.name, setup, score(golds, predictions, ks, mode), golds, predictions, tuple(m.text for m in corpus)
+    )
 
 
 def linker_mentions(corpus: Corpus) -> list[Mention]:
@@ -79,12 +91,21 @@ ERROR_COLUMNS = ("mention", "gold", "prediction", "rank_of_gold", "stage", "matc
 def write_errors(evaluation: Evaluation, path: Path) -> int:
     """Write every mention the system got wrong at rank 1, as TSV; returns how many."""
     rows = []
-    for text, gold, prediction, correct in zip(evaluation.mentions, evaluation.golds, evaluation.predictions,
-                                                evaluation.scores.correct_at_1, strict=True):  # fmt: skip
+    for text, gold, prediction, correct in zip(
+        evaluation.mentions, evaluation.golds, evaluation.predictions, evaluation.scores.correct_at_1, strict=True
+    ):
         if not correct:
             rank = rank_of_gold(gold, prediction, evaluation.scores.mode)
-            rows.append((text, str(gold), "|".join(prediction.concepts) or "NIL", rank or "", prediction.stage,
-                         prediction.matched_name))  # fmt: skip
+            rows.append(
+                (
+                    text,
+                    str(gold),
+                    "|".join(prediction.concepts) or "NIL",
+                    rank or "",
+                    prediction.stage,
+                    prediction.matched_name,
+                )
+            )
     with open(path, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
         writer.writerow(ERROR_COLUMNS)

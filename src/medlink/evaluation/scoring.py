@@ -162,22 +162,25 @@ class ImplicationScores:
         return self.single_correct / self.single.gold if self.single.gold else 0.0
 
 
-def implication_scores(golds: Sequence[Gold], predictions: Sequence[Prediction], classes: int = 3
-                       ) -> ImplicationScores:  # fmt: skip
+def implication_scores(golds: Sequence[Gold], predictions: Sequence[Prediction], classes: int = 3) -> ImplicationScores:
     pairs = [(g, p) for g, p in zip(golds, predictions, strict=True) if not g.is_nil]
     single = [(g, p) for g, p in pairs if len(g.parts) == 1]
     several = [(g, p) for g, p in pairs if len(g.parts) > 1]
     return ImplicationScores(
-        single=set_scores(single), several=set_scores(several),
+        single=set_scores(single),
+        several=set_scores(several),
         count_right=sum(min(len(g.parts), classes) == min(len(set(p.concepts)), classes) for g, p in pairs),
-        counted=len(pairs), single_correct=sum(is_correct(g, p, 1, "strict") for g, p in single),
-    )  # fmt: skip
+        counted=len(pairs),
+        single_correct=sum(is_correct(g, p, 1, "strict") for g, p in single),
+    )
 
 
 def set_scores(pairs: Sequence[tuple[Gold, Prediction]]) -> SetScores:
-    return SetScores(true_positives=sum(set_matches(g, p) for g, p in pairs),
-                     predicted=sum(len(set(p.concepts)) for _, p in pairs),
-                     gold=sum(len(g.parts) for g, _ in pairs))  # fmt: skip
+    return SetScores(
+        true_positives=sum(set_matches(g, p) for g, p in pairs),
+        predicted=sum(len(set(p.concepts)) for _, p in pairs),
+        gold=sum(len(g.parts) for g, _ in pairs),
+    )
 
 
 def set_matches(gold: Gold, prediction: Prediction) -> int:
@@ -204,19 +207,29 @@ class Scores:
     correct_at_1: tuple[bool, ...] = field(default=(), repr=False)  # per mention, for significance tests
     sets: SetScores = field(default_factory=lambda: SetScores(0, 0, 0))
     implication: ImplicationScores = field(
-        default_factory=lambda: ImplicationScores(SetScores(0, 0, 0), SetScores(0, 0, 0), 0, 0, 0))
+        default_factory=lambda: ImplicationScores(SetScores(0, 0, 0), SetScores(0, 0, 0), 0, 0, 0)
+    )
 
     def as_dict(self) -> dict[str, object]:
         data: dict[str, object] = {"n": self.n, "mode": self.mode}
         data.update({f"acc@{k}": value for k, value in self.accuracy.items()})
         data["mrr"] = self.mrr
-        data["nil"] = {"gold": self.nil.gold_nil, "predicted": self.nil.predicted_nil,
-                       "precision": self.nil.precision, "recall": self.nil.recall}  # fmt: skip
+        data["nil"] = {
+            "gold": self.nil.gold_nil,
+            "predicted": self.nil.predicted_nil,
+            "precision": self.nil.precision,
+            "recall": self.nil.recall,
+        }
         data.update({"set_precision": self.sets.precision, "set_recall": self.sets.recall, "set_f1": self.sets.f1})
         implication = self.implication
-        data.update({"set_f1_single": implication.single.f1, "set_f1_several": implication.several.f1,
-                     "count_accuracy": implication.count_accuracy,
-                     "single_acc@1": implication.single_accuracy})  # fmt: skip
+        data.update(
+            {
+                "set_f1_single": implication.single.f1,
+                "set_f1_several": implication.several.f1,
+                "count_accuracy": implication.count_accuracy,
+                "single_acc@1": implication.single_accuracy,
+            }
+        )
         return data
 
 
@@ -227,8 +240,9 @@ def score(
         raise ValueError(f"{len(golds)} gold labels but {len(predictions)} predictions")
     n = len(golds)
     ks = sorted(set(ks) | {1})
-    accuracy = {k: sum(is_correct(g, p, k, mode) for g, p in zip(golds, predictions, strict=True)) / n if n else 0.0
-                for k in ks}  # fmt: skip
+    accuracy = {
+        k: sum(is_correct(g, p, k, mode) for g, p in zip(golds, predictions, strict=True)) / n if n else 0.0 for k in ks
+    }
     ranks = [rank_of_gold(g, p, mode) for g, p in zip(golds, predictions, strict=True)]
     mrr = sum(1 / rank for rank in ranks if rank) / n if n else 0.0
     nil = NilScores(
@@ -238,8 +252,16 @@ def score(
     )
     correct = tuple(is_correct(g, p, 1, mode) for g, p in zip(golds, predictions, strict=True))
     sets = set_scores(list(zip(golds, predictions, strict=True)))
-    return Scores(n=n, accuracy=accuracy, mrr=mrr, nil=nil, mode=mode, correct_at_1=correct, sets=sets,
-                  implication=implication_scores(golds, predictions))  # fmt: skip
+    return Scores(
+        n=n,
+        accuracy=accuracy,
+        mrr=mrr,
+        nil=nil,
+        mode=mode,
+        correct_at_1=correct,
+        sets=sets,
+        implication=implication_scores(golds, predictions),
+    )
 
 
 def recall_at_k(golds: Sequence[Gold], rankings: Sequence[Sequence[str]], ks: Sequence[int]) -> dict[int, float]:

@@ -56,9 +56,12 @@ class BootstrapResult:
 
 
 def paired_bootstrap(
-    correct_a: Sequence[bool], correct_b: Sequence[bool], samples: int = 10_000, confidence: float = 0.95,
+    correct_a: Sequence[bool],
+    correct_b: Sequence[bool],
+    samples: int = 10_000,
+    confidence: float = 0.95,
     seed: int = 0,
-) -> BootstrapResult:  # fmt: skip
+) -> BootstrapResult:
     if len(correct_a) != len(correct_b) or not correct_a:
         raise ValueError("both systems must be scored on the same, non-empty set of mentions")
     n = len(correct_a)
@@ -79,13 +82,15 @@ class RandomizationResult:
     samples: int
 
 
-def paired_randomization(scores_a: Sequence[float], scores_b: Sequence[float], samples: int = 10_000,
-                         seed: int = 0) -> RandomizationResult:  # fmt: skip
+def paired_randomization(
+    scores_a: Sequence[float], scores_b: Sequence[float], samples: int = 10_000, seed: int = 0
+) -> RandomizationResult:
     if len(scores_a) != len(scores_b) or not scores_a:
         raise ValueError("both systems must be scored on the same, non-empty set of queries")
     deltas = [a - b for a, b in zip(scores_a, scores_b, strict=True)]
     observed = abs(sum(deltas))
     rng = random.Random(seed)
-    at_least = sum(abs(sum(d if rng.random() < 0.5 else -d for d in deltas)) >= observed - 1e-12
-                   for _ in range(samples))  # fmt: skip
+    at_least = sum(
+        abs(sum(d if rng.random() < 0.5 else -d for d in deltas)) >= observed - 1e-12 for _ in range(samples)
+    )
     return RandomizationResult(sum(deltas) / len(deltas), (at_least + 1) / (samples + 1), len(deltas), samples)

@@ -19,8 +19,16 @@ from medlink.linking.mentions.term_model import TermModel
 from medlink.terminology import Terminology
 
 
-def fit_term_model(decisions: Decisions, terminology: Terminology, encoder: Encoder, max_loss: float, floor: float,
-                   names: int = 4000, folds: int = 5, seed: int = 0) -> tuple[TermModel, float]:  # fmt: skip
+def fit_term_model(
+    decisions: Decisions,
+    terminology: Terminology,
+    encoder: Encoder,
+    max_loss: float,
+    floor: float,
+    names: int = 4000,
+    folds: int = 5,
+    seed: int = 0,
+) -> tuple[TermModel, float]:
     """A term model on the correct decisions and ``names`` sampled terminology names (score 1) against the searched
     negatives; its cut is the budget's. Returns it and the share of the negatives nil under it and the score
     ``floor``."""
@@ -48,17 +56,24 @@ def fit_term_model(decisions: Decisions, terminology: Terminology, encoder: Enco
         positives = np.vstack([right_features[right_fold != fold], name_features])
         negatives_in = negative_features[wrong_fold != fold]
         fitted = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000).fit(
-            np.vstack([positives, negatives_in]), np.r_[np.ones(len(positives)), np.zeros(len(negatives_in))])
-        for judged, features_, held in ((right_decisions, right_features, right_fold == fold),
-                                        (wrong_decisions, negative_features, wrong_fold == fold)):  # fmt: skip
+            np.vstack([positives, negatives_in]), np.r_[np.ones(len(positives)), np.zeros(len(negatives_in))]
+        )
+        for judged, features_, held in (
+            (right_decisions, right_features, right_fold == fold),
+            (wrong_decisions, negative_features, wrong_fold == fold),
+        ):
             if held.any():
                 judged[held] = fitted.decision_function(features_[held])
         weights.append(fitted.coef_[0])
         biases.append(float(fitted.intercept_[0]))
     mentions = len(decisions.evaluation.golds)
     cut = budget_threshold(right_decisions.tolist(), wrong_decisions.tolist(), mentions, max_loss)
-    model = TermModel(tuple(float(w) for w in np.mean(weights, axis=0)), float(np.mean(biases)),
-                      float(cut if cut is not None else 0.0), encoder.identity.fingerprint())  # fmt: skip
+    model = TermModel(
+        tuple(float(w) for w in np.mean(weights, axis=0)),
+        float(np.mean(biases)),
+        float(cut if cut is not None else 0.0),
+        encoder.identity.fingerprint(),
+    )
     wrong_scores = [score or 0.0 for _, score in wrong]
     caught = sum(1 for d, s in zip(wrong_decisions, wrong_scores, strict=True) if d < model.cut or s < floor)
     return model, (caught + decisions.refused) / decisions.negatives if decisions.negatives else 0.0

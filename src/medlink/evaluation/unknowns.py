@@ -24,9 +24,29 @@ from medlink.terminology import Terminology
 
 CALIBRATION, MEASUREMENT = 0, 1
 # The INN stems invented names are made with (the form test knows more: linking/mentions/form.py).
-INVENTED_AFFIXES = ("ciclib", "gliptin", "glutide", "tinib", "zumab", "ximab", "parin", "prazole", "sartan", "statin",
-                    "tide", "mab", "olol", "pril", "vir", "cillin", "mycin", "oxacin", "dipine", "setron",
-                    "lukast")  # fmt: skip
+INVENTED_AFFIXES = (
+    "ciclib",
+    "gliptin",
+    "glutide",
+    "tinib",
+    "zumab",
+    "ximab",
+    "parin",
+    "prazole",
+    "sartan",
+    "statin",
+    "tide",
+    "mab",
+    "olol",
+    "pril",
+    "vir",
+    "cillin",
+    "mycin",
+    "oxacin",
+    "dipine",
+    "setron",
+    "lukast",
+)
 NIL, ANCESTOR, LOOK_ALIKE = "nil", "ancestor", "look-alike"
 
 
@@ -80,8 +100,9 @@ def held_out_names(terminology: Terminology, held: Sequence[str]) -> UnknownSet:
     return UnknownSet(tuple(mentions), tuple(rights))
 
 
-def held_out_linker(terminology: Terminology, held: Sequence[str], base_index: Path, work: Path,
-                    config: LinkerConfig | None = None) -> Linker:  # fmt: skip
+def held_out_linker(
+    terminology: Terminology, held: Sequence[str], base_index: Path, work: Path, config: LinkerConfig | None = None
+) -> Linker:
     """A linker over ``terminology`` without the ``held`` concepts: its index rebuilt from ``base_index``'s vectors
     (nothing encoded again), with the base's nil threshold, term model and form test."""
     from medlink.encoders import load_encoder
@@ -92,13 +113,20 @@ def held_out_linker(terminology: Terminology, held: Sequence[str], base_index: P
     from medlink.terminology.store import save_terminology
 
     dropped = set(held)
-    reduced = Terminology.from_concepts([c for c in terminology if c.id not in dropped],
-                                        normalizer=terminology.normalizer)  # fmt: skip
+    reduced = Terminology.from_concepts(
+        [c for c in terminology if c.id not in dropped], normalizer=terminology.normalizer
+    )
     save_terminology(reduced, work / "terms")
     manifest = read_index_manifest(base_index)
     origin = manifest.get("origin", {})
-    build_index(ontology_entries(reduced), load_encoder(origin["encoder"]), work / "index", reduced.fingerprint(),
-                reuse=[base_index], origin={"encoder": origin["encoder"], "backend": origin.get("backend", "onnx")})
+    build_index(
+        ontology_entries(reduced),
+        load_encoder(origin["encoder"]),
+        work / "index",
+        reduced.fingerprint(),
+        reuse=[base_index],
+        origin={"encoder": origin["encoder"], "backend": origin.get("backend", "onnx")},
+    )
     update_manifest(work / "index", **{key: manifest.get(key) for key in ("nil_threshold", "term_model", "form_model")})
     return Linker.from_recipe(LinkerRecipe(index_dir=work / "index", terminology_dir=work / "terms"), config)
 

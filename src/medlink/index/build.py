@@ -68,8 +68,15 @@ def prepare_workdir(workdir: Path, plan: dict) -> None:
     plan_path.write_text(json.dumps(plan, indent=2))
 
 
-def encode_resumably(encoder: Encoder, texts: Sequence[str], workdir: Path, chunk_size: int, progress: bool,
-                     into: np.ndarray, rows: Sequence[int]) -> None:  # fmt: skip
+def encode_resumably(
+    encoder: Encoder,
+    texts: Sequence[str],
+    workdir: Path,
+    chunk_size: int,
+    progress: bool,
+    into: np.ndarray,
+    rows: Sequence[int],
+) -> None:
     """Encode ``texts`` into fp16 chunk files under ``workdir`` (made by :func:`prepare_workdir`), reusing the
     chunks of an interrupted run, and copy text ``i``'s vector into ``into[rows[i]]`` (an array or, for millions
     of names, a memory map)."""
@@ -77,8 +84,12 @@ def encode_resumably(encoder: Encoder, texts: Sequence[str], workdir: Path, chun
 
     starts = range(0, len(texts), chunk_size)
     if progress:  # the estimate's list of what is left is made only when it is shown
-        pending = [t for number, start in enumerate(starts) if not chunk_path(workdir, number).exists()
-                   for t in texts[start : start + chunk_size]]  # fmt: skip
+        pending = [
+            t
+            for number, start in enumerate(starts)
+            if not chunk_path(workdir, number).exists()
+            for t in texts[start : start + chunk_size]
+        ]
         if len(pending) >= _ESTIMATE_ABOVE:
             print(expected_time(encoder, pending, len(texts) - len(pending)), file=sys.stderr)
     with tqdm(total=len(texts), desc="encoding names", unit=" names", disable=not progress) as bar:
@@ -106,15 +117,22 @@ def expected_time(encoder: Encoder, pending: Sequence[str], done: int) -> str:
     rate = len(sample) / max(time.perf_counter() - started, 1e-6)
     when = _duration(len(pending) / rate)
     resumed = f" ({done:,} encoded by an interrupted run are kept)" if done else ""
-    return (f"encoding {len(pending):,} names{resumed}: about {when} at {rate:,.0f} names/s, timed on {len(sample)} "
-            "of them on this machine (interrupt it and run the same command again to resume)")
+    return (
+        f"encoding {len(pending):,} names{resumed}: about {when} at {rate:,.0f} names/s, timed on {len(sample)} "
+        "of them on this machine (interrupt it and run the same command again to resume)"
+    )
 
 
 def reload_spec(encoder: Encoder, origin: dict[str, str]) -> dict[str, object]:
     """What ``load_encoder`` takes to make ``encoder`` again in another process (as an index's manifest reopens it)."""
     identity = encoder.identity
-    return {"name": origin.get("encoder", identity.model), "backend": origin.get("backend", "onnx"),
-            "quantize": identity.quantization, "pooling": identity.pooling, "max_length": identity.max_length}
+    return {
+        "name": origin.get("encoder", identity.model),
+        "backend": origin.get("backend", "onnx"),
+        "quantize": identity.quantization,
+        "pooling": identity.pooling,
+        "max_length": identity.max_length,
+    }
 
 
 def _duration(seconds: float) -> str:
@@ -128,12 +146,21 @@ def workdir_of(output: Path) -> Path:
     return output.with_name(f".{output.name}.building")
 
 
-def build_plan(entries: Sequence[IndexEntry], encoder: Encoder, chunk_size: int, terminology_fingerprint: str,
-               missing: Sequence[int]) -> dict:  # fmt: skip
+def build_plan(
+    entries: Sequence[IndexEntry],
+    encoder: Encoder,
+    chunk_size: int,
+    terminology_fingerprint: str,
+    missing: Sequence[int],
+) -> dict:
     """What a build encodes: another plan in the work folder means another build, which starts over."""
-    return {"encoder": encoder.identity.fingerprint(), "entries": _entries_checksum(entries), "chunk": chunk_size,
-            "terminology": terminology_fingerprint,
-            "encoded": hashlib.sha256(str(list(missing)).encode()).hexdigest()}  # the rows not reused  # fmt: skip
+    return {
+        "encoder": encoder.identity.fingerprint(),
+        "entries": _entries_checksum(entries),
+        "chunk": chunk_size,
+        "terminology": terminology_fingerprint,
+        "encoded": hashlib.sha256(str(list(missing)).encode()).hexdigest(),
+    }  # the rows not reused
 
 
 def build_index(
@@ -174,8 +201,11 @@ def build_index(
     prepare_workdir(workdir, plan)
     shape = (len(texts), encoder.dimension)
     # Millions of names do not fit in memory as fp16 (12 M × 384 × 2 bytes = 9 GB): they wait on disk.
-    vectors = (np.lib.format.open_memmap(workdir / "vectors.npy", mode="w+", dtype=np.float16, shape=shape)
-               if "compressed" in kinds.values() else np.zeros(shape, dtype=np.float16))  # fmt: skip
+    vectors = (
+        np.lib.format.open_memmap(workdir / "vectors.npy", mode="w+", dtype=np.float16, shape=shape)
+        if "compressed" in kinds.values()
+        else np.zeros(shape, dtype=np.float16)
+    )
     pending = [texts[row] for row in missing]
     if workers > 1 and pending:
         from medlink.index.workers import encode_in_workers
@@ -201,8 +231,12 @@ def build_index(
         faiss_backend.write_faiss(index, staging / faiss_file(source))
     del vectors
     write_entries(by_source, staging / ENTRIES)
-    timing = {"encode_seconds": round(encode_seconds, 1), "total_seconds": round(time.perf_counter() - started, 1),
-              "encoded": len(missing), "reused": len(reused)}  # fmt: skip
+    timing = {
+        "encode_seconds": round(encode_seconds, 1),
+        "total_seconds": round(time.perf_counter() - started, 1),
+        "encoded": len(missing),
+        "reused": len(reused),
+    }
     extra = {"compressed": asdict(compressed)} if "compressed" in kinds.values() else None
     _write_manifest(staging, encoder, terminology_fingerprint, kinds, hnsw, by_source, timing, origin or {}, extra)
     replace_folder(staging, output, MANIFEST, "a medlink index")
@@ -243,18 +277,36 @@ def reusable_vectors(texts: Sequence[str], indexes: Sequence[Path], encoder: Enc
     return found
 
 
-def _write_manifest(folder: Path, encoder: Encoder, terminology_fingerprint: str, kinds: dict[str, str],
-                    hnsw: faiss_backend.HnswParameters, entries: dict[str, list[IndexEntry]],
-                    timing: dict[str, float], origin: dict[str, str], extra: dict | None = None) -> None:  # fmt: skip
+def _write_manifest(
+    folder: Path,
+    encoder: Encoder,
+    terminology_fingerprint: str,
+    kinds: dict[str, str],
+    hnsw: faiss_backend.HnswParameters,
+    entries: dict[str, list[IndexEntry]],
+    timing: dict[str, float],
+    origin: dict[str, str],
+    extra: dict | None = None,
+) -> None:
     files = {path.name: sha256_of(path) for path in sorted(folder.iterdir()) if path.name != MANIFEST}
     manifest = {
-        "format": INDEX_FORMAT, "version": INDEX_VERSION, "medlink_version": __version__,
+        "format": INDEX_FORMAT,
+        "version": INDEX_VERSION,
+        "medlink_version": __version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "encoder": asdict(encoder.identity), "encoder_fingerprint": encoder.identity.fingerprint(),
-        "terminology": terminology_fingerprint, "dimension": encoder.dimension, "metric": "inner_product",
-        "kinds": kinds, "hnsw": asdict(hnsw), "counts": {s: len(entries.get(s, [])) for s in SOURCES},
-        "timing": timing, "origin": origin, **(extra or {}), "files": files,
-    }  # fmt: skip
+        "encoder": asdict(encoder.identity),
+        "encoder_fingerprint": encoder.identity.fingerprint(),
+        "terminology": terminology_fingerprint,
+        "dimension": encoder.dimension,
+        "metric": "inner_product",
+        "kinds": kinds,
+        "hnsw": asdict(hnsw),
+        "counts": {s: len(entries.get(s, [])) for s in SOURCES},
+        "timing": timing,
+        "origin": origin,
+        **(extra or {}),
+        "files": files,
+    }
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
@@ -268,8 +320,13 @@ def update_manifest(folder: Path | str, **values: object) -> None:
     os.replace(partial, path)
 
 
-def rebind_index(source: Path | str, output: Path | str, terminology_fingerprint: str, holds: Callable[[str], bool],
-                 origin: dict[str, str]) -> Path:  # fmt: skip
+def rebind_index(
+    source: Path | str,
+    output: Path | str,
+    terminology_fingerprint: str,
+    holds: Callable[[str], bool],
+    origin: dict[str, str],
+) -> Path:
     """A copy of the index at ``source`` for another terminology that holds every concept the index names
     (``holds``), without encoding anything: MeSH descriptors + supplementary records searched through the vectors
     of a descriptor index. The other terminology's extra names are reached by exact match only. Refused, naming a
@@ -282,16 +339,22 @@ def rebind_index(source: Path | str, output: Path | str, terminology_fingerprint
         for entry in table:
             missing = next((c for c in entry.concepts if not holds(c)), None)
             if missing is not None:
-                raise MedlinkError(f"{source} names {missing} ({entry.text!r}), which the terminology to rebind it "
-                                   f"to does not hold; build an index for that terminology instead")  # fmt: skip
+                raise MedlinkError(
+                    f"{source} names {missing} ({entry.text!r}), which the terminology to rebind it "
+                    f"to does not hold; build an index for that terminology instead"
+                )
     with staged_folder(output, MANIFEST, "a medlink index") as staging:
         for path in source.iterdir():
             if path.is_file():
                 shutil.copy2(path, staging / path.name)
         # a reranker fitted for the source index reads only the concepts its vectors name, so it still applies
-        update_manifest(staging, terminology=terminology_fingerprint, origin=origin,
-                        rebound_from=index.manifest.get("rebound_from", index.manifest["terminology"]),
-                        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))  # fmt: skip
+        update_manifest(
+            staging,
+            terminology=terminology_fingerprint,
+            origin=origin,
+            rebound_from=index.manifest.get("rebound_from", index.manifest["terminology"]),
+            created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        )
     return output
 
 
@@ -305,8 +368,10 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
     index = VectorIndex.load(folder)
     index.check_compatible(encoder.identity)
     if "compressed" in index.manifest.get("kinds", {}).values():
-        raise MedlinkError(f"{folder} is a compressed index, which names cannot be added to: build it again with "
-                           f"the new names and --reuse {folder} (only the new names are encoded)")  # fmt: skip
+        raise MedlinkError(
+            f"{folder} is a compressed index, which names cannot be added to: build it again with "
+            f"the new names and --reuse {folder} (only the new names are encoded)"
+        )
     entries = {source: list(rows) for source, rows in index.entries.items()}
     position = {(e.source, e.key): i for rows in entries.values() for i, e in enumerate(rows)}
     to_encode: list[IndexEntry] = []
@@ -344,7 +409,16 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
         faiss_backend.write_faiss(faiss_index, staging / faiss_file(source))
     write_entries(entries, staging / ENTRIES)
     kept = {key: index.manifest[key] for key in ("nil_threshold", "calibration") if key in index.manifest}
-    _write_manifest(staging, encoder, index.terminology_fingerprint, kinds, hnsw, entries,
-                    index.manifest.get("timing", {}), index.manifest.get("origin", {}), kept)  # fmt: skip
+    _write_manifest(
+        staging,
+        encoder,
+        index.terminology_fingerprint,
+        kinds,
+        hnsw,
+        entries,
+        index.manifest.get("timing", {}),
+        index.manifest.get("origin", {}),
+        kept,
+    )
     replace_folder(staging, folder, MANIFEST, "a medlink index")
     return {"encoded": len(to_encode), "merged": merged}

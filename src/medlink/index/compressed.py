@@ -79,8 +79,12 @@ def write_compressed(vectors: np.ndarray, folder: Path, source: str, parameters:
     np.save(folder / scale_file(source), scale)
     codes = np.lib.format.open_memmap(folder / vectors_file(source), mode="w+", dtype=np.int8, shape=(rows, dimension))
     # faiss's stubs list one overload of the constructor; this is its documented (d, pq_m, M, pq_nbits) form
-    index: Any = faiss.IndexHNSWPQ(dimension, parameters.subquantizers_for(dimension), parameters.links,  # type: ignore[arg-type]
-                                   parameters.bits_for(len(sample)))  # fmt: skip
+    index: Any = faiss.IndexHNSWPQ(
+        dimension,
+        parameters.subquantizers_for(dimension),  # type: ignore[arg-type]
+        parameters.links,
+        parameters.bits_for(len(sample)),
+    )
     codes_index: Any = faiss.downcast_index(index.storage)
     codes_index.pq.cp.min_points_per_centroid = 1  # the sample is all there is: no warning that more would help
     index.hnsw.efConstruction = parameters.ef_construction

@@ -46,9 +46,11 @@ def ontology_entries(terminology: Terminology) -> list[IndexEntry]:
 
 
 def mention_entries(
-    pairs: Iterable[tuple[str, Iterable[str]]], terminology: Terminology, source: str = MENTIONS,
+    pairs: Iterable[tuple[str, Iterable[str]]],
+    terminology: Terminology,
+    source: str = MENTIONS,
     several: Iterable[tuple[str, Sequence[Sequence[str]]]] = (),
-) -> list[IndexEntry]:  # fmt: skip
+) -> list[IndexEntry]:
     """Entries for ``(text, concept ids)`` pairs: annotated mentions (source D) or added synonyms (source O).
 
     Ids are resolved through the terminology; texts whose concepts it does not know are skipped (they could
@@ -75,13 +77,17 @@ def mention_entries(
     claimed = {key: (text, concepts) for key, (text, concepts, count) in sets.items() if count > mentions_of[key]}
     # The concept most mentions of a text were annotated with comes first (a stray annotation of "hemochromatosis"
     # as T-cell lymphoma must not outrank twenty correct ones); ties keep first-seen order.
-    single = [IndexEntry(key, text_of[key], tuple(sorted(counts, key=lambda c: -counts[c])), source)
-              for key, counts in votes.items() if key not in claimed]  # fmt: skip
+    single = [
+        IndexEntry(key, text_of[key], tuple(sorted(counts, key=lambda c: -counts[c])), source)
+        for key, counts in votes.items()
+        if key not in claimed
+    ]
     return single + [IndexEntry(key, text, concepts, source, several=True) for key, (text, concepts) in claimed.items()]
 
 
-def _several_concept_sets(annotations: Iterable[tuple[str, Sequence[Sequence[str]]]],
-                          terminology: Terminology) -> dict[str, tuple[str, tuple[str, ...], int]]:  # fmt: skip
+def _several_concept_sets(
+    annotations: Iterable[tuple[str, Sequence[Sequence[str]]]], terminology: Terminology
+) -> dict[str, tuple[str, tuple[str, ...], int]]:
     """Per normalized text, its most frequent set of concepts and how many mentions gave it. A mention counts
     only when every part resolves and at least two distinct concepts remain (a part the terminology lacks would
     make the set wrong)."""

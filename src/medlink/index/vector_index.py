@@ -60,8 +60,14 @@ class FaissFiles(dict[str, Any]):
     """Each source's FAISS index, read from ``SOURCE.faiss`` on first use: its file checked against the manifest's
     checksum (when ``checksums`` are given) and its vectors counted against the source's entries."""
 
-    def __init__(self, folder: Path, counts: Mapping[str, int], checksums: Mapping[str, str] | None,
-                 ef_search: int | None, manifest: Mapping[str, Any] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        folder: Path,
+        counts: Mapping[str, int],
+        checksums: Mapping[str, str] | None,
+        ef_search: int | None,
+        manifest: Mapping[str, Any] | None = None,
+    ) -> None:
         super().__init__()
         self.folder, self.counts, self.checksums, self.ef_search = folder, counts, checksums, ef_search
         self.kinds = dict((manifest or {}).get("kinds", {}))
@@ -79,15 +85,21 @@ class FaissFiles(dict[str, Any]):
             index = faiss_backend.read_faiss(self.folder / name, self.ef_search)
             if compressed:
                 try:
-                    parameters = self.compressed if self.ef_search is None else replace(
-                        self.compressed, ef_search=self.ef_search)  # fmt: skip
+                    parameters = (
+                        self.compressed
+                        if self.ef_search is None
+                        else replace(self.compressed, ef_search=self.ef_search)
+                    )
                     index = Rescored(index, self.folder, source, parameters)
                 except (OSError, ValueError, EOFError) as error:
-                    raise IndexFileError(f"{self.folder / vectors_file(source)} cannot be read with {name} ({error}); "
-                                         f"rebuild the index") from None  # fmt: skip
+                    raise IndexFileError(
+                        f"{self.folder / vectors_file(source)} cannot be read with {name} ({error}); rebuild the index"
+                    ) from None
             if index.ntotal != self.counts.get(source, 0):
-                raise IndexFileError(f"{self.folder / name} has {index.ntotal} vectors for "
-                                     f"{self.counts.get(source, 0)} entries; rebuild the index")  # fmt: skip
+                raise IndexFileError(
+                    f"{self.folder / name} has {index.ntotal} vectors for "
+                    f"{self.counts.get(source, 0)} entries; rebuild the index"
+                )
             self[source] = index
             return index
 
@@ -117,15 +129,22 @@ class VectorIndex:
             if not (folder / name).exists():
                 raise IndexFileError(f"{folder / name} is missing: the index is incomplete; rebuild it")
         if verify:  # the vector files are checked when first searched (a linker deciding by exact match never is)
-            verify_checksums(folder, {name: sha for name, sha in files.items() if not is_vector_file(name)},
-                             IndexFileError, "index")  # fmt: skip
+            verify_checksums(
+                folder, {name: sha for name, sha in files.items() if not is_vector_file(name)}, IndexFileError, "index"
+            )
         entries = read_entries(folder / ENTRIES)
-        indexes = FaissFiles(folder, {source: len(rows) for source, rows in entries.items()},
-                             files if verify else None, ef_search, manifest)  # fmt: skip
+        indexes = FaissFiles(
+            folder,
+            {source: len(rows) for source, rows in entries.items()},
+            files if verify else None,
+            ef_search,
+            manifest,
+        )
         return cls(entries, indexes, EncoderIdentity(**manifest["encoder"]), manifest["terminology"], manifest)
 
-    def check_compatible(self, encoder: EncoderIdentity | None = None, terminology_fingerprint: str | None = None
-                         ) -> None:  # fmt: skip
+    def check_compatible(
+        self, encoder: EncoderIdentity | None = None, terminology_fingerprint: str | None = None
+    ) -> None:
         """Refuse an encoder or terminology other than the ones this index was built with."""
         if encoder is not None and encoder.fingerprint() != self.encoder.fingerprint():
             raise IndexFileError(
@@ -164,13 +183,16 @@ class VectorIndex:
             del hits[k:]
         return results
 
-    def search_centroids(self, queries: np.ndarray, k: int, sources: Sequence[str] = SOURCES
-                         ) -> list[list[tuple[str, float]]]:  # fmt: skip
+    def search_centroids(
+        self, queries: np.ndarray, k: int, sources: Sequence[str] = SOURCES
+    ) -> list[list[tuple[str, float]]]:
         """Top ``k`` concepts per query by similarity to each concept's centroid ("C" representation)."""
         concept_ids, index = self._centroid_index(tuple(sorted(sources)))
         scores, rows = faiss_backend.search(index, queries, k)
-        return [[(concept_ids[r], float(s)) for s, r in zip(rs, ids, strict=True) if r >= 0]
-                for rs, ids in zip(scores, rows, strict=True)]  # fmt: skip
+        return [
+            [(concept_ids[r], float(s)) for s, r in zip(rs, ids, strict=True) if r >= 0]
+            for rs, ids in zip(scores, rows, strict=True)
+        ]
 
     def _centroid_index(self, sources: tuple[str, ...]) -> tuple[list[str], Any]:
         """Mean of the unit vectors of every entry naming a concept, normalized; built on first use."""
@@ -199,8 +221,9 @@ def hnsw_parameters(index: VectorIndex) -> faiss_backend.HnswParameters:
 
 def read_index_manifest(folder: Path) -> dict[str, Any]:
     path = folder / MANIFEST
-    manifest = read_manifest_json(path, IndexFileError, f"{folder} is not a medlink index (no {MANIFEST}); build one "
-                                                      "with `medlink index build`")  # fmt: skip
+    manifest = read_manifest_json(
+        path, IndexFileError, f"{folder} is not a medlink index (no {MANIFEST}); build one with `medlink index build`"
+    )
     if manifest.get("format") != INDEX_FORMAT:
         raise IndexFileError(f"{path}: not a medlink index manifest")
     if manifest.get("version") != INDEX_VERSION:
@@ -241,8 +264,14 @@ class EntryTable(Sequence[IndexEntry]):
         if not -len(self) <= row < len(self):
             raise IndexError(row)
         row %= len(self)
-        return IndexEntry(self._key[row].as_py(), self._text[row].as_py(), tuple(self._concepts[row].as_py()),
-                          self.source, bool(self._added[row].as_py()), bool(self._several[row].as_py()))  # fmt: skip
+        return IndexEntry(
+            self._key[row].as_py(),
+            self._text[row].as_py(),
+            tuple(self._concepts[row].as_py()),
+            self.source,
+            bool(self._added[row].as_py()),
+            bool(self._several[row].as_py()),
+        )
 
     def __iter__(self) -> Iterator[IndexEntry]:
         return self._records(self.table)
@@ -255,8 +284,10 @@ class EntryTable(Sequence[IndexEntry]):
     def _records(self, table: Any) -> Iterator[IndexEntry]:
         names = ("key", "text", "concepts", "added", "several")
         columns = zip(*(table.column(name).to_pylist() for name in names), strict=True)
-        return (IndexEntry(key, text, tuple(concepts), self.source, added, several)
-                for key, text, concepts, added, several in columns)  # fmt: skip
+        return (
+            IndexEntry(key, text, tuple(concepts), self.source, added, several)
+            for key, text, concepts, added, several in columns
+        )
 
     def added(self) -> list[IndexEntry]:
         """Entries added after the build (synonyms from ``medlink index add``)."""
@@ -304,10 +335,14 @@ def write_entries(entries: Mapping[str, Sequence[IndexEntry]], path: Path) -> No
     import pyarrow.parquet as pq
 
     rows = [entry for source in SOURCES for entry in entries.get(source, [])]
-    table = pa.table({
-        "key": [e.key for e in rows], "text": [e.text for e in rows],
-        "concepts": pa.array([list(e.concepts) for e in rows], pa.list_(pa.string())),
-        "source": [e.source for e in rows], "added": pa.array([e.added for e in rows], pa.bool_()),
-        "several": pa.array([e.several for e in rows], pa.bool_()),
-    })  # fmt: skip
+    table = pa.table(
+        {
+            "key": [e.key for e in rows],
+            "text": [e.text for e in rows],
+            "concepts": pa.array([list(e.concepts) for e in rows], pa.list_(pa.string())),
+            "source": [e.source for e in rows],
+            "added": pa.array([e.added for e in rows], pa.bool_()),
+            "several": pa.array([e.several for e in rows], pa.bool_()),
+        }
+    )
     pq.write_table(table, path, compression="zstd")

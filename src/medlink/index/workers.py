@@ -17,8 +17,9 @@ from medlink.index.chunks import chunk_path, encode_chunk
 from medlink.processes import WorkerProcesses
 
 
-def encode_in_workers(texts: Sequence[str], workdir: Path, chunk_size: int, load: dict[str, Any], workers: int,
-                      progress: bool = False) -> int:  # fmt: skip
+def encode_in_workers(
+    texts: Sequence[str], workdir: Path, chunk_size: int, load: dict[str, Any], workers: int, progress: bool = False
+) -> int:
     """Encode the chunks of ``texts`` that ``workdir`` lacks in ``workers`` processes, each loading its encoder with
     ``load_encoder(**load, threads=1)``; returns how many chunks were encoded."""
     from tqdm import tqdm
@@ -28,11 +29,18 @@ def encode_in_workers(texts: Sequence[str], workdir: Path, chunk_size: int, load
     if not missing:
         return 0
     # medlink's own workers: no forked copy of the parent's ONNX sessions and threads, no re-import of its script
-    with WorkerProcesses(min(workers, len(missing))) as pool, \
-            tqdm(total=len(missing), desc=f"encoding chunks ({workers} workers)", unit=" chunks",
-                 disable=not progress) as bar:  # fmt: skip
-        futures = [pool.submit(_encode, tuple(texts[starts[n] : starts[n] + chunk_size]), str(workdir), n,
-                               tuple(sorted(load.items()))) for n in missing]  # fmt: skip
+    with (
+        WorkerProcesses(min(workers, len(missing))) as pool,
+        tqdm(
+            total=len(missing), desc=f"encoding chunks ({workers} workers)", unit=" chunks", disable=not progress
+        ) as bar,
+    ):
+        futures = [
+            pool.submit(
+                _encode, tuple(texts[starts[n] : starts[n] + chunk_size]), str(workdir), n, tuple(sorted(load.items()))
+            )
+            for n in missing
+        ]
         for future in as_completed(futures):
             future.result()  # a worker's error stops the build here; the chunks written so far are kept
             bar.update(1)

@@ -20,8 +20,12 @@ def finish(result: LinkResult, key: str, terminology: Terminology, config: Linke
         result = agree_on_numbers(result, key, terminology, config.number_margin)
     threshold = config.nil_threshold or 0.0
     if config.declares_nil and result.stage is not Stage.EXACT and (result.score or 0.0) < threshold:
-        return as_nil(result, NilCause.THRESHOLD, f"best candidate {result.matched_name!r} scored "
-                      f"{result.score:.3f}, below the nil threshold {threshold:.3f}")  # fmt: skip
+        return as_nil(
+            result,
+            NilCause.THRESHOLD,
+            f"best candidate {result.matched_name!r} scored "
+            f"{result.score:.3f}, below the nil threshold {threshold:.3f}",
+        )
     margin = config.several_within
     if margin is not None and result.candidates and result.score is not None:
         close = [c.concept_id for c in result.candidates if c.score >= result.score - margin]
@@ -29,8 +33,9 @@ def finish(result: LinkResult, key: str, terminology: Terminology, config: Linke
     return result
 
 
-def judge_terms(results: dict[str, LinkResult], term_test: TermTest | None,
-               config: LinkerConfig) -> dict[str, LinkResult]:  # fmt: skip
+def judge_terms(
+    results: dict[str, LinkResult], term_test: TermTest | None, config: LinkerConfig
+) -> dict[str, LinkResult]:
     """Retrieval decisions the term test finds unlike any term become nil (only while nil is declared)."""
     if term_test is None or not config.declares_nil:
         return results
@@ -44,14 +49,19 @@ def judge_terms(results: dict[str, LinkResult], term_test: TermTest | None,
     for key, decision in zip(retrieved, decisions, strict=True):
         if decision < cut:
             result = results[key]
-            tested[key] = as_nil(result, NilCause.TERM_TEST, f"best candidate {result.matched_name!r} scored "
-                                 f"{result.score:.3f}, but the mention does not read as a term (term model "
-                                 f"{decision:.2f}, below {cut:.2f})")  # fmt: skip
+            tested[key] = as_nil(
+                result,
+                NilCause.TERM_TEST,
+                f"best candidate {result.matched_name!r} scored "
+                f"{result.score:.3f}, but the mention does not read as a term (term model "
+                f"{decision:.2f}, below {cut:.2f})",
+            )
     return tested
 
 
-def judge_forms(results: dict[str, LinkResult], form_test: FormTest | None,
-               config: LinkerConfig) -> dict[str, LinkResult]:  # fmt: skip
+def judge_forms(
+    results: dict[str, LinkResult], form_test: FormTest | None, config: LinkerConfig
+) -> dict[str, LinkResult]:
     """Retrieval decisions whose found name disagrees with the mention in form become nil (a term the terminology
     lacks, linked to a look-alike: linking/mentions/form.py); only while nil is declared."""
     if form_test is None or not config.declares_nil or not config.form_test:
@@ -62,14 +72,19 @@ def judge_forms(results: dict[str, LinkResult], form_test: FormTest | None,
             continue
         decision, why = form_test.judge(result)
         if decision < form_test.cut:
-            tested[key] = as_nil(result, NilCause.FORM_TEST, f"best candidate {result.matched_name!r} scored "
-                                 f"{result.score:.3f}, but reads as another term: {why} (form test "
-                                 f"{decision:.2f}, below {form_test.cut:.2f})")  # fmt: skip
+            tested[key] = as_nil(
+                result,
+                NilCause.FORM_TEST,
+                f"best candidate {result.matched_name!r} scored "
+                f"{result.score:.3f}, but reads as another term: {why} (form test "
+                f"{decision:.2f}, below {form_test.cut:.2f})",
+            )
     return tested
 
 
-def claim_counted(results: dict[str, LinkResult], counter: ConceptCounter | None, terminology: Terminology,
-                  config: LinkerConfig) -> dict[str, LinkResult]:  # fmt: skip
+def claim_counted(
+    results: dict[str, LinkResult], counter: ConceptCounter | None, terminology: Terminology, config: LinkerConfig
+) -> dict[str, LinkResult]:
     """Retrieval decisions whose mention the counter says names n > 1 concepts claim their n best candidates."""
     if counter is None or not config.count_head:
         return results
@@ -83,8 +98,11 @@ def claim_counted(results: dict[str, LinkResult], counter: ConceptCounter | None
         best = [c.concept_id for c in candidates[:count]]
         why = f"the count head predicts {count} concepts"
         if count >= counter.most:  # "that many or more": the θ rule claims every further confident one
-            more = [c.concept_id for c in candidates[count:]
-                    if c.rerank_score is not None and c.rerank_score > config.several_above]  # fmt: skip
+            more = [
+                c.concept_id
+                for c in candidates[count:]
+                if c.rerank_score is not None and c.rerank_score > config.several_above
+            ]
             if more:
                 best += more
                 why += f" or more ({len(more)} more with a fused score above {config.several_above})"
@@ -92,19 +110,26 @@ def claim_counted(results: dict[str, LinkResult], counter: ConceptCounter | None
     return claimed
 
 
-def claim(result: LinkResult, candidates: Sequence[str], why: str, terminology: Terminology,
-          limit: int | None = None) -> LinkResult:  # fmt: skip
+def claim(
+    result: LinkResult, candidates: Sequence[str], why: str, terminology: Terminology, limit: int | None = None
+) -> LinkResult:
     """``result`` also claiming ``candidates`` (after its own concepts, at most ``limit`` in all), or unchanged
     when that adds none. ``why`` joins the reason; ``{}`` in it becomes the number of concepts claimed."""
     claimed = tuple(dict.fromkeys([*result.concepts, *candidates]))[:limit]
     if len(claimed) <= len(result.concepts):
         return result
     names = tuple(terminology.concept_preferred_name(c) for c in claimed)
-    return replace(result, concepts=claimed, preferred_names=names, several=True,
-                   reason=f"{result.reason}; {why.format(len(claimed))}")  # fmt: skip
+    return replace(
+        result,
+        concepts=claimed,
+        preferred_names=names,
+        several=True,
+        reason=f"{result.reason}; {why.format(len(claimed))}",
+    )
 
 
 def as_nil(result: LinkResult, cause: NilCause, reason: str) -> LinkResult:
     """``result`` turned nil for ``cause``, its candidates kept so the reason can be checked."""
-    return replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False, reason=reason,
-                   nil_cause=cause)  # fmt: skip
+    return replace(
+        result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False, reason=reason, nil_cause=cause
+    )

@@ -47,8 +47,9 @@ class UpdateSummary:
     seconds: float
 
 
-def update_embedded(descriptors: Path, supplementary: Path | None = None, release: str | None = None,
-                    progress: bool = False) -> UpdateSummary:  # fmt: skip
+def update_embedded(
+    descriptors: Path, supplementary: Path | None = None, release: str | None = None, progress: bool = False
+) -> UpdateSummary:
     """Install the MeSH release in ``descriptors`` (and ``supplementary``) as the embedded default and build its
     index, encoding only names the current default's index (or the shipped one's) lacks; raises naming the file
     when one is not what it should be, with nothing changed."""
@@ -83,10 +84,15 @@ def update_embedded(descriptors: Path, supplementary: Path | None = None, releas
             shutil.copyfile(supplementary, partial)
             partial.replace(kept_records)
     previous = installed_update()
-    update = EmbeddedUpdate(folder, kept_records, supplementary_format or "mesh-supp-tsv",
-                            release or release_of(descriptors), shipped.fingerprint(),
-                            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                            tuple(p.name for p in (descriptors, supplementary) if p))  # fmt: skip
+    update = EmbeddedUpdate(
+        folder,
+        kept_records,
+        supplementary_format or "mesh-supp-tsv",
+        release or release_of(descriptors),
+        shipped.fingerprint(),
+        time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        tuple(p.name for p in (descriptors, supplementary) if p),
+    )
     record_update(update)
     try:
         index = default_index_path(terminology, encoder)
@@ -98,9 +104,15 @@ def update_embedded(descriptors: Path, supplementary: Path | None = None, releas
         record_update(previous)
         raise
     timing = read_index_manifest(index).get("timing", {})
-    return UpdateSummary(update.release, len(terminology), terminology.name_count, len(set(terminology.ids) - before),
-                         int(timing.get("encoded", 0)), int(timing.get("reused", 0)),
-                         time.perf_counter() - started)  # fmt: skip
+    return UpdateSummary(
+        update.release,
+        len(terminology),
+        terminology.name_count,
+        len(set(terminology.ids) - before),
+        int(timing.get("encoded", 0)),
+        int(timing.get("reused", 0)),
+        time.perf_counter() - started,
+    )
 
 
 def revert_embedded() -> bool:
@@ -117,9 +129,11 @@ def _format_of(path: Path, allowed: tuple[str, ...], what: str) -> str:
     except MedlinkError:
         found = ""
     if found not in allowed:
-        raise MedlinkError(f"{path}: not {what} medlink can tell by its name: give NLM's XML (desc2026.xml, "
-                           "supp2026.xml, or gzipped) or medlink's TSV (mesh_descriptors.tsv.gz, "
-                           "mesh_supplementary.tsv.gz)")  # fmt: skip
+        raise MedlinkError(
+            f"{path}: not {what} medlink can tell by its name: give NLM's XML (desc2026.xml, "
+            "supp2026.xml, or gzipped) or medlink's TSV (mesh_descriptors.tsv.gz, "
+            "mesh_supplementary.tsv.gz)"
+        )
     return found
 
 
@@ -128,8 +142,10 @@ def _compile_descriptors(path: Path) -> Terminology:
     terminology = compile_terminology([SourceSpec(path, source_format)], ReadReport())
     descriptors = sum(1 for concept_id in terminology.ids if concept_id.startswith("MESH:D"))
     if descriptors < 0.9 * len(terminology):
-        raise MedlinkError(f"{path}: holds {descriptors:,} MeSH descriptors among {len(terminology):,} records; give "
-                           "the descriptors file (descYYYY.xml), the supplementary records second")  # fmt: skip
+        raise MedlinkError(
+            f"{path}: holds {descriptors:,} MeSH descriptors among {len(terminology):,} records; give "
+            "the descriptors file (descYYYY.xml), the supplementary records second"
+        )
     return terminology
 
 
@@ -137,6 +153,8 @@ def _check_supplementary(path: Path) -> str:
     source_format = _format_of(path, SUPPLEMENTARY_FORMATS, "MeSH supplementary records")
     first = list(islice(read_source(path, source_format, ReadReport()), 100))
     if not first or not all(concept.id.startswith("MESH:C") for concept in first):
-        raise MedlinkError(f"{path}: its records are not MeSH supplementary concept records (ids C…); give "
-                           "suppYYYY.xml or the supplementary TSV")  # fmt: skip
+        raise MedlinkError(
+            f"{path}: its records are not MeSH supplementary concept records (ids C…); give "
+            "suppYYYY.xml or the supplementary TSV"
+        )
     return source_format

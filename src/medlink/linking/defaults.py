@@ -64,8 +64,9 @@ def default_drug_terminology_path(progress: bool = False) -> Path:
 
     def build(folder: Path) -> None:
         if progress:
-            print("compiling the MeSH supplementary records into medlink's cache (first use, about 20 s)",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                "compiling the MeSH supplementary records into medlink's cache (first use, about 20 s)", file=sys.stderr
+            )
         builder = TerminologyBuilder(ReadReport())
         for info in descriptors.sources:  # the glossed names are reached by exact match, like the records' names
             builder.add_source(with_glossed_names(descriptors, descriptors.normalizer), info)
@@ -91,8 +92,10 @@ def donor_terminology(name: str, progress: bool = False) -> Terminology:
     try:
         return compile_terminology([SourceSpec.parse(name)])
     except MedlinkError as error:
-        why = (f"{name}: no terminology to borrow synonyms from ({error}); give a compiled terminology folder, a "
-               f"source file as FORMAT:PATH, or {MESH!r} for the embedded MeSH")  # fmt: skip
+        why = (
+            f"{name}: no terminology to borrow synonyms from ({error}); give a compiled terminology folder, a "
+            f"source file as FORMAT:PATH, or {MESH!r} for the embedded MeSH"
+        )
         raise MedlinkError(why) from None
 
 
@@ -114,8 +117,9 @@ def default_drug_index(progress: bool = True) -> Path:
         if not is_current_index(folder):
             return False
         cached = read_index_manifest(folder)
-        return "rebound_from" in cached and all(cached.get(key) == manifest.get(key)
-                                                for key in ("calibration", "form_model"))  # fmt: skip
+        return "rebound_from" in cached and all(
+            cached.get(key) == manifest.get(key) for key in ("calibration", "form_model")
+        )
 
     folder = cache_root() / "indexes" / f"{terminology_dir.name}-{manifest['encoder_fingerprint']}"
     return cached_entry(folder, current, build)
@@ -151,8 +155,9 @@ def default_index_ready() -> bool:
     """Whether :func:`default_index` opens the default's index without encoding anything: prebuilt, or cached."""
     terminology = load_default_terminology()
     encoder = load_encoder(DEFAULT_MODEL)
-    return (prebuilt_default_index(terminology, encoder) is not None
-            or is_current_index(default_index_path(terminology, encoder)))  # fmt: skip
+    return prebuilt_default_index(terminology, encoder) is not None or is_current_index(
+        default_index_path(terminology, encoder)
+    )
 
 
 def shipped_nil_threshold() -> float | None:
@@ -164,17 +169,28 @@ def shipped_nil_threshold() -> float | None:
 
 def prebuilt_default_index(terminology: Terminology, encoder: Encoder) -> Path | None:
     """The prebuilt index when it is the default's for ``terminology`` and ``encoder``, with today's calibration."""
-    return prebuilt_index(terminology.fingerprint(), encoder.identity.fingerprint(),
-                          _shipped_calibration(terminology, encoder) or {"calibration": None})  # fmt: skip
+    return prebuilt_index(
+        terminology.fingerprint(),
+        encoder.identity.fingerprint(),
+        _shipped_calibration(terminology, encoder) or {"calibration": None},
+    )
 
 
-def build_default_index(terminology: Terminology, encoder: Encoder, folder: Path, progress: bool,
-                        reuse: Sequence[Path] = ()) -> None:  # fmt: skip
+def build_default_index(
+    terminology: Terminology, encoder: Encoder, folder: Path, progress: bool, reuse: Sequence[Path] = ()
+) -> None:
     """Encode the default index for ``terminology`` (vectors of ``reuse`` taken, not encoded again); an installed
     update's index records the shipped release it replaces, whose reranker and calibration it inherits."""
     update = installed_update()
-    build_index(ontology_entries(terminology), encoder, folder, terminology.fingerprint(), progress=progress,
-                origin={"encoder": DEFAULT_MODEL, "backend": "onnx"}, reuse=reuse)  # fmt: skip
+    build_index(
+        ontology_entries(terminology),
+        encoder,
+        folder,
+        terminology.fingerprint(),
+        progress=progress,
+        origin={"encoder": DEFAULT_MODEL, "backend": "onnx"},
+        reuse=reuse,
+    )
     if update is not None and update.replaces != terminology.fingerprint():
         update_manifest(folder, updated_from=update.replaces)
 
@@ -190,8 +206,12 @@ def _shipped_calibration(terminology: Terminology, encoder: Encoder) -> dict[str
         return None
     form = default_form_calibration()
     form_model = form["model"] if form and form.get("encoder_fingerprint") == encoder.identity.fingerprint() else None
-    return {"nil_threshold": shipped["threshold"], "term_model": shipped.get("term_model"), "calibration": shipped,
-            "form_model": form_model}  # fmt: skip
+    return {
+        "nil_threshold": shipped["threshold"],
+        "term_model": shipped.get("term_model"),
+        "calibration": shipped,
+        "form_model": form_model,
+    }
 
 
 def _apply_shipped_calibration(folder: Path, terminology: Terminology, encoder: Encoder) -> None:

@@ -60,8 +60,15 @@ class Linker:
     """
 
     # what an unpickled linker rebuilds
-    _BUILT_ON_USE = ("terminology", "sieves", "counter", "term_test", "reranker", "form_test",
-                     "calibrated_nil_threshold")
+    _BUILT_ON_USE = (
+        "terminology",
+        "sieves",
+        "counter",
+        "term_test",
+        "reranker",
+        "form_test",
+        "calibrated_nil_threshold",
+    )
 
     def __init__(
         self,
@@ -95,8 +102,15 @@ class Linker:
     @classmethod
     def from_parts(cls, parts: LinkerParts) -> Linker:
         """A linker over what the pipeline assembled (``medlink.linking.pipeline``)."""
-        linker = cls(parts.terminology, parts.sieves, parts.config, parts.counter, parts.term_test, parts.reranker,
-                     parts.form_test)  # fmt: skip
+        linker = cls(
+            parts.terminology,
+            parts.sieves,
+            parts.config,
+            parts.counter,
+            parts.term_test,
+            parts.reranker,
+            parts.form_test,
+        )
         linker.calibrated_nil_threshold = parts.calibrated_nil_threshold
         return linker
 
@@ -133,18 +147,26 @@ class Linker:
         an index must still be built, exact hits are answered first and the index is built when a mention needs it).
         ``exact_only`` links by exact normalized match alone (``terminology`` or the embedded MeSH); see
         :class:`LinkerRecipe` for the other arguments; ``ranker`` links with a set ranker from ``medlink
-        train-set-ranker`` over ``terminology``. ``config`` replaces the settings the index was calibrated with."""
-        recipe = LinkerRecipe(Path(index_dir) if index_dir else None, Path(terminology) if terminology else None,
-                              exact_only, sieves, ef_search, Path(ranker) if ranker else None,
-                              embedded=embedded)  # fmt: skip
+        train set-ranker`` over ``terminology``. ``config`` replaces the settings the index was calibrated with."""
+        recipe = LinkerRecipe(
+            Path(index_dir) if index_dir else None,
+            Path(terminology) if terminology else None,
+            exact_only,
+            sieves,
+            ef_search,
+            Path(ranker) if ranker else None,
+            embedded=embedded,
+        )
         return cls.from_recipe(recipe, config, progress)
 
     # --- pickling: the recipe travels, the heavy parts are rebuilt where the copy is used --------------------
 
     def __getstate__(self) -> dict[str, Any]:
         if self.recipe is None:
-            raise TypeError("this Linker was assembled from parts and cannot be pickled; make it with Linker.load() "
-                            "(an index folder, a terminology with exact_only, or the embedded default)")  # fmt: skip
+            raise TypeError(
+                "this Linker was assembled from parts and cannot be pickled; make it with Linker.load() "
+                "(an index folder, a terminology with exact_only, or the embedded default)"
+            )
         return {"recipe": self.recipe, "config": self.config}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -203,8 +225,9 @@ class Linker:
             return Linker.from_recipe(self.recipe, config, self._progress)
         if config.nil_threshold is None and self.calibrated_nil_threshold is not None:
             config = replace(config, nil_threshold=self.calibrated_nil_threshold)
-        other = Linker(self.terminology, self.sieves, config, self.counter, self.term_test, self.reranker,
-                       self.form_test)  # fmt: skip
+        other = Linker(
+            self.terminology, self.sieves, config, self.counter, self.term_test, self.reranker, self.form_test
+        )
         other.recipe, other.calibrated_nil_threshold = self.recipe, self.calibrated_nil_threshold
         return other
 
@@ -259,8 +282,12 @@ class Linker:
             if i in spelled and links_better(spelled_linked[i], result):
                 (text, how), result = spelled[i], spelled_linked[i]
                 notes.append(f"{how} as {text!r}")
-            if i in named and result.stage is not Stage.EXACT and named_linked[i].stage is Stage.EXACT \
-                    and not says_the_same_cause(text, result.matched_name or ""):
+            if (
+                i in named
+                and result.stage is not Stage.EXACT
+                and named_linked[i].stage is Stage.EXACT
+                and not says_the_same_cause(text, result.matched_name or "")
+            ):
                 (text, how), result = named[i], named_linked[i]
                 notes.append(f"{how} {text!r}")
             result = self._prefer_written(prefer_literal(result, text, self.terminology), text)
@@ -276,8 +303,10 @@ class Linker:
         latter only while nil is declared)."""
         limit = self.config.max_mention_chars
         if limit and len(original) > limit:
-            return NilCause.TOO_LONG, (f"the mention has {len(original):,} characters, more than the limit of "
-                                       f"{limit:,} (LinkerConfig.max_mention_chars): no term is that long")  # fmt: skip
+            return NilCause.TOO_LONG, (
+                f"the mention has {len(original):,} characters, more than the limit of "
+                f"{limit:,} (LinkerConfig.max_mention_chars): no term is that long"
+            )
         why = control_characters(original) if self.config.declares_nil else None
         return (NilCause.NOT_A_TERM, why) if why else None
 
@@ -301,8 +330,9 @@ class Linker:
         # Built on first use: the shorthand file is read then, and an unpickled linker has its terminology only then.
         if self._rewriter_built is None:
             shorthand = shorthand_lexicon(self.config.shorthand_file) if self.config.shorthand else None
-            self._rewriter_built = MentionRewriter(self.terminology, shorthand, self.config.respell,
-                                                   self._matches_exactly)  # fmt: skip
+            self._rewriter_built = MentionRewriter(
+                self.terminology, shorthand, self.config.respell, self._matches_exactly
+            )
         return self._rewriter_built
 
     def _matches_exactly(self, text: str) -> bool:
@@ -346,8 +376,13 @@ class Linker:
             tried = ", ".join(sieve.name for sieve in self.sieves)
             scope = f" in branches {','.join(self.config.branches)}" if self.config.branches else ""
             for key, text in batch:
-                decided[key] = LinkResult(text, (), Stage.NIL, reason=f"no concept{scope} found by: {tried}",
-                                          nil_cause=NilCause.OUT_OF_SCOPE if scope else NilCause.NO_CANDIDATE)
+                decided[key] = LinkResult(
+                    text,
+                    (),
+                    Stage.NIL,
+                    reason=f"no concept{scope} found by: {tried}",
+                    nil_cause=NilCause.OUT_OF_SCOPE if scope else NilCause.NO_CANDIDATE,
+                )
         for key, result in decided.items():
             self._remember(key, result, self._cache)
         return decided
@@ -376,8 +411,12 @@ class Linker:
         decided before is kept: exact decisions do not depend on them."""
         self._deferred = None
         self.terminology, self.sieves, self._config = parts.terminology, tuple(parts.sieves), parts.config
-        self.counter, self.term_test, self.reranker, self.form_test = (parts.counter, parts.term_test,
-                                                                       parts.reranker, parts.form_test)  # fmt: skip
+        self.counter, self.term_test, self.reranker, self.form_test = (
+            parts.counter,
+            parts.term_test,
+            parts.reranker,
+            parts.form_test,
+        )
         self.calibrated_nil_threshold = parts.calibrated_nil_threshold
         self._scope, self._type_scopes, self._rewriter_built = None, {}, None
 
@@ -386,8 +425,13 @@ class Linker:
         ``config.max_composite_parts``); parts are linked in one batch."""
         text_of = dict(pending)
         most = self.config.max_composite_parts
-        splits = {key: parts for key, text in pending if not self.terminology.has_normalized(key)
-                  and (parts := split_composite(text, self._rewriter.is_name)) and len(parts) <= most}  # fmt: skip
+        splits = {
+            key: parts
+            for key, text in pending
+            if not self.terminology.has_normalized(key)
+            and (parts := split_composite(text, self._rewriter.is_name))
+            and len(parts) <= most
+        }
         if not splits:
             return {}
         part_texts = list(dict.fromkeys(part for parts in splits.values() for part in parts))
@@ -399,12 +443,15 @@ class Linker:
                 continue  # a part that links to nothing: treat the mention as one name instead
             concepts = tuple(dict.fromkeys(result.concepts[0] for result in part_results))
             results[key] = LinkResult(
-                mention=text_of[key], concepts=concepts, stage=Stage.COMPOSITE,
+                mention=text_of[key],
+                concepts=concepts,
+                stage=Stage.COMPOSITE,
                 score=min(result.score or 0.0 for result in part_results),
                 preferred_names=tuple(self.terminology.concept_preferred_name(c) for c in concepts),
-                several=True, parts=part_results,
+                several=True,
+                parts=part_results,
                 reason=f"composite mention split into {len(parts)} parts: " + "; ".join(parts),
-            )  # fmt: skip
+            )
         return results
 
     def _rerank(self, outcomes: list[LinkResult | None]) -> list[LinkResult | None]:
@@ -450,16 +497,27 @@ def _text_of(mention: str | Mention) -> str:
     return mention
 
 
-def dense_linker(terminology: Terminology, index: VectorIndex, encoder: Encoder, sieves: str = DEFAULT_SIEVES,
-                 config: LinkerConfig | None = None, term_model: TermModel | None = None,
-                 reranker_dir: Path | None = None) -> Linker:  # fmt: skip
+def dense_linker(
+    terminology: Terminology,
+    index: VectorIndex,
+    encoder: Encoder,
+    sieves: str = DEFAULT_SIEVES,
+    config: LinkerConfig | None = None,
+    term_model: TermModel | None = None,
+    reranker_dir: Path | None = None,
+) -> Linker:
     """A linker over ``index`` (:func:`~medlink.linking.pipeline.dense_parts` says what it is made of)."""
     return Linker.from_parts(dense_parts(terminology, index, encoder, sieves, config, term_model, reranker_dir))
 
 
-def open_index_linker(index_dir: Path | str, terminology_dir: Path | str | None = None,
-                      sieves: str = DEFAULT_SIEVES, config: LinkerConfig | None = None,
-                      ef_search: int | None = None, reranker_dir: Path | None = None) -> Linker:  # fmt: skip
+def open_index_linker(
+    index_dir: Path | str,
+    terminology_dir: Path | str | None = None,
+    sieves: str = DEFAULT_SIEVES,
+    config: LinkerConfig | None = None,
+    ef_search: int | None = None,
+    reranker_dir: Path | None = None,
+) -> Linker:
     """A linker over a saved index (:func:`~medlink.linking.pipeline.index_parts`)."""
     return Linker.from_parts(index_parts(index_dir, terminology_dir, sieves, config, ef_search, reranker_dir))
 

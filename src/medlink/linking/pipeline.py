@@ -51,8 +51,11 @@ class _SieveParts:
         if self.index is None and not self.entries:
             raise MedlinkError(f"sieve {part!r} needs a vector index (--index) or entries to search")
         if self.fitted is None:
-            self.fitted = (SparseRetriever(self.entries, self.terminology) if self.index is None
-                           else SparseRetriever.from_index(self.index, self.terminology))  # fmt: skip
+            self.fitted = (
+                SparseRetriever(self.entries, self.terminology)
+                if self.index is None
+                else SparseRetriever.from_index(self.index, self.terminology)
+            )
         return SparseSieve(self.fitted, self.terminology, accept, self.top_k)
 
     def dense(self, part: str, name: str, accept: float | None) -> DenseSieve:
@@ -88,12 +91,21 @@ def _rrf(parts: _SieveParts, part: str, accept: float | None, weight: float | No
 
 # Sieves by name; any other name is a dense strategy (DenseStrategy.parse: O-T, D-T, OD-T, OD-C, …).
 SIEVES: dict[str, Callable[[_SieveParts, str, float | None, float | None], Sieve]] = {
-    "exact": _exact, "sparse": _sparse, "hybrid": _hybrid, "rrf": _rrf,
-}  # fmt: skip
+    "exact": _exact,
+    "sparse": _sparse,
+    "hybrid": _hybrid,
+    "rrf": _rrf,
+}
 
 
-def parse_sieves(spec: str, terminology: Terminology, index: VectorIndex | None, encoder: Encoder | None,
-                 top_k: int = 10, entries: Sequence[IndexEntry] = ()) -> list[Sieve]:  # fmt: skip
+def parse_sieves(
+    spec: str,
+    terminology: Terminology,
+    index: VectorIndex | None,
+    encoder: Encoder | None,
+    top_k: int = 10,
+    entries: Sequence[IndexEntry] = (),
+) -> list[Sieve]:
     """The sieves ``spec`` names. Without an index, ``exact`` and ``sparse`` still work: over ``entries`` (names and
     training mentions, as :func:`medlink.index.ontology_entries` and :func:`medlink.index.mention_entries` make
     them), so baselines need no encoder."""
@@ -122,15 +134,21 @@ def exact_parts(terminology: Terminology, config: LinkerConfig | None = None) ->
     return LinkerParts(terminology, (ExactSieve(terminology),), config or LinkerConfig())
 
 
-def dense_parts(terminology: Terminology, index: VectorIndex, encoder: Encoder, sieves: str = DEFAULT_SIEVES,
-                config: LinkerConfig | None = None, term_model: TermModel | None = None,
-                reranker_dir: Path | None = None) -> LinkerParts:  # fmt: skip
+def dense_parts(
+    terminology: Terminology,
+    index: VectorIndex,
+    encoder: Encoder,
+    sieves: str = DEFAULT_SIEVES,
+    config: LinkerConfig | None = None,
+    term_model: TermModel | None = None,
+    reranker_dir: Path | None = None,
+) -> LinkerParts:
     """A linker's parts over ``index``, refusing an index built with another encoder or terminology. It declares nil
     below the index's calibrated threshold unless ``config`` sets one (0: never), where the index's term model (or
     ``term_model``, one not stored yet) says a mention is unlike a term, and where its form test says the found name
     is a look-alike. An encoder trained with a concept-count head
     (``medlink train --count-head``) also decides how many concepts a mention claims; a reranker from ``medlink
-    train-candidate-reranker`` for this terminology and encoder (``reranker_dir``) reorders close decisions."""
+    train candidate-reranker`` for this terminology and encoder (``reranker_dir``) reorders close decisions."""
     index.check_compatible(encoder.identity, terminology.fingerprint())
     config = config or LinkerConfig()
     calibrated = index.manifest.get("nil_threshold")
@@ -146,14 +164,20 @@ def dense_parts(terminology: Terminology, index: VectorIndex, encoder: Encoder, 
         # the terminology the vectors were built for, or the shipped MeSH an installed update replaces
         fitted_for = index.manifest.get("updated_from") or index.manifest.get("rebound_from", terminology.fingerprint())
         reranker = Reranker.load(reranker_dir, fitted_for, encoder.identity.fingerprint())
-    return LinkerParts(terminology, tuple(parse_sieves(sieves, terminology, index, shared)), config, counter,
-                       _term_test(index, shared, term_model), reranker, _form_test(index, terminology),
-                       float(calibrated) if calibrated is not None else None)  # fmt: skip
+    return LinkerParts(
+        terminology,
+        tuple(parse_sieves(sieves, terminology, index, shared)),
+        config,
+        counter,
+        _term_test(index, shared, term_model),
+        reranker,
+        _form_test(index, terminology),
+        float(calibrated) if calibrated is not None else None,
+    )
 
 
-def ranker_parts(terminology: Terminology, ranker_dir: Path | str,
-                 config: LinkerConfig | None = None) -> LinkerParts:  # fmt: skip
-    """A linker's parts whose one sieve is a learned set ranker (``medlink train-set-ranker``): each mention claims the
+def ranker_parts(terminology: Terminology, ranker_dir: Path | str, config: LinkerConfig | None = None) -> LinkerParts:
+    """A linker's parts whose one sieve is a learned set ranker (``medlink train set-ranker``): each mention claims the
     set of concepts the ranker puts above its threshold. The ranker decides sets itself, so composites are not split."""
     from medlink.linking.sets.set_ranker import SetRanker, SetRankerSieve
 
@@ -186,14 +210,20 @@ def _form_test(index: VectorIndex, terminology: Terminology) -> FormJudge | None
         return None
 
 
-def index_parts(index_dir: Path | str, terminology_dir: Path | str | None = None,
-                sieves: str = DEFAULT_SIEVES, config: LinkerConfig | None = None,
-                ef_search: int | None = None, reranker_dir: Path | None = None) -> LinkerParts:  # fmt: skip
+def index_parts(
+    index_dir: Path | str,
+    terminology_dir: Path | str | None = None,
+    sieves: str = DEFAULT_SIEVES,
+    config: LinkerConfig | None = None,
+    ef_search: int | None = None,
+    reranker_dir: Path | None = None,
+) -> LinkerParts:
     """A linker's parts over a saved index, reopening the terminology and encoder its manifest names; ``ef_search``
     overrides the HNSW search beam the index was saved with; ``reranker_dir``: see :func:`dense_parts`."""
     index = VectorIndex.load(index_dir, ef_search=ef_search)
-    return dense_parts(terminology_of(index, terminology_dir), index, encoder_of(index), sieves, config,
-                       reranker_dir=reranker_dir)  # fmt: skip
+    return dense_parts(
+        terminology_of(index, terminology_dir), index, encoder_of(index), sieves, config, reranker_dir=reranker_dir
+    )
 
 
 def terminology_of(index: VectorIndex, override: Path | str | None = None) -> Terminology:
@@ -218,9 +248,12 @@ def encoder_of(index: VectorIndex) -> Encoder:
     )
 
 
-def with_training_mentions(index_dir: Path, pairs: Sequence[tuple[str, Sequence[str]]],
-                           terminology_dir: Path | str | None = None,
-                           several: Sequence[tuple[str, Sequence[Sequence[str]]]] = ()) -> Path:  # fmt: skip
+def with_training_mentions(
+    index_dir: Path,
+    pairs: Sequence[tuple[str, Sequence[str]]],
+    terminology_dir: Path | str | None = None,
+    several: Sequence[tuple[str, Sequence[Sequence[str]]]] = (),
+) -> Path:
     """An index that also holds these annotated mentions (source D): ``index_dir`` itself when it already has
     training mentions, else a cached copy with only the mentions encoded (see :mod:`medlink.index.with_mentions`)."""
     from medlink.folders import cache_root

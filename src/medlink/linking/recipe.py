@@ -39,9 +39,9 @@ class LinkerRecipe:
 
     sieves: the sieve order (``medlink.linking.pipeline``; default ``exact,D-T@0.95,OD-T``); needs ``index_dir``.
     ef_search: the HNSW search beam (default: what the index was built with).
-    ranker_dir: link with a set ranker (``medlink train-set-ranker``) over ``terminology_dir`` (or the embedded MeSH)
+    ranker_dir: link with a set ranker (``medlink train set-ranker``) over ``terminology_dir`` (or the embedded MeSH)
         instead of sieves: each mention claims the set of concepts it names.
-    reranker_dir: rerank close retrieval decisions with a reranker from ``medlink train-candidate-reranker`` for the
+    reranker_dir: rerank close retrieval decisions with a reranker from ``medlink train candidate-reranker`` for the
         index; the embedded default uses the reranker shipped for it (``LinkerConfig.rerank`` switches either off).
     embedded: which embedded default links when no index or terminology is given: ``mesh`` (the default: the
         descriptors, searched by exact match and dense retrieval, and the 323k supplementary records of drugs,
@@ -70,10 +70,16 @@ class LinkerRecipe:
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value))
         if self.ranker_dir is not None:
-            if (self.exact_only or self.index_dir is not None or self.sieves or self.ef_search is not None
-                    or self.reranker_dir is not None):  # fmt: skip
-                raise MedlinkError("a ranker links on its own: it takes no index, sieves, ef_search, exact_only or "
-                                   "reranker")  # fmt: skip
+            if (
+                self.exact_only
+                or self.index_dir is not None
+                or self.sieves
+                or self.ef_search is not None
+                or self.reranker_dir is not None
+            ):
+                raise MedlinkError(
+                    "a ranker links on its own: it takes no index, sieves, ef_search, exact_only or reranker"
+                )
             return
         if self.exact_only and self.reranker_dir is not None:
             raise MedlinkError("exact-only linking has no retrieval decisions to rerank: drop the reranker")
@@ -134,5 +140,11 @@ class LinkerRecipe:
         reranker = self.reranker_dir or shipped
         if config is not None and not config.rerank:
             reranker = None  # not even loaded
-        return index_parts(folder, self.terminology_dir, self.sieves or DEFAULT_SIEVES, config=config,
-                           ef_search=self.ef_search, reranker_dir=reranker)  # fmt: skip
+        return index_parts(
+            folder,
+            self.terminology_dir,
+            self.sieves or DEFAULT_SIEVES,
+            config=config,
+            ef_search=self.ef_search,
+            reranker_dir=reranker,
+        )

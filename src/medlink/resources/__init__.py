@@ -16,7 +16,7 @@ them): a mention made only of these is no term (:mod:`medlink.linking.mentions.n
 ``default-nil.json``: the nil threshold of the default index (MeSH descriptors, medlink's encoder), calibrated on
 NCBI-disease and BC5CDR training mentions and medlink's non-medical negatives by ``scripts/calibrate_default_nil.py``.
 ``negatives/``: the everyday nouns those negatives are made from.
-``default-reranker/``: the rerank stage of the default linker (``medlink train-candidate-reranker`` over the default
+``default-reranker/``: the rerank stage of the default linker (``medlink train candidate-reranker`` over the default
 index on NCBI-disease and BC5CDR training mentions; its ``reranker.json`` says how it was made), when one is shipped.
 """
 

@@ -51,20 +51,28 @@ class TextJSONResponse(JSONResponse):
             return super().render(content)
         except UnicodeEncodeError:
             return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
 _ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (401, 404, 413, 422, 503)}
 
 
-def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher: TrialMatcher | None = None
-               ) -> FastAPI:  # fmt: skip
+def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher: TrialMatcher | None = None) -> FastAPI:
     """The service around ``linker`` (load it first: the app does not build indexes on a request), and around
     ``matcher`` for ``/v1/trials/match`` when one is given."""
     settings = settings or ServiceSettings()
     metrics = ServiceMetrics()
-    batcher = LinkBatcher(linker, settings.batch_chars, settings.batch_wait_seconds, settings.request_seconds,
-                          settings.max_queued_mentions, metrics.observe_batch)  # fmt: skip
+    batcher = LinkBatcher(
+        linker,
+        settings.batch_chars,
+        settings.batch_wait_seconds,
+        settings.request_seconds,
+        settings.max_queued_mentions,
+        metrics.observe_batch,
+    )
     core = ServiceCore(linker, settings, batcher, matcher, choose_tagger("auto"))
-    models = request_models(settings.max_batch, linker.config.max_mention_chars, settings.max_document_chars,
-                            settings.max_note_chars)  # fmt: skip
+    models = request_models(
+        settings.max_batch, linker.config.max_mention_chars, settings.max_document_chars, settings.max_note_chars
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -73,8 +81,13 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         await batcher.stop()  # uvicorn has stopped taking requests; answer the ones already queued
         log.info("medlink service stopped")
 
-    app = FastAPI(title="medlink", version=__version__, lifespan=lifespan, default_response_class=TextJSONResponse,
-                  description="Link free-text medical terms to terminology concepts.")  # fmt: skip
+    app = FastAPI(
+        title="medlink",
+        version=__version__,
+        lifespan=lifespan,
+        default_response_class=TextJSONResponse,
+        description="Link free-text medical terms to terminology concepts.",
+    )
     _add_error_handlers(app)
 
     @app.get("/health")
@@ -84,8 +97,13 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         kind = "embedded default" if recipe is None or recipe.index_dir is None else "index"
         if recipe is not None and recipe.ranker_dir is not None:
             kind = "set ranker"
-        return {"status": "ok", "version": __version__, "concepts": len(linker.terminology), "linker": kind,
-                "queued_mentions": batcher.queued}  # fmt: skip
+        return {
+            "status": "ok",
+            "version": __version__,
+            "concepts": len(linker.terminology),
+            "linker": kind,
+            "queued_mentions": batcher.queued,
+        }
 
     @app.get("/metrics", response_class=Response)
     async def prometheus() -> Response:
@@ -113,12 +131,17 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         if found is None:
             raise HTTPException(404, f"unknown concept id {concept_id!r} in this terminology")
         return {
-            "id": found.id, "preferred_name": found.preferred_name,
+            "id": found.id,
+            "preferred_name": found.preferred_name,
             "names": [{"text": name.text, "kind": str(name.kind)} for name in found.names],
-            "semantic_types": list(found.semantic_types), "parents": list(found.parents),
-            "tree_numbers": list(found.tree_numbers), "alt_ids": list(found.alt_ids), "xrefs": list(found.xrefs),
-            "definition": found.definition, "source": found.source,
-        }  # fmt: skip
+            "semantic_types": list(found.semantic_types),
+            "parents": list(found.parents),
+            "tree_numbers": list(found.tree_numbers),
+            "alt_ids": list(found.alt_ids),
+            "xrefs": list(found.xrefs),
+            "definition": found.definition,
+            "source": found.source,
+        }
 
     @app.post("/v1/trials/normalize", responses=_ERRORS)
     @_body(models.trials)
@@ -191,8 +214,14 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
             found = await core.annotate(texts, config)
         except Busy as error:
             return _busy(str(error))
-        return TextJSONResponse({"documents": [{"id": document.id, "annotations": [a.to_dict() for a in annotated]}
-                                               for document, annotated in zip(body.documents, found, strict=True)]})
+        return TextJSONResponse(
+            {
+                "documents": [
+                    {"id": document.id, "annotations": [a.to_dict() for a in annotated]}
+                    for document, annotated in zip(body.documents, found, strict=True)
+                ]
+            }
+        )
 
     add_pages(app, core)
     app.add_middleware(Guard, settings=settings, metrics=metrics)
@@ -227,7 +256,8 @@ def validation_problems(errors: Sequence[Any]) -> list[str]:
     for item in errors:
         if item.get("type") == "json_invalid":
             problems.setdefault("body", []).append(
-                ("", f"the body is not valid JSON: {item.get('ctx', {}).get('error', item['msg'])}"))
+                ("", f"the body is not valid JSON: {item.get('ctx', {}).get('error', item['msg'])}")
+            )
             continue
         parts = [str(part) for part in item["loc"] if part != "body"]
         where = ".".join(part for part in parts if part not in _UNION_BRANCHES) or "body"
@@ -238,8 +268,10 @@ def validation_problems(errors: Sequence[Any]) -> list[str]:
     lines = []
     for where, found in problems.items():
         kept = [message for kind, message in found if kind not in _WRONG_SHAPE] or [message for _, message in found]
-        lines += [message if where == "body" and message.startswith("the body") else f"{where}: {message}"
-                  for message in dict.fromkeys(kept)]  # fmt: skip
+        lines += [
+            message if where == "body" and message.startswith("the body") else f"{where}: {message}"
+            for message in dict.fromkeys(kept)
+        ]
     return lines
 
 
@@ -252,8 +284,11 @@ def _busy(reason: str) -> JSONResponse:
 
 def _check_batch(size: int, limit: int, what: str) -> None:
     if size > limit:
-        raise HTTPException(413, f"{size:,} {what} in one request; the limit is {limit:,}: split the batch, or "
-                                 f"start the server with a larger --max-batch")  # fmt: skip
+        raise HTTPException(
+            413,
+            f"{size:,} {what} in one request; the limit is {limit:,}: split the batch, or "
+            f"start the server with a larger --max-batch",
+        )
 
 
 def _error(status: int, message: str, problems: list[str] | None = None) -> JSONResponse:

@@ -116,10 +116,13 @@ class LinkBatcher:
         now = time.monotonic()
         for request in list(self._active):
             if not request.done.done() and now > request.deadline:
-                request.done.set_exception(OverBudget(
-                    f"not linked within the request budget of {self.request_seconds:g} s "
-                    f"({request.taken:,} of {len(request.mentions):,} mentions reached): send fewer or shorter "
-                    "mentions per request"))  # fmt: skip
+                request.done.set_exception(
+                    OverBudget(
+                        f"not linked within the request budget of {self.request_seconds:g} s "
+                        f"({request.taken:,} of {len(request.mentions):,} mentions reached): send fewer or shorter "
+                        "mentions per request"
+                    )
+                )
             if request.done.done():
                 self._active.remove(request)
 

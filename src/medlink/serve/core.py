@@ -65,8 +65,9 @@ class ServiceCore:
         """Documents annotated in a worker thread, a few at a time (annotation links many spans at once), within
         the request's time budget."""
         async with self._trial_slot():
-            return await self._in_chunks(lambda chunk: self.linker.annotate_many(chunk, config), texts, "annotated",
-                                         "documents", size=len)  # fmt: skip
+            return await self._in_chunks(
+                lambda chunk: self.linker.annotate_many(chunk, config), texts, "annotated", "documents", size=len
+            )
 
     async def match(self, note: str, top: int) -> MatchResult:
         if self.matcher is None:
@@ -75,8 +76,14 @@ class ServiceCore:
         async with self._trial_slot():
             return await asyncio.to_thread(matcher.match, note, top)
 
-    async def _in_chunks(self, work: Callable[[list[Any]], list[Any]], items: list[Any], done: str, what: str,
-                         size: Callable[[Any], int] | None = None) -> list[Any]:  # fmt: skip
+    async def _in_chunks(
+        self,
+        work: Callable[[list[Any]], list[Any]],
+        items: list[Any],
+        done: str,
+        what: str,
+        size: Callable[[Any], int] | None = None,
+    ) -> list[Any]:
         """``work`` over ``items`` a chunk at a time in a worker thread (the items are independent), looking at the
         request's time budget between chunks. A chunk holds :data:`AT_A_TIME` items, and with ``size`` (a document's
         length) no more than ``settings.batch_chars`` of them once it has one: sixteen documents of the longest
@@ -86,8 +93,10 @@ class ServiceCore:
         start = 0
         while start < len(items):
             if time.monotonic() > deadline:
-                raise Busy(f"not {done} within the request budget of {self.settings.request_seconds:g} s "
-                           f"({start:,} of {len(items):,} {what} done): send fewer {what} per request")
+                raise Busy(
+                    f"not {done} within the request budget of {self.settings.request_seconds:g} s "
+                    f"({start:,} of {len(items):,} {what} done): send fewer {what} per request"
+                )
             end, held = start + 1, size(items[start]) if size else 0
             while end < min(len(items), start + AT_A_TIME):
                 more = size(items[end]) if size else 0
@@ -102,6 +111,7 @@ class ServiceCore:
         """A slot for heavy work (trial requests, annotation), or :class:`Busy` when all are taken."""
         assert self._trial_slots is not None  # made in __post_init__
         if self._trial_slots.locked():
-            raise Busy(f"{self.settings.max_concurrent_trials} trial or annotation requests are running already; "
-                       f"retry shortly")  # fmt: skip
+            raise Busy(
+                f"{self.settings.max_concurrent_trials} trial or annotation requests are running already; retry shortly"
+            )
         return self._trial_slots

@@ -16,8 +16,19 @@ from medlink.serve.settings import ServiceSettings
 from medlink.serve.web.pages import KEY_COOKIE, OPEN_PAGE_PATHS, is_page, key_redirect
 
 OPEN_PATHS = frozenset({"/health", *OPEN_PAGE_PATHS})  # load balancers probe /health; the page's key form and assets
-ROUTES = ("/health", "/metrics", "/docs", "/openapi.json", "/v1/link", "/v1/trials/normalize", "/v1/trials/match",
-          "/", "/trials", "/trials/normalize", "/key")  # fmt: skip
+ROUTES = (
+    "/health",
+    "/metrics",
+    "/docs",
+    "/openapi.json",
+    "/v1/link",
+    "/v1/trials/normalize",
+    "/v1/trials/match",
+    "/",
+    "/trials",
+    "/trials/normalize",
+    "/key",
+)
 
 
 def route_label(path: str) -> str:
@@ -139,8 +150,10 @@ def _replay(body: bytes, receive: Any) -> Any:
 
 def _too_large(size: int | None, limit: int) -> dict:
     told = f"{size:,} bytes" if size is not None else "larger than the limit"
-    return {"error": f"request body is {told}; the limit is {limit:,} bytes: send fewer mentions per request, "
-                     f"or start the server with a larger --max-body-bytes"}  # fmt: skip
+    return {
+        "error": f"request body is {told}; the limit is {limit:,} bytes: send fewer mentions per request, "
+        f"or start the server with a larger --max-body-bytes"
+    }
 
 
 async def _redirect(send: Any, location: str) -> None:

@@ -14,15 +14,23 @@ class ServiceMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         ProcessCollector(registry=self.registry)
-        self.requests = Counter("medlink_requests", "HTTP requests answered", ["route", "status"],
-                                registry=self.registry)  # fmt: skip
-        self.latency = Histogram("medlink_request_seconds", "Time to answer a request", ["route"],
-                                 buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
-                                 registry=self.registry)  # fmt: skip
+        self.requests = Counter(
+            "medlink_requests", "HTTP requests answered", ["route", "status"], registry=self.registry
+        )
+        self.latency = Histogram(
+            "medlink_request_seconds",
+            "Time to answer a request",
+            ["route"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=self.registry,
+        )
         self.mentions = Counter("medlink_mentions_linked", "Mentions linked", registry=self.registry)
-        self.batches = Histogram("medlink_link_batch_mentions", "Mentions per linker batch (requests gathered)",
-                                 buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096),
-                                 registry=self.registry)  # fmt: skip
+        self.batches = Histogram(
+            "medlink_link_batch_mentions",
+            "Mentions per linker batch (requests gathered)",
+            buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096),
+            registry=self.registry,
+        )
 
     def observe_request(self, route: str, status: int, seconds: float) -> None:
         self.requests.labels(route, str(status)).inc()

@@ -27,8 +27,11 @@ class LinkResultOut(BaseModel):
     ambiguous: bool
     several: bool
     reason: str = Field(description="Why this result, in words (also why a mention is nil).")
-    nil_cause: str | None = Field(None, description="Why a nil result is nil, as one of: threshold, term test, form "
-                                  "test, not a term, too long, out of scope, no candidate; null otherwise.")
+    nil_cause: str | None = Field(
+        None,
+        description="Why a nil result is nil, as one of: threshold, term test, form "
+        "test, not a term, too long, out of scope, no candidate; null otherwise.",
+    )
     candidates: list[CandidateOut]
     parts: list[dict[str, Any]]
 
@@ -150,8 +153,9 @@ class RequestModels:
     annotate: type[BaseModel]
 
 
-def request_models(max_batch: int, max_mention_chars: int | None, max_document_chars: int,
-                   max_note_chars: int) -> RequestModels:  # fmt: skip
+def request_models(
+    max_batch: int, max_mention_chars: int | None, max_document_chars: int, max_note_chars: int
+) -> RequestModels:
     mention_limits = _documented(maxLength=max_mention_chars or None, pattern=_TEXT)
     document_limits = _documented(maxLength=max_document_chars, pattern=_TEXT)
 
@@ -159,8 +163,11 @@ def request_models(max_batch: int, max_mention_chars: int | None, max_document_c
         model_config = ConfigDict(extra="forbid")
 
         text: str = Field(description="The mention, e.g. 'MI'.", json_schema_extra=mention_limits)
-        document: str | None = Field(None, description="The text it occurs in; short forms defined there are "
-                                     "expanded.", json_schema_extra=document_limits)  # fmt: skip
+        document: str | None = Field(
+            None,
+            description="The text it occurs in; short forms defined there are expanded.",
+            json_schema_extra=document_limits,
+        )
 
     plain = Annotated[str, Field(json_schema_extra=mention_limits)]
 
@@ -168,38 +175,51 @@ def request_models(max_batch: int, max_mention_chars: int | None, max_document_c
         model_config = ConfigDict(extra="forbid")
 
         mentions: list[plain | MentionIn] = Field(  # type: ignore[valid-type]
-            min_length=1, description="Mentions: plain strings or objects.",
-            json_schema_extra=_documented(maxItems=max_batch))
-        document: str | None = Field(None, description="A document shared by every plain-string mention.",
-                                     json_schema_extra=document_limits)  # fmt: skip
+            min_length=1,
+            description="Mentions: plain strings or objects.",
+            json_schema_extra=_documented(maxItems=max_batch),
+        )
+        document: str | None = Field(
+            None, description="A document shared by every plain-string mention.", json_schema_extra=document_limits
+        )
 
     class TrialsRequest(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
-        records: list[Study] = Field(min_length=1, description="ClinicalTrials.gov API v2 studies.",
-                                     json_schema_extra=_documented(maxItems=max_batch))  # fmt: skip
+        records: list[Study] = Field(
+            min_length=1,
+            description="ClinicalTrials.gov API v2 studies.",
+            json_schema_extra=_documented(maxItems=max_batch),
+        )
 
     class MatchRequest(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
-        note: str = Field(description="The patient note: age, sex, history, findings (English).",
-                          json_schema_extra=_documented(maxLength=max_note_chars, pattern=_NOTE))  # fmt: skip
+        note: str = Field(
+            description="The patient note: age, sex, history, findings (English).",
+            json_schema_extra=_documented(maxLength=max_note_chars, pattern=_NOTE),
+        )
         top: int = Field(DEFAULT_TOP, ge=1, le=100, description="How many trials to return.")
 
     class DocumentIn(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
         id: str = Field("", description="The document's id, given back with its annotations.", max_length=200)
-        text: str = Field(description="Running text: a note, an abstract, eligibility criteria.",
-                          json_schema_extra=document_limits)  # fmt: skip
+        text: str = Field(
+            description="Running text: a note, an abstract, eligibility criteria.", json_schema_extra=document_limits
+        )
 
     class AnnotateRequest(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
-        documents: list[DocumentIn] = Field(min_length=1, description="Documents to annotate.",
-                                            json_schema_extra=_documented(maxItems=max_batch))  # fmt: skip
-        entity_type: EntityType | None = Field(None, description="Annotate only concepts of this kind (its MeSH "
-                                               "branches; needs a terminology with tree numbers).")  # fmt: skip
+        documents: list[DocumentIn] = Field(
+            min_length=1, description="Documents to annotate.", json_schema_extra=_documented(maxItems=max_batch)
+        )
+        entity_type: EntityType | None = Field(
+            None,
+            description="Annotate only concepts of this kind (its MeSH "
+            "branches; needs a terminology with tree numbers).",
+        )
         context: bool = Field(True, description="Mark each mention negated or uncertain (ConText).")
 
     return RequestModels(MentionIn, LinkRequest, TrialsRequest, MatchRequest, AnnotateRequest)

@@ -37,21 +37,28 @@ class ServiceSettings:
     max_batch: int = setting(1000, "Most mentions (or trial records) in one request.", minimum=1)
     batch_chars: int = 16_000
     batch_wait_seconds: float = 0.002
-    request_seconds: float = setting(10.0, "Seconds a request may take before it gets 503 and its work is dropped.",
-                                     minimum=0.1)  # fmt: skip
-    max_queued_mentions: int = setting(20_000, "Most mentions waiting to be linked; a request beyond gets 503.",
-                                       minimum=1)  # fmt: skip
-    max_concurrent_trials: int = setting(2, "Trial requests (normalize, match) run at once; more get 503.",
-                                         minimum=1)  # fmt: skip
-    max_document_chars: int = setting(100_000, "Longest document (context of mentions) a request may send.",
-                                      minimum=1)  # fmt: skip
+    request_seconds: float = setting(
+        10.0, "Seconds a request may take before it gets 503 and its work is dropped.", minimum=0.1
+    )
+    max_queued_mentions: int = setting(
+        20_000, "Most mentions waiting to be linked; a request beyond gets 503.", minimum=1
+    )
+    max_concurrent_trials: int = setting(2, "Trial requests (normalize, match) run at once; more get 503.", minimum=1)
+    max_document_chars: int = setting(100_000, "Longest document (context of mentions) a request may send.", minimum=1)
     max_note_chars: int = setting(50_000, "Longest patient note a request may send.", minimum=1)
 
     def __post_init__(self) -> None:
         if self.api_key is not None and not self.api_key.strip():
             raise ValueError(f"{API_KEY_VARIABLE} is set but empty: unset it or give a key")
-        for name in ("max_body_bytes", "max_batch", "batch_chars", "max_queued_mentions", "max_concurrent_trials",
-                     "max_document_chars", "max_note_chars"):
+        for name in (
+            "max_body_bytes",
+            "max_batch",
+            "batch_chars",
+            "max_queued_mentions",
+            "max_concurrent_trials",
+            "max_document_chars",
+            "max_note_chars",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
         if self.request_seconds <= 0:

@@ -8,8 +8,9 @@ from medlink.linking import Mention
 NOT_TEXT = "holds a lone surrogate (\\ud800-\\udfff), which is not text"
 
 
-def text_problems(items: list[str | Mention], limit: int | None, document_limit: int | None,
-                  what: str = "mentions") -> list[str]:  # fmt: skip
+def text_problems(
+    items: list[str | Mention], limit: int | None, document_limit: int | None, what: str = "mentions"
+) -> list[str]:
     """A document shared by many mentions is checked once."""
     problems = []
     checked: set[int] = set()  # ids of the documents already checked

@@ -58,24 +58,49 @@ class MedlinkAnnotatorComponent:
 
 
 def _result(annotation: Annotation) -> LinkResult:
-    return LinkResult(annotation.text, annotation.concepts, Stage(annotation.stage), annotation.score,
-                      preferred_names=annotation.preferred_names, reason=annotation.reason)  # fmt: skip
+    return LinkResult(
+        annotation.text,
+        annotation.concepts,
+        Stage(annotation.stage),
+        annotation.score,
+        preferred_names=annotation.preferred_names,
+        reason=annotation.reason,
+    )
 
 
-_DEFAULTS = {"index": None, "terminology": None, "exact_only": False, "entity_type": None, "label": "CONCEPT",
-             "context": True, "tagger": "auto"}
+_DEFAULTS = {
+    "index": None,
+    "terminology": None,
+    "exact_only": False,
+    "entity_type": None,
+    "label": "CONCEPT",
+    "context": True,
+    "tagger": "auto",
+}
 
 
 @Language.factory("medlink_annotator", default_config=_DEFAULTS)
-def make_medlink_annotator(nlp: Language, name: str, index: str | None, terminology: str | None, exact_only: bool,
-                           entity_type: str | None, label: str,
-                           context: bool, tagger: str) -> MedlinkAnnotatorComponent:  # fmt: skip
+def make_medlink_annotator(
+    nlp: Language,
+    name: str,
+    index: str | None,
+    terminology: str | None,
+    exact_only: bool,
+    entity_type: str | None,
+    label: str,
+    context: bool,
+    tagger: str,
+) -> MedlinkAnnotatorComponent:
     """``index`` / ``terminology`` / ``exact_only`` as for ``medlink_linker``; ``entity_type``: annotate only
     concepts of this kind (its MeSH branches); ``label``: the entities' label (default: the entity type, upper
     case, else ``CONCEPT``); ``tagger``: ``auto`` (the packaged span tagger when installed), ``none`` or a
     tagger folder."""
     linker = Linker.load(Path(index) if index else None, terminology=terminology, exact_only=exact_only)
-    config = with_tagger(AnnotatorConfig(context=context, branches=branches_for(entity_type) if entity_type else None),
-                         choose_tagger(tagger), entity_type)  # fmt: skip
-    return MedlinkAnnotatorComponent(linker, config, entity_type.upper() if entity_type and label == "CONCEPT"
-                                     else label)  # fmt: skip
+    config = with_tagger(
+        AnnotatorConfig(context=context, branches=branches_for(entity_type) if entity_type else None),
+        choose_tagger(tagger),
+        entity_type,
+    )
+    return MedlinkAnnotatorComponent(
+        linker, config, entity_type.upper() if entity_type and label == "CONCEPT" else label
+    )

@@ -31,8 +31,9 @@ def register_extensions() -> None:
     if not Span.has_extension("medlink"):
         Span.set_extension("medlink", getter=_result_of)
     if not Span.has_extension("concepts"):
-        Span.set_extension("concepts", getter=lambda span: tuple(span._.medlink_data["concepts"])
-                           if span._.medlink_data else ())  # fmt: skip
+        Span.set_extension(
+            "concepts", getter=lambda span: tuple(span._.medlink_data["concepts"]) if span._.medlink_data else ()
+        )
 
 
 def _result_of(span: Span) -> LinkResult | None:
@@ -61,23 +62,47 @@ class MedlinkLinkerComponent:
 
     def _link(self, docs: list[Doc]) -> None:
         spans = [span for doc in docs for span in doc.ents if self.labels is None or span.label_ in self.labels]
-        mentions = [Mention(span.text, span.doc.text if self.use_document else None, span.start_char, span.end_char,
-                            span.label_) for span in spans]  # fmt: skip
+        mentions = [
+            Mention(
+                span.text, span.doc.text if self.use_document else None, span.start_char, span.end_char, span.label_
+            )
+            for span in spans
+        ]
         for span, result in zip(spans, self.linker.link_many(mentions), strict=True):
             span._.medlink_data = result.to_dict()
 
 
-_DEFAULTS = {"index": None, "terminology": None, "exact_only": False, "sieves": None, "nil_threshold": None,
-             "labels": None, "use_document": True}
+_DEFAULTS = {
+    "index": None,
+    "terminology": None,
+    "exact_only": False,
+    "sieves": None,
+    "nil_threshold": None,
+    "labels": None,
+    "use_document": True,
+}
 
 
 @Language.factory("medlink_linker", default_config=_DEFAULTS)
-def make_medlink_linker(nlp: Language, name: str, index: str | None, terminology: str | None, exact_only: bool,
-                        sieves: str | None, nil_threshold: float | None, labels: list[str] | None,
-                        use_document: bool) -> MedlinkLinkerComponent:  # fmt: skip
+def make_medlink_linker(
+    nlp: Language,
+    name: str,
+    index: str | None,
+    terminology: str | None,
+    exact_only: bool,
+    sieves: str | None,
+    nil_threshold: float | None,
+    labels: list[str] | None,
+    use_document: bool,
+) -> MedlinkLinkerComponent:
     """``index``: an index folder (default: the embedded MeSH default, exact → dense); ``terminology`` with
     ``exact_only``: exact match over a compiled terminology; ``labels``: link only these entity labels;
     ``nil_threshold``: dense decisions scoring below it are nil (default: the index's calibrated one)."""
-    linker = Linker.load(Path(index) if index else None, terminology=terminology, exact_only=exact_only,
-                         sieves=sieves, config=LinkerConfig(nil_threshold=nil_threshold))  # fmt: skip
+    linker = Linker.load(
+        Path(index) if index else None,
+        terminology=terminology,
+        exact_only=exact_only,
+        sieves=sieves,
+        config=LinkerConfig(nil_threshold=nil_threshold),
+    )
     return MedlinkLinkerComponent(linker, labels, use_document)

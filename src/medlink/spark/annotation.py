@@ -17,13 +17,24 @@ from medlink.spark.workers import annotate_batches
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-ANNOTATION_TYPE = ("array<struct<start:int,end:int,text:string,concepts:array<string>,preferred_names:array<string>,"
-                   "score:double,stage:string,negated:boolean,uncertain:boolean,reason:string>>")  # fmt: skip
+ANNOTATION_TYPE = (
+    "array<struct<start:int,end:int,text:string,concepts:array<string>,preferred_names:array<string>,"
+    "score:double,stage:string,negated:boolean,uncertain:boolean,reason:string>>"
+)
 
 
-def annotate_column(df: DataFrame, column: str, *, index: Path | str | None = None,
-                    terminology: Path | str | None = None, exact_only: bool = False, entity_type: str | None = None,
-                    context: bool = True, tagger: str = "auto", output: str = "annotations") -> DataFrame:  # fmt: skip
+def annotate_column(
+    df: DataFrame,
+    column: str,
+    *,
+    index: Path | str | None = None,
+    terminology: Path | str | None = None,
+    exact_only: bool = False,
+    entity_type: str | None = None,
+    context: bool = True,
+    tagger: str = "auto",
+    output: str = "annotations",
+) -> DataFrame:
     """``df`` with ``output``: the mentions found in ``column``, each with offsets, concepts, preferred names,
     score, stage, negation, uncertainty and reason (``medlink annotate``'s fields). Lazy; the linker is the one
     ``Linker.load`` makes from the same arguments, loaded once per Python worker; ``tagger`` as for ``medlink
@@ -37,8 +48,10 @@ def annotate_column(df: DataFrame, column: str, *, index: Path | str | None = No
     if output in df.columns:
         raise MedlinkError(f"the DataFrame already has a column {output!r}: pass another output name")
     recipe = prepare_recipe(index, terminology, exact_only, None)
-    config = with_tagger(AnnotatorConfig(context=context, branches=branches_for(entity_type) if entity_type else None),
-                         choose_tagger(tagger), entity_type)  # fmt: skip
+    config = with_tagger(
+        AnnotatorConfig(context=context, branches=branches_for(entity_type) if entity_type else None),
+        choose_tagger(tagger),
+        entity_type,
+    )
     schema = StructType([*df.schema.fields, StructField(output, _parse_datatype_string(ANNOTATION_TYPE))])
-    return df.mapInPandas(partial(annotate_batches, recipe=recipe, config=config, column=column, output=output),
-                          schema)  # fmt: skip
+    return df.mapInPandas(partial(annotate_batches, recipe=recipe, config=config, column=column, output=output), schema)

@@ -16,13 +16,27 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 # The Spark types of the added columns, in the order workers.link_frame adds them.
-LINK_SCHEMA = (("concept_id", "string"), ("concepts", "array<string>"), ("preferred_name", "string"),
-               ("score", "double"), ("stage", "string"), ("matched_name", "string"))  # fmt: skip
+LINK_SCHEMA = (
+    ("concept_id", "string"),
+    ("concepts", "array<string>"),
+    ("preferred_name", "string"),
+    ("score", "double"),
+    ("stage", "string"),
+    ("matched_name", "string"),
+)
 
 
-def link_column(df: DataFrame, column: str, *, index: Path | str | None = None, terminology: Path | str | None = None,
-                exact_only: bool = False, sieves: str | None = None, config: LinkerConfig | None = None,
-                prefix: str = "") -> DataFrame:  # fmt: skip
+def link_column(
+    df: DataFrame,
+    column: str,
+    *,
+    index: Path | str | None = None,
+    terminology: Path | str | None = None,
+    exact_only: bool = False,
+    sieves: str | None = None,
+    config: LinkerConfig | None = None,
+    prefix: str = "",
+) -> DataFrame:
     """``df`` with link columns for the mentions in ``column`` (``concept_id``, ``concepts``, ``preferred_name``,
     ``score``, ``stage``, ``matched_name``, each after ``prefix``). Lazy, like every DataFrame transformation.
 
@@ -34,12 +48,14 @@ def link_column(df: DataFrame, column: str, *, index: Path | str | None = None, 
     return df.mapInPandas(partial(link_batches, recipe=recipe, config=config, column=column, prefix=prefix), schema)
 
 
-def prepare_recipe(index: Path | str | None, terminology: Path | str | None, exact_only: bool, sieves: str | None
-                   ) -> LinkerRecipe:  # fmt: skip
+def prepare_recipe(
+    index: Path | str | None, terminology: Path | str | None, exact_only: bool, sieves: str | None
+) -> LinkerRecipe:
     """The recipe workers build their linker from; the embedded default's index is built here, on the driver,
     so workers do not all build it at once."""
-    recipe = LinkerRecipe(Path(index) if index else None, Path(terminology) if terminology else None, exact_only,
-                          sieves)  # fmt: skip
+    recipe = LinkerRecipe(
+        Path(index) if index else None, Path(terminology) if terminology else None, exact_only, sieves
+    )
     recipe.warm(progress=False)
     return recipe
 
@@ -51,8 +67,10 @@ def output_schema(df: DataFrame, column: str, prefix: str) -> StructType:
     if column not in df.columns:
         raise MedlinkError(f"no column {column!r} to link; the DataFrame has: {', '.join(df.columns)}")
     if not isinstance(df.schema[column].dataType, StringType):
-        raise MedlinkError(f"column {column!r} holds {df.schema[column].dataType.simpleString()}, not strings: "
-                           f"cast it first (F.col({column!r}).cast('string'))")  # fmt: skip
+        raise MedlinkError(
+            f"column {column!r} holds {df.schema[column].dataType.simpleString()}, not strings: "
+            f"cast it first (F.col({column!r}).cast('string'))"
+        )
     types = {"string": StringType(), "double": DoubleType(), "array<string>": ArrayType(StringType())}
     added = [StructField(prefix + name, types[kind]) for name, kind in LINK_SCHEMA]
     taken = [field.name for field in added if field.name in df.columns]

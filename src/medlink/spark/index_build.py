@@ -30,9 +30,19 @@ from medlink.terminology import load_terminology
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-def build_index(spark: SparkSession, terminology: Path | str, output: Path | str, *, encoder: str = "medlink",
-                quantize: str = "int8", kind: str = "auto", chunk_size: int = DEFAULT_CHUNK,
-                threads_per_task: int = 1, shards: str | None = None) -> dict[str, float]:  # fmt: skip
+
+def build_index(
+    spark: SparkSession,
+    terminology: Path | str,
+    output: Path | str,
+    *,
+    encoder: str = "medlink",
+    quantize: str = "int8",
+    kind: str = "auto",
+    chunk_size: int = DEFAULT_CHUNK,
+    threads_per_task: int = 1,
+    shards: str | None = None,
+) -> dict[str, float]:
     """Index every distinct name of the compiled ``terminology`` into ``output``, encoding on the executors.
     ``shards``: where the executors read the names and write the chunks (a folder or a filesystem URI such as
     ``hdfs://namenode/medlink/shards``; default: the build's work folder beside ``output``). Returns counts (chunks
@@ -53,8 +63,9 @@ def build_index(spark: SparkSession, terminology: Path | str, output: Path | str
     missing = [number for number in range(count) if number not in found]
     started = time.perf_counter()
     if missing:
-        task = functools.partial(_encode_task, store=store, encoder=encoder, quantize=quantize,
-                                 threads=threads_per_task)  # fmt: skip
+        task = functools.partial(
+            _encode_task, store=store, encoder=encoder, quantize=quantize, threads=threads_per_task
+        )
         spark.sparkContext.parallelize(missing, len(missing)).foreach(task)
     for number in range(count):
         store.fetch(number, chunk_path(workdir, number))
@@ -63,8 +74,13 @@ def build_index(spark: SparkSession, terminology: Path | str, output: Path | str
     build_locally(entries, model, output, loaded.fingerprint(), kind=kind, chunk_size=chunk_size, origin=origin)
     if shards:
         store.clear()
-    return {"encoded": len(missing), "found": count - len(missing), "names": len(entries),
-            "encode_seconds": round(encoded, 1), "assemble_seconds": round(time.perf_counter() - started - encoded, 1)}
+    return {
+        "encoded": len(missing),
+        "found": count - len(missing),
+        "names": len(entries),
+        "encode_seconds": round(encoded, 1),
+        "assemble_seconds": round(time.perf_counter() - started - encoded, 1),
+    }
 
 
 @functools.cache

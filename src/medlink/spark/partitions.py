@@ -42,10 +42,19 @@ def partition_file(folder: Path, partition: int) -> Path:
     return folder / f"part-{partition:05d}.parquet"
 
 
-def link_to_parquet(df: DataFrame, column: str, output: Path | str, *, partitions: int | None = None,
-                    index: Path | str | None = None, terminology: Path | str | None = None, exact_only: bool = False,
-                    sieves: str | None = None, config: LinkerConfig | None = None, prefix: str = ""
-                    ) -> dict[str, int]:  # fmt: skip
+def link_to_parquet(
+    df: DataFrame,
+    column: str,
+    output: Path | str,
+    *,
+    partitions: int | None = None,
+    index: Path | str | None = None,
+    terminology: Path | str | None = None,
+    exact_only: bool = False,
+    sieves: str | None = None,
+    config: LinkerConfig | None = None,
+    prefix: str = "",
+) -> dict[str, int]:
     """Link ``column`` of ``df`` and write every row with its link columns (see ``link_column``) under
     ``output``; run again after a failure to finish the job. Returns counts: partitions written now, partitions
     found done, rows written now."""
@@ -53,18 +62,35 @@ def link_to_parquet(df: DataFrame, column: str, output: Path | str, *, partition
     schema = output_schema(df, column, prefix)
     recipe = prepare_recipe(index, terminology, exact_only, sieves)
     count = partitions or max(df.rdd.getNumPartitions(), df.sparkSession.sparkContext.defaultParallelism)
-    _claim_folder(folder, {"column": column, "partitions": count, "prefix": prefix,
-                           "linker": {k: str(v) if v is not None else None for k, v in asdict(recipe).items()},
-                           "config": asdict(config) if config else None})  # fmt: skip
+    _claim_folder(
+        folder,
+        {
+            "column": column,
+            "partitions": count,
+            "prefix": prefix,
+            "linker": {k: str(v) if v is not None else None for k, v in asdict(recipe).items()},
+            "config": asdict(config) if config else None,
+        },
+    )
     (folder / SUCCESS).unlink(missing_ok=True)
-    write = partial(_write_partitions, recipe=recipe, config=config, column=column, prefix=prefix, folder=str(folder),
-                    schema_json=schema.json())  # fmt: skip
+    write = partial(
+        _write_partitions,
+        recipe=recipe,
+        config=config,
+        column=column,
+        prefix=prefix,
+        folder=str(folder),
+        schema_json=schema.json(),
+    )
     rows = df.repartition(count, column).mapInPandas(write, SUMMARY_SCHEMA).collect()
     done = sum(1 for row in rows if not row["written"])
     written = sum(1 for row in rows if row["written"])
     (folder / SUCCESS).touch()
-    return {"partitions_written": written, "partitions_found_done": done,
-            "rows_written": sum(row["rows"] for row in rows if row["written"])}  # fmt: skip
+    return {
+        "partitions_written": written,
+        "partitions_found_done": done,
+        "rows_written": sum(row["rows"] for row in rows if row["written"]),
+    }
 
 
 def _claim_folder(folder: Path, job: dict) -> None:
@@ -76,8 +102,10 @@ def _claim_folder(folder: Path, job: dict) -> None:
         earlier = json.loads(recorded.read_text())
         if earlier != job:
             changed = sorted(key for key in job if earlier.get(key) != job[key])
-            raise MedlinkError(f"{folder} holds a job with other settings ({', '.join(changed)}): resuming it would "
-                               "split rows differently; write to a new folder or delete this one")  # fmt: skip
+            raise MedlinkError(
+                f"{folder} holds a job with other settings ({', '.join(changed)}): resuming it would "
+                "split rows differently; write to a new folder or delete this one"
+            )
     elif any(folder.glob("part-*.parquet")):
         raise MedlinkError(f"{folder} already holds Parquet parts of something else: write to a new folder")
     else:
@@ -88,8 +116,15 @@ def _claim_folder(folder: Path, job: dict) -> None:
         stale.unlink(missing_ok=True)
 
 
-def _write_partitions(batches: Iterator[pd.DataFrame], recipe: LinkerRecipe, config: LinkerConfig | None,
-                      column: str, prefix: str, folder: str, schema_json: str) -> Iterator[pd.DataFrame]:  # fmt: skip
+def _write_partitions(
+    batches: Iterator[pd.DataFrame],
+    recipe: LinkerRecipe,
+    config: LinkerConfig | None,
+    column: str,
+    prefix: str,
+    folder: str,
+    schema_json: str,
+) -> Iterator[pd.DataFrame]:
     """The ``mapInPandas`` function: link this partition and write it atomically, unless it is already written."""
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -49,9 +49,11 @@ class ShardStore:
             with filesystem.open_input_stream(path) as stream:
                 held = json.loads(stream.read().decode("utf-8"))
             if held != plan:
-                raise ShardStoreError(f"{self.root} holds the shards of another index build (other names, encoder or "
-                                      "chunk size); give the build an empty --shards location, or delete "
-                                      f"{self.root} to start this one there")  # fmt: skip
+                raise ShardStoreError(
+                    f"{self.root} holds the shards of another index build (other names, encoder or "
+                    "chunk size); give the build an empty --shards location, or delete "
+                    f"{self.root} to start this one there"
+                )
             return
         filesystem.create_dir(root, recursive=True)
         self._put(path, json.dumps(plan, indent=2).encode("utf-8"))

@@ -17,6 +17,7 @@ from medlink.trials.records import TrialRecord
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+
 def normalize_trials(df: DataFrame, column: str, spec: NormalizerSpec | None = None, prefix: str = "") -> DataFrame:
     """``df`` with ``nct_id``, ``normalized`` (the JSON ``medlink trials normalize`` writes for the record) and
     ``error`` (why a record could not be read, else null) for the API v2 study JSON in ``column``. ``spec``
@@ -33,8 +34,9 @@ def normalize_trials(df: DataFrame, column: str, spec: NormalizerSpec | None = N
     return df.mapInPandas(partial(_normalize_batches, spec=spec, column=column, prefix=prefix), schema)
 
 
-def _normalize_batches(batches: Iterator[pd.DataFrame], spec: NormalizerSpec, column: str, prefix: str
-                       ) -> Iterator[pd.DataFrame]:  # fmt: skip
+def _normalize_batches(
+    batches: Iterator[pd.DataFrame], spec: NormalizerSpec, column: str, prefix: str
+) -> Iterator[pd.DataFrame]:
     from medlink.trials.readers import parse_api_study
 
     normalizer = normalizer_in_process(spec)  # one per Python worker, as workers.py explains

@@ -30,24 +30,27 @@ def link_frame(frame: pd.DataFrame, column: str, linker: Linker, prefix: str) ->
     linked = frame.copy()
     linked[prefix + "concept_id"] = [result.concept_id for result in results]
     linked[prefix + "concepts"] = [list(result.concepts) for result in results]
-    linked[prefix + "preferred_name"] = [result.preferred_names[0] if result.preferred_names else None
-                                         for result in results]  # fmt: skip
+    linked[prefix + "preferred_name"] = [
+        result.preferred_names[0] if result.preferred_names else None for result in results
+    ]
     linked[prefix + "score"] = [result.score for result in results]
     linked[prefix + "stage"] = [result.stage.value for result in results]
     linked[prefix + "matched_name"] = [result.matched_name for result in results]
     return linked
 
 
-def link_batches(batches: Iterator[pd.DataFrame], recipe: LinkerRecipe, config: LinkerConfig | None, column: str,
-                 prefix: str) -> Iterator[pd.DataFrame]:  # fmt: skip
+def link_batches(
+    batches: Iterator[pd.DataFrame], recipe: LinkerRecipe, config: LinkerConfig | None, column: str, prefix: str
+) -> Iterator[pd.DataFrame]:
     """The ``mapInPandas`` function of :func:`medlink.spark.link_column`."""
     linker = worker_linker(recipe, config)
     for frame in batches:
         yield link_frame(frame, column, linker, prefix)
 
 
-def annotate_batches(batches: Iterator[pd.DataFrame], recipe: LinkerRecipe, config: AnnotatorConfig, column: str,
-                     output: str) -> Iterator[pd.DataFrame]:  # fmt: skip
+def annotate_batches(
+    batches: Iterator[pd.DataFrame], recipe: LinkerRecipe, config: AnnotatorConfig, column: str, output: str
+) -> Iterator[pd.DataFrame]:
     """The ``mapInPandas`` function of :func:`medlink.spark.annotate_column`: each text's annotations as a list of
     records (an ``array<struct>`` column); a null text has none."""
     linker = worker_linker(recipe, None)

@@ -64,8 +64,13 @@ def borrow_synonyms(
         borrowed_names += len(extra)
         concepts.append(replace(concept, names=concept.names + tuple(extra), relations=()))
     report = BorrowingReport(concepts=len(lender_of), names=borrowed_names)
-    source = SourceInfo(path=f"synonyms from {donor_label}", format="borrowed synonyms", sha256=donor.fingerprint(),
-                        size=0, concepts=report.concepts)  # fmt: skip
+    source = SourceInfo(
+        path=f"synonyms from {donor_label}",
+        format="borrowed synonyms",
+        sha256=donor.fingerprint(),
+        size=0,
+        concepts=report.concepts,
+    )
     enriched = Terminology.from_concepts(concepts, terminology.relations(), (*terminology.sources, source), normalize)
     return enriched, report
 
@@ -74,8 +79,13 @@ def _lenders(terminology: Terminology, donor: Terminology) -> dict[str, str]:
     """Concept id -> the one donor concept its names point to, kept only where no other concept points there."""
     candidate: dict[str, str] = {}
     for concept in terminology:
-        found = {match.concept_id for name in concept.names if name.kind in SYNONYM_KINDS
-                 for match in donor.lookup(name.text) if match.kind in SYNONYM_KINDS}  # fmt: skip
+        found = {
+            match.concept_id
+            for name in concept.names
+            if name.kind in SYNONYM_KINDS
+            for match in donor.lookup(name.text)
+            if match.kind in SYNONYM_KINDS
+        }
         if len(found) == 1:
             candidate[concept.id] = found.pop()
     claimants: dict[str, int] = defaultdict(int)

@@ -46,8 +46,9 @@ def _checksum(path: Path) -> tuple[str, int]:
 
 def _source_info(spec: SourceSpec) -> SourceInfo:
     sha256, size = _checksum(spec.path) if spec.path.exists() else ("", 0)
-    return SourceInfo(path=spec.path.name, format=spec.format, sha256=sha256, size=size, concepts=0,
-                      release=release_of(spec.path))  # fmt: skip
+    return SourceInfo(
+        path=spec.path.name, format=spec.format, sha256=sha256, size=size, concepts=0, release=release_of(spec.path)
+    )
 
 
 _RELEASE = re.compile(r"(?<!\d)((?:19|20)\d\d(?:A[AB])?)(?!\d)")
@@ -83,6 +84,8 @@ def compile_terminology(sources: Iterable[SourceSpec], report: ReadReport | None
     if not len(terminology):
         read = ", ".join(f"{spec.path} (as {spec.format})" for spec in specs) or "no source"
         skipped = "; ".join(line.strip() for line in builder.report.lines()[:3])
-        raise MedlinkError(f"no concept found in {read}{': ' + skipped if skipped else ''}. Check the format "
-                           f"(`medlink terminology formats`; give it as FORMAT:PATH) or the file")  # fmt: skip
+        raise MedlinkError(
+            f"no concept found in {read}{': ' + skipped if skipped else ''}. Check the format "
+            f"(`medlink terminology formats`; give it as FORMAT:PATH) or the file"
+        )
     return terminology

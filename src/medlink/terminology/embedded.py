@@ -49,9 +49,15 @@ class EmbeddedUpdate:
     @classmethod
     def from_dict(cls, data: dict) -> EmbeddedUpdate:
         supplementary = data.get("supplementary")
-        return cls(Path(data["descriptors"]), Path(supplementary) if supplementary else None,
-                   str(data.get("supplementary_format") or SHIPPED_SUPPLEMENTARY_FORMAT), str(data.get("release", "")),
-                   str(data["replaces"]), str(data.get("installed", "")), tuple(data.get("sources", ())))  # fmt: skip
+        return cls(
+            Path(data["descriptors"]),
+            Path(supplementary) if supplementary else None,
+            str(data.get("supplementary_format") or SHIPPED_SUPPLEMENTARY_FORMAT),
+            str(data.get("release", "")),
+            str(data["replaces"]),
+            str(data.get("installed", "")),
+            tuple(data.get("sources", ())),
+        )
 
 
 def updates_folder() -> Path:
@@ -66,8 +72,10 @@ def installed_update() -> EmbeddedUpdate | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError) as error:
-        raise MedlinkError(f"{path}: unreadable record of the installed MeSH update ({error}); run `medlink "
-                           "terminology update --revert` to go back to the shipped release") from None  # fmt: skip
+        raise MedlinkError(
+            f"{path}: unreadable record of the installed MeSH update ({error}); run `medlink "
+            "terminology update --revert` to go back to the shipped release"
+        ) from None
     return update if (update.descriptors / "manifest.json").is_file() else None
 
 

@@ -62,4 +62,3 @@ class KeyTable:
         np.save(paths[0], self.hashes)
         np.save(paths[1], self.rows)
         return paths
-

@@ -155,8 +155,10 @@ def _column_reader(column: Any, place: Callable[[Any], int | None], file: Any) -
     if not chunks:
         raise _NotInFile  # an empty column: nothing to read, Arrow answers
     if pa.types.is_dictionary(column.type):  # small dictionaries: read once
-        chunks = [_decoded(read_index, chunk.dictionary.to_pylist())
-                  for read_index, chunk in zip(chunks, column.chunks, strict=True)]  # fmt: skip
+        chunks = [
+            _decoded(read_index, chunk.dictionary.to_pylist())
+            for read_index, chunk in zip(chunks, column.chunks, strict=True)
+        ]
     starts = np.cumsum([0] + [len(chunk) for chunk in column.chunks])
     rows = int(starts[-1])
 

@@ -62,15 +62,22 @@ class TerminologyFormatError(MedlinkError):
 def _concept_schema() -> Any:
     import pyarrow as pa
 
-    return pa.schema([(name, pa.list_(pa.string()) if name in _LIST_FIELDS else pa.string())
-                      for name in CONCEPT_FIELDS])  # fmt: skip
+    return pa.schema(
+        [(name, pa.list_(pa.string()) if name in _LIST_FIELDS else pa.string()) for name in CONCEPT_FIELDS]
+    )
 
 
 def _names_schema() -> Any:
     import pyarrow as pa
 
-    return pa.schema([("concept", pa.int32()), ("text", pa.large_string()),
-                      ("kind", pa.dictionary(pa.int8(), pa.string())), ("norm", pa.large_string())])  # fmt: skip
+    return pa.schema(
+        [
+            ("concept", pa.int32()),
+            ("text", pa.large_string()),
+            ("kind", pa.dictionary(pa.int8(), pa.string())),
+            ("norm", pa.large_string()),
+        ]
+    )
 
 
 def _relations_schema() -> Any:
@@ -94,8 +101,13 @@ def save_terminology(terminology: Terminology, directory: Path | str, compressio
     return _write_store(directory, tables, terminology.normalizer, terminology.sources, compression)
 
 
-def _write_store(directory: Path | str, tables: dict[str, Any], normalizer: Normalizer,
-                 sources: tuple[SourceInfo, ...], compression: str | None) -> Path:  # fmt: skip
+def _write_store(
+    directory: Path | str,
+    tables: dict[str, Any],
+    normalizer: Normalizer,
+    sources: tuple[SourceInfo, ...],
+    compression: str | None,
+) -> Path:
     """Write the three Arrow tables (names grouped by concept row) with their key tables and manifest."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -181,14 +193,17 @@ def read_manifest(directory: Path | str) -> dict[str, Any]:
             f"(its sources: {', '.join(source['path'] for source in manifest.get('sources', [])) or 'unknown'})"
         )
     if manifest.get("key_hash") != KEY_HASH:
-        raise TerminologyFormatError(f"{directory} keeps its lookup tables under another key hash "
-                                     f"({manifest.get('key_hash')}, this medlink uses {KEY_HASH}); rebuild it with "
-                                     f"`medlink terminology compile`")  # fmt: skip
+        raise TerminologyFormatError(
+            f"{directory} keeps its lookup tables under another key hash "
+            f"({manifest.get('key_hash')}, this medlink uses {KEY_HASH}); rebuild it with "
+            f"`medlink terminology compile`"
+        )
     return manifest
 
 
-def load_terminology(directory: Path | str, verify: bool | Verify = "quick",
-                     normalizer: Normalizer | None = None) -> Terminology:  # fmt: skip
+def load_terminology(
+    directory: Path | str, verify: bool | Verify = "quick", normalizer: Normalizer | None = None
+) -> Terminology:
     """Load a compiled terminology by memory-mapping its files.
 
     ``verify``: ``"quick"`` (the default) checks each file's size and the checksum of its ends; ``"full"`` (or
@@ -217,15 +232,21 @@ def load_terminology(directory: Path | str, verify: bool | Verify = "quick",
         names["norm"] = normalizer.normalize_all(names["text"].to_pylist())
     else:
         heads = FileKeyTable.load(directory, HEADS) if f"{HEADS}.hashes.npy" in manifest["files"] else None
-        lookups = Lookups(ids=FileKeyTable.load(directory, "ids"), norms=FileKeyTable.load(directory, "norms"),
-                          name_offsets=FileArray(directory / OFFSETS_FILE), relation_heads=heads)  # fmt: skip
+        lookups = Lookups(
+            ids=FileKeyTable.load(directory, "ids"),
+            norms=FileKeyTable.load(directory, "norms"),
+            name_offsets=FileArray(directory / OFFSETS_FILE),
+            relation_heads=heads,
+        )
     name_points = {name: read for name, read in points["names"].items() if not isinstance(names[name], list)}
     return Terminology(
-        concepts=Columns({name: tables["concepts"].column(name) for name in CONCEPT_FIELDS}, arrow_to_list,
-                         points["concepts"]),
+        concepts=Columns(
+            {name: tables["concepts"].column(name) for name in CONCEPT_FIELDS}, arrow_to_list, points["concepts"]
+        ),
         names=Columns(names, arrow_to_list, name_points),
-        relations_table=Columns({name: tables["relations"].column(name) for name in RELATION_FIELDS}, arrow_to_list,
-                                points["relations"]),
+        relations_table=Columns(
+            {name: tables["relations"].column(name) for name in RELATION_FIELDS}, arrow_to_list, points["relations"]
+        ),
         sources=tuple(SourceInfo(**source) for source in manifest.get("sources", [])),
         normalizer=normalizer,
         lookups=lookups,
@@ -239,9 +260,12 @@ def _check_file(path: Path, record: dict[str, Any], mode: str) -> None:
         return
     size = path.stat().st_size
     if size != record["size"]:
-        raise TerminologyFormatError(f"{path} has {size:,} bytes where its manifest says {record['size']:,} (a "
-                                     f"truncated or replaced file); rebuild the terminology")  # fmt: skip
-    actual, expected = (sha256_of(path), record["sha256"]) if mode == "full" else (
-        _sampled_sha256(path), record["sampled_sha256"])  # fmt: skip
+        raise TerminologyFormatError(
+            f"{path} has {size:,} bytes where its manifest says {record['size']:,} (a "
+            f"truncated or replaced file); rebuild the terminology"
+        )
+    actual, expected = (
+        (sha256_of(path), record["sha256"]) if mode == "full" else (_sampled_sha256(path), record["sampled_sha256"])
+    )
     if actual != expected:
         raise TerminologyFormatError(f"{path} does not match the checksum in its manifest; rebuild the terminology")

@@ -70,8 +70,12 @@ class NameMatch:
 class Columns:
     """Named columns that are plain lists, converted from a lazy source (Arrow) the first time each is read."""
 
-    def __init__(self, columns: Mapping[str, Any], convert: Callable[[Any], list] | None = None,
-                 points: Mapping[str, Callable[[int], Any]] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        columns: Mapping[str, Any],
+        convert: Callable[[Any], list] | None = None,
+        points: Mapping[str, Callable[[int], Any]] | None = None,
+    ) -> None:
         """``points``: how to read one value of a lazy column without touching the rest (``point_reads.py``)."""
         self._raw = dict(columns)
         self._convert = convert
@@ -210,8 +214,11 @@ class Terminology:
         if self.lookups is not None:
             rows = [int(row) for row in self.lookups.ids.candidates(concept_id)]
             own = next((row for row in rows if self.concepts.at("id", row) == concept_id), None)
-            return own if own is not None else next(
-                (row for row in rows if concept_id in (self.concepts.at("alt_ids", row) or ())), None)  # fmt: skip
+            return (
+                own
+                if own is not None
+                else next((row for row in rows if concept_id in (self.concepts.at("alt_ids", row) or ())), None)
+            )
         row = self._row_of_id.get(concept_id)
         return row if row is not None else self._row_of_alt_id.get(concept_id)
 
@@ -310,8 +317,9 @@ class Terminology:
             current = best.get(row)
             if current is None or _KIND_RANK[kind] < _KIND_RANK[current[1]]:
                 best[row] = (name_row, kind)
-        matches = [NameMatch(self.concepts.at("id", row), at("text", name_row), kind)
-                   for row, (name_row, kind) in best.items()]  # fmt: skip
+        matches = [
+            NameMatch(self.concepts.at("id", row), at("text", name_row), kind) for row, (name_row, kind) in best.items()
+        ]
         matches.sort(key=lambda match: (_KIND_RANK[match.kind], match.concept_id))
         return matches
 
@@ -375,16 +383,18 @@ class Terminology:
             heads, relations, tails = (self.relations_table[column] for column in RELATION_FIELDS)
             return [Relation(*triple) for triple in zip(heads, relations, tails, strict=True)]
         at = self.relations_table.at
-        return [Relation(at("head", row), at("relation", row), at("tail", row))
-                for row in self._relation_rows(concept_id)]  # fmt: skip
+        return [
+            Relation(at("head", row), at("relation", row), at("tail", row)) for row in self._relation_rows(concept_id)
+        ]
 
     def _relation_rows(self, concept_id: str) -> Sequence[int]:
         """A compiled store looks the head up on disk; otherwise every relation is indexed by head once."""
         heads = self.lookups.relation_heads if self.lookups is not None else None
         if heads is None:
             return self._relations_of_head.get(concept_id, ())
-        return [int(row) for row in heads.candidates(concept_id)
-                if self.relations_table.at("head", int(row)) == concept_id]  # fmt: skip
+        return [
+            int(row) for row in heads.candidates(concept_id) if self.relations_table.at("head", int(row)) == concept_id
+        ]
 
     def is_a_triples(self) -> Iterator[Relation]:
         for concept_id, parents in zip(self.concepts["id"], self.concepts["parents"], strict=True):

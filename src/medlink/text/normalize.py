@@ -197,8 +197,10 @@ class Normalizer:
         if "." in text:
             pieces = _ICD_CODE_RE.split(text)  # odd pieces are the codes
             if len(pieces) > 1:
-                keys = (piece.casefold().replace(".", "") if index % 2 else self._normalize(piece)
-                        for index, piece in enumerate(pieces))  # fmt: skip
+                keys = (
+                    piece.casefold().replace(".", "") if index % 2 else self._normalize(piece)
+                    for index, piece in enumerate(pieces)
+                )
                 return " ".join(key for key in keys if key)
         return self._normalize(text)
 

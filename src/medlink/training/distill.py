@@ -46,8 +46,14 @@ def keep_layers(model: TermEncoderModel, layers: Sequence[int]) -> TermEncoderMo
     return model
 
 
-def distill(teacher: Encoder, teacher_model: str | Path, examples: Examples, output: Path | str,
-            config: DistillConfig | None = None, progress: bool = True) -> DistillResult:  # fmt: skip
+def distill(
+    teacher: Encoder,
+    teacher_model: str | Path,
+    examples: Examples,
+    output: Path | str,
+    config: DistillConfig | None = None,
+    progress: bool = True,
+) -> DistillResult:
     """Train a student cut from ``teacher_model`` (the teacher's weights folder) to reproduce ``teacher``'s vectors
     on ``examples``' texts. Re-running the same call resumes from its checkpoint, like :func:`~.trainer.train`."""
     config = config or DistillConfig()
@@ -60,11 +66,15 @@ def distill(teacher: Encoder, teacher_model: str | Path, examples: Examples, out
     loss_function = EmbeddingDistillationLoss(config.relation_weight)
     optimizer = torch.optim.AdamW([p for p in student.parameters() if p.requires_grad], lr=config.lr)
     scheduler = runtime.linear_warmup_and_decay(optimizer, total_steps, config.warmup)
-    state = {"config": {**asdict(config), "device": None}, "teacher": teacher.identity.fingerprint(),
-             "examples": len(examples)}  # fmt: skip
+    state = {
+        "config": {**asdict(config), "device": None},
+        "teacher": teacher.identity.fingerprint(),
+        "examples": len(examples),
+    }
     checkpoint = workdir / "checkpoint.pt"
-    with runtime.checkpointed_steps(checkpoint, state, device, student, optimizer, scheduler, total_steps, config,
-                                    "distilling", progress) as steps:  # fmt: skip
+    with runtime.checkpointed_steps(
+        checkpoint, state, device, student, optimizer, scheduler, total_steps, config, "distilling", progress
+    ) as steps:
         while not steps.done:
             sampler.epoch = steps.step // len(sampler)
             batches = iter(sampler)

@@ -15,8 +15,9 @@ class DistillConfig:
     # of its parameters: freezing them saves a third of a CPU step
     relation_weight: float = setting(1.0, "Weight of the in-batch similarity term (0: match vectors only).")
     batch_size: int = setting(256, "Texts per batch.", minimum=1)
-    per_concept: int = setting(2, "Synonyms of each concept in a batch: the near neighbours the ranking needs.",
-                               minimum=1)  # fmt: skip
+    per_concept: int = setting(
+        2, "Synonyms of each concept in a batch: the near neighbours the ranking needs.", minimum=1
+    )
     lr: float = setting(1e-4, "Peak learning rate (AdamW).")
     warmup: float = 0.05
     max_length: int = setting(24, "Tokens kept of each text.", flag="--max-len")

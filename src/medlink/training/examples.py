@@ -51,8 +51,11 @@ def training_examples(
     texts: list[str] = []
     labels: list[int] = []
     given = mention_counts if mention_counts is not None else [1] * len(mentions)
-    triples = [(text, resolved, count) for (text, concept_id), count in zip(mentions, given, strict=True)
-               if (resolved := terminology.resolve(concept_id)) is not None]  # fmt: skip
+    triples = [
+        (text, resolved, count)
+        for (text, concept_id), count in zip(mentions, given, strict=True)
+        if (resolved := terminology.resolve(concept_id)) is not None
+    ]
     mentioned = {concept_id for _, concept_id, _ in triples}
     for concept in terminology:
         names = list(dict.fromkeys(name.text for name in concept.names))
@@ -72,16 +75,22 @@ def training_examples(
             labels.append(label_of.setdefault(concept_id, len(label_of)))
             counts.append(count)
     concepts = tuple(sorted(label_of, key=label_of.__getitem__))
-    return Examples(tuple(texts), tuple(labels), concepts, tuple(terminology.parents(c) for c in concepts),
-                    relation_triples(terminology, label_of),
-                    tuple(counts) if mention_counts is not None else ())  # fmt: skip
+    return Examples(
+        tuple(texts),
+        tuple(labels),
+        concepts,
+        tuple(terminology.parents(c) for c in concepts),
+        relation_triples(terminology, label_of),
+        tuple(counts) if mention_counts is not None else (),
+    )
 
 
 def relation_triples(terminology: Terminology, label_of: dict[str, int]) -> tuple[tuple[int, str, int], ...]:
     """CODER's knowledge-graph edges between concepts that have training texts: ``is_a`` and typed relations."""
     edges = [*terminology.is_a_triples(), *terminology.relations()]
-    return tuple((label_of[e.head], e.relation, label_of[e.tail]) for e in edges
-                 if e.head in label_of and e.tail in label_of)  # fmt: skip
+    return tuple(
+        (label_of[e.head], e.relation, label_of[e.tail]) for e in edges if e.head in label_of and e.tail in label_of
+    )
 
 
 def rows_by_label(labels: Sequence[int]) -> dict[int, list[int]]:

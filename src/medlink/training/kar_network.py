@@ -32,16 +32,22 @@ class KarNetwork(nn.Module):
         self.mean_pooled = mean_pooled and not keywords
         self.head = nn.Linear(hidden_size, 1)
 
-    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor, attention_mask: torch.Tensor,
-                keyword_mask: torch.Tensor) -> torch.Tensor:  # fmt: skip
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        keyword_mask: torch.Tensor,
+    ) -> torch.Tensor:
         keys = attention_mask[:, None, :].bool()  # (batch, 1, tokens): no token reads padding
         rows = keys.expand(-1, input_ids.shape[1], -1)
         if self.keywords:
             rows = torch.cat([rows[:, :1], keyword_mask.bool() & keys, rows[:, 1 + KEYWORD_ROWS :]], dim=1)
         dtype = self.head.weight.dtype
         additive = (~rows)[:, None].to(dtype) * torch.finfo(dtype).min
-        hidden = self.encoder(input_ids=input_ids, token_type_ids=token_type_ids,
-                              attention_mask=additive).last_hidden_state  # fmt: skip
+        hidden = self.encoder(
+            input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=additive
+        ).last_hidden_state
         if self.keywords:
             pooled = hidden[:, : 1 + KEYWORD_ROWS].mean(dim=1)
         elif self.mean_pooled:
@@ -64,8 +70,9 @@ def load_network(source: str | Path, keywords: bool, mean_pooled: bool = False) 
     return network
 
 
-def export_network(network: KarNetwork, staging: Path, sample: dict[str, torch.Tensor], quantize: str,
-                   tokenizer: Any) -> None:  # fmt: skip
+def export_network(
+    network: KarNetwork, staging: Path, sample: dict[str, torch.Tensor], quantize: str, tokenizer: Any
+) -> None:
     """``staging/model.onnx`` and ``staging/tokenizer.json``: inputs ``input_ids``, ``token_type_ids``,
     ``attention_mask`` and ``keyword_mask``, output ``logits`` (batch,); ``quantize`` ``int8`` or ``none`` as for
     encoders (:func:`medlink.encoders.onnx.finish_export`)."""
@@ -78,7 +85,14 @@ def export_network(network: KarNetwork, staging: Path, sample: dict[str, torch.T
     fp32 = staging / "model.fp32.onnx"
     with warnings.catch_warnings(), torch.no_grad():  # the tracer's notes on control flow concern the exporter
         warnings.simplefilter("ignore")
-        torch.onnx.export(network.eval(), tuple(sample[name] for name in names), str(fp32), input_names=names,
-                          output_names=["logits"], dynamic_axes=axes, opset_version=ONNX_OPSET,
-                          dynamo=False)  # fmt: skip
+        torch.onnx.export(
+            network.eval(),
+            tuple(sample[name] for name in names),
+            str(fp32),
+            input_names=names,
+            output_names=["logits"],
+            dynamic_axes=axes,
+            opset_version=ONNX_OPSET,
+            dynamo=False,
+        )
     finish_export(fp32, staging, quantize, tokenizer)

@@ -36,8 +36,13 @@ class TermEncoderModel(nn.Module):
 
     def forward(self, texts: list[str]) -> torch.Tensor:
         """Pooled (not normalized) vectors; losses normalize where their formula does."""
-        encoded = self.tokenizer([prepare_text(t) for t in texts], padding=True, truncation=True,
-                                 max_length=self.max_length, return_tensors="pt")  # fmt: skip
+        encoded = self.tokenizer(
+            [prepare_text(t) for t in texts],
+            padding=True,
+            truncation=True,
+            max_length=self.max_length,
+            return_tensors="pt",
+        )
         encoded = encoded.to(self.transformer.device)
         hidden = self.transformer(**encoded).last_hidden_state
         return pool_torch(hidden, encoded["attention_mask"], self.pooling)

@@ -2,7 +2,7 @@
 candidate name) pairs, as ERNIE-Health reads CHIP-CDN (issue 42).
 
 Everything comes from the ranker's out-of-fold candidates (``out-of-fold.jsonl``, written by
-``medlink train-set-ranker``): the candidates each training mention gets from models fitted without it, so they
+``medlink train set-ranker``): the candidates each training mention gets from models fitted without it, so they
 are the hard negatives new mentions will meet, with honest probabilities beside them.
 
 - The cross-encoder trains on the mentions of every fold but one (label 1 for a candidate that is one of the
@@ -51,8 +51,13 @@ class RescorerOutcome:
     card: RescorerCard
 
 
-def fit_pair_rescorer(ranker_dir: Path, base_model: str, config: RescorerFitConfig | None = None,
-                      progress: bool = True, force: bool = False) -> RescorerOutcome:  # fmt: skip
+def fit_pair_rescorer(
+    ranker_dir: Path,
+    base_model: str,
+    config: RescorerFitConfig | None = None,
+    progress: bool = True,
+    force: bool = False,
+) -> RescorerOutcome:
     """Train, export, fit the fusion; attach ``ranker_dir/rescorer`` when it wins on the held-out fold (``force``:
     whatever the check says)."""
     config = config or RescorerFitConfig()
@@ -62,13 +67,24 @@ def fit_pair_rescorer(ranker_dir: Path, base_model: str, config: RescorerFitConf
     held = [r for r in records if r.fold == config.held_out_fold]
     train = [r for r in records if r.fold != config.held_out_fold]
     if len(held) < 10 or len(train) < 10:
-        raise ValueError(f"fold {config.held_out_fold} holds {len(held)} of {len(records)} training mentions: a "
-                         "rescorer needs at least 10 in it and 10 outside it")  # fmt: skip
-    network_config = RerankerFitConfig(top_k=config.depth, epochs=config.epochs, batch_size=config.batch_size,
-                                       learning_rate=config.learning_rate, keywords=False, held_out=0.0,
-                                       max_length=config.max_length, quantize=config.quantize, seed=config.seed,
-                                       device=config.device, freeze_embeddings=config.freeze_embeddings,
-                                       mean_pooled=config.mean_pooled)  # fmt: skip
+        raise ValueError(
+            f"fold {config.held_out_fold} holds {len(held)} of {len(records)} training mentions: a "
+            "rescorer needs at least 10 in it and 10 outside it"
+        )
+    network_config = RerankerFitConfig(
+        top_k=config.depth,
+        epochs=config.epochs,
+        batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        keywords=False,
+        held_out=0.0,
+        max_length=config.max_length,
+        quantize=config.quantize,
+        seed=config.seed,
+        device=config.device,
+        freeze_embeddings=config.freeze_embeddings,
+        mean_pooled=config.mean_pooled,
+    )
     mined = MinedExamples([_example(r, 2 * config.depth) for r in train], [], None, "", "")
     output = ranker_dir / RESCORER_FOLDER
     work = ranker_dir / f".{RESCORER_FOLDER}.candidate"
@@ -77,11 +93,23 @@ def fit_pair_rescorer(ranker_dir: Path, base_model: str, config: RescorerFitConf
     logits = _held_out_logits(PairModel(work, config.max_length), held, config.depth)
     fusion, report = _fit_and_check(held, logits, threshold, config.depth)
     weights, bias, fused_threshold = fusion
-    card = RescorerCard(config.depth, config.max_length, weights, bias, fused_threshold,
-                        ranker_fingerprint(model, threshold), str(base_model), {
-                            **report, "training_mentions": len(train), "held_out_mentions": len(held),
-                            "held_out_fold": config.held_out_fold, "config": asdict(config),
-                            "seconds": round(time.monotonic() - started)})  # fmt: skip
+    card = RescorerCard(
+        config.depth,
+        config.max_length,
+        weights,
+        bias,
+        fused_threshold,
+        ranker_fingerprint(model, threshold),
+        str(base_model),
+        {
+            **report,
+            "training_mentions": len(train),
+            "held_out_mentions": len(held),
+            "held_out_fold": config.held_out_fold,
+            "config": asdict(config),
+            "seconds": round(time.monotonic() - started),
+        },
+    )
     (work / RESCORER_CARD).write_text(json.dumps(card.to_json(), indent=1, ensure_ascii=False) + "\n")
     attached = force or report["cross_validated_set_f1_rescored"] > report["cross_validated_set_f1_ranker"]
     if attached:
@@ -109,8 +137,10 @@ def _export(network: KarNetwork, base_model: str, config: RerankerFitConfig, fol
     folder.mkdir(parents=True)
     hf_tokenizer = AutoTokenizer.from_pretrained(str(base_model))
     pairs = PairEncoder(Tokenizer.from_str(hf_tokenizer.backend_tokenizer.to_str()), None, config.max_length)
-    sample = {name: torch.from_numpy(value)
-              for name, value in pairs.encode(["肺癌"] * 2, ["肺恶性肿瘤", "肺炎"]).feed().items()}  # fmt: skip
+    sample = {
+        name: torch.from_numpy(value)
+        for name, value in pairs.encode(["肺癌"] * 2, ["肺恶性肿瘤", "肺炎"]).feed().items()
+    }
     export_network(network.to("cpu"), folder, sample, config.quantize, hf_tokenizer)
 
 
@@ -124,8 +154,9 @@ def _held_out_logits(model: PairModel, held: Sequence[OutOfFold], depth: int) ->
 Fusion = tuple[tuple[float, ...], float, float]  # weights, bias, threshold
 
 
-def _fit_and_check(held: Sequence[OutOfFold], logits: Sequence[np.ndarray], ranker_threshold: float,
-                   depth: int) -> tuple[Fusion, dict[str, float]]:  # fmt: skip
+def _fit_and_check(
+    held: Sequence[OutOfFold], logits: Sequence[np.ndarray], ranker_threshold: float, depth: int
+) -> tuple[Fusion, dict[str, float]]:
     """The fusion fitted on all of ``held``, and the two-way check on its halves against the ranker's claims."""
     halves = [list(range(0, len(held), 2)), list(range(1, len(held), 2))]
     ranker_pairs, rescored_pairs = [], []
@@ -136,19 +167,24 @@ def _fit_and_check(held: Sequence[OutOfFold], logits: Sequence[np.ndarray], rank
             ranker_pairs.append((gold, Prediction(concepts=_ranker_claims(held[i], ranker_threshold))))
             rescored_pairs.append((gold, Prediction(concepts=_fused_claims(held[i], logits[i], fusion, depth))))
     ranker, rescored = set_scores(ranker_pairs), set_scores(rescored_pairs)
-    report = {"cross_validated_set_f1_ranker": round(ranker.f1, 4), "cross_validated_set_f1_rescored":
-              round(rescored.f1, 4), "cross_validated_set_precision_rescored": round(rescored.precision, 4),
-              "cross_validated_set_recall_rescored": round(rescored.recall, 4),
-              # whether the cross-encoder learned anything on its own: its best candidate against the ranker's
-              "top1_ranker": _top1(held, [np.array([c.score for c in r.candidates[:depth]]) for r in held]),
-              "top1_pair_model": _top1(held, logits)}  # fmt: skip
+    report = {
+        "cross_validated_set_f1_ranker": round(ranker.f1, 4),
+        "cross_validated_set_f1_rescored": round(rescored.f1, 4),
+        "cross_validated_set_precision_rescored": round(rescored.precision, 4),
+        "cross_validated_set_recall_rescored": round(rescored.recall, 4),
+        # whether the cross-encoder learned anything on its own: its best candidate against the ranker's
+        "top1_ranker": _top1(held, [np.array([c.score for c in r.candidates[:depth]]) for r in held]),
+        "top1_pair_model": _top1(held, logits),
+    }
     return _fit_fusion(held, logits, depth), report
 
 
 def _top1(held: Sequence[OutOfFold], scores: Sequence[np.ndarray]) -> float:
     """Share of mentions whose best-scored read candidate is one of their concepts."""
-    right = sum(len(score) > 0 and r.candidates[int(np.argmax(score))].concept_id in r.mention.concepts()
-                for r, score in zip(held, scores, strict=True))  # fmt: skip
+    right = sum(
+        len(score) > 0 and r.candidates[int(np.argmax(score))].concept_id in r.mention.concepts()
+        for r, score in zip(held, scores, strict=True)
+    )
     return round(right / max(1, len(held)), 4)
 
 
@@ -166,8 +202,9 @@ def _fit_fusion(held: Sequence[OutOfFold], logits: Sequence[np.ndarray], depth: 
     golds = [Gold.of(r.mention.parts) for r in held]
     for threshold in THRESHOLDS:
         fusion = (weights, bias, threshold)
-        claims = [Prediction(concepts=_fused_claims(r, pair, fusion, depth))
-                  for r, pair in zip(held, logits, strict=True)]  # fmt: skip
+        claims = [
+            Prediction(concepts=_fused_claims(r, pair, fusion, depth)) for r, pair in zip(held, logits, strict=True)
+        ]
         f1 = set_scores(list(zip(golds, claims, strict=True))).f1
         if best is None or f1 > best[0]:
             best = (f1, threshold)

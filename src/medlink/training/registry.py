@@ -18,9 +18,14 @@ LOSSES: dict[str, Any] = {
 # Each names a function (TrainConfig, Examples, TermEncoderModel) -> PositiveBatchSampler.
 SAMPLERS: dict[str, Any] = {
     name: f"medlink.training.samplers.by_name:{function}"
-    for name, function in (("random", "random_sampler"), ("siblings", "sibling_sampler"),
-                           ("parents", "parent_sampler"), ("mined", "mined_sampler"), ("tfidf", "tfidf_sampler"),
-                           ("code-prefix", "code_prefix_sampler"))
+    for name, function in (
+        ("random", "random_sampler"),
+        ("siblings", "sibling_sampler"),
+        ("parents", "parent_sampler"),
+        ("mined", "mined_sampler"),
+        ("tfidf", "tfidf_sampler"),
+        ("code-prefix", "code_prefix_sampler"),
+    )
 }
 
 

@@ -25,11 +25,13 @@ class RerankerFitConfig:
     batch_size: int = 32
     learning_rate: float = 3e-5
     head_learning_rate: float = 1e-3
-    keywords: bool = setting(True, "The keywords attentive ranker, or (--plain) a plain cross-encoder.",
-                             flag="--keywords/--plain")  # fmt: skip
+    keywords: bool = setting(
+        True, "The keywords attentive ranker, or (--plain) a plain cross-encoder.", flag="--keywords/--plain"
+    )
     held_out: float = 0.2
-    synonyms: int = setting(0, "Also train on this many terminology names used as mentions of their concept.",
-                            minimum=0)  # fmt: skip
+    synonyms: int = setting(
+        0, "Also train on this many terminology names used as mentions of their concept.", minimum=0
+    )
     max_length: int = 48
     quantize: str = setting("int8", "Quantization of the exported model.", choices=("int8", "none"))
     seed: int = 13
@@ -42,7 +44,7 @@ class RerankerFitConfig:
 @dataclass(frozen=True)
 class RescorerFitConfig:
     """depth: candidates read per mention. held_out_fold: the ranker's fold the cross-encoder never sees (the
-    fusion is fitted on it). The rest trains the cross-encoder, as for ``medlink train-candidate-reranker``."""
+    fusion is fitted on it). The rest trains the cross-encoder, as for ``medlink train candidate-reranker``."""
 
     depth: int = 5
     held_out_fold: int = 0

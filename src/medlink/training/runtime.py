@@ -30,8 +30,9 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def linear_warmup_and_decay(optimizer: torch.optim.Optimizer, total_steps: int,
-                            warmup_share: float) -> torch.optim.lr_scheduler.LambdaLR:  # fmt: skip
+def linear_warmup_and_decay(
+    optimizer: torch.optim.Optimizer, total_steps: int, warmup_share: float
+) -> torch.optim.lr_scheduler.LambdaLR:
     """The learning rate rises linearly over the first ``warmup_share`` of the steps, then falls linearly to 0."""
     warmup = max(1, int(total_steps * warmup_share))
     return torch.optim.lr_scheduler.LambdaLR(
@@ -61,9 +62,15 @@ def autocast(device: torch.device):
     return torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
 
 
-def resume_checkpoint(path: Path, state: dict, device: torch.device, model: torch.nn.Module,
-                      optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler,
-                      **extras: torch.nn.Module | None) -> int:  # fmt: skip
+def resume_checkpoint(
+    path: Path,
+    state: dict,
+    device: torch.device,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    **extras: torch.nn.Module | None,
+) -> int:
     """Restore a checkpoint :func:`save_checkpoint` wrote for the same ``state`` and return its step; a checkpoint
     of another configuration is deleted with its work folder (the run starts over), which is then (re)created.
     ``extras`` are further modules saved under their names (None: not part of this run)."""
@@ -84,22 +91,46 @@ def resume_checkpoint(path: Path, state: dict, device: torch.device, model: torc
     return step
 
 
-def save_checkpoint(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-                    scheduler: torch.optim.lr_scheduler.LRScheduler, step: int, state: dict,
-                    **extras: torch.nn.Module | None) -> None:  # fmt: skip
+def save_checkpoint(
+    path: Path,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    step: int,
+    state: dict,
+    **extras: torch.nn.Module | None,
+) -> None:
     """Write a checkpoint :func:`resume_checkpoint` restores, through a partial file renamed into place."""
     partial = path.with_suffix(".partial")
     modules = {name: module.state_dict() if module is not None else None for name, module in extras.items()}
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                "step": step, "state": state, **modules}, partial)  # fmt: skip
+    torch.save(
+        {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "step": step,
+            "state": state,
+            **modules,
+        },
+        partial,
+    )
     partial.replace(path)
 
 
 @contextmanager
-def checkpointed_steps(checkpoint: Path, state: dict, device: torch.device, model: torch.nn.Module,
-                       optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler, total: int,
-                       settings: Any, desc: str, progress: bool,
-                       **extras: torch.nn.Module | None) -> Iterator[OptimizerSteps]:  # fmt: skip
+def checkpointed_steps(
+    checkpoint: Path,
+    state: dict,
+    device: torch.device,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    total: int,
+    settings: Any,
+    desc: str,
+    progress: bool,
+    **extras: torch.nn.Module | None,
+) -> Iterator[OptimizerSteps]:
     """The optimizer steps of a resumable run: ``model`` (and ``extras``) restored from ``checkpoint`` when it was
     written for the same ``state``, put in training mode, and saved there as :class:`OptimizerSteps` says
     (``settings.checkpoint_every``, ``settings.time_limit``); ``steps.resumed_from`` is where the run picked up."""
@@ -109,6 +140,7 @@ def checkpointed_steps(checkpoint: Path, state: dict, device: torch.device, mode
     def save(step: int) -> None:
         save_checkpoint(checkpoint, model, optimizer, scheduler, step, state, **extras)
 
-    with OptimizerSteps.counted(optimizer, scheduler, total, resumed_from, save, settings.checkpoint_every,
-                                settings.time_limit, desc, progress) as steps:  # fmt: skip
+    with OptimizerSteps.counted(
+        optimizer, scheduler, total, resumed_from, save, settings.checkpoint_every, settings.time_limit, desc, progress
+    ) as steps:
         yield steps

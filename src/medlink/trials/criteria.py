@@ -62,7 +62,7 @@ def split_criteria(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         bullet = _BULLET.match(line)
         if bullet or not current or indent <= indent_of_current - 1:
             flush()
-            current = [line[bullet.end():].strip() if bullet else line]
+            current = [line[bullet.end() :].strip() if bullet else line]
             indent_of_current = indent + (bullet.end() if bullet else 0)
         else:
             current.append(line)  # a wrapped line continues the criterion above

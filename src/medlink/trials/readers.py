@@ -36,11 +36,20 @@ from medlink.trials.records import Intervention, TrialRecord
 
 _RECORD_SUFFIXES = (".xml", ".json", ".jsonl", ".ndjson")
 _ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
-_AGE_UNITS = {"year": 1.0, "month": 1 / 12, "week": 7 / 365.25, "day": 1 / 365.25, "hour": 1 / 8766,
-              "minute": 1 / 525960}  # fmt: skip
+_AGE_UNITS = {
+    "year": 1.0,
+    "month": 1 / 12,
+    "week": 7 / 365.25,
+    "day": 1 / 365.25,
+    "hour": 1 / 8766,
+    "minute": 1 / 525960,
+}
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(year|month|week|day|hour|minute)s?\s*$", re.IGNORECASE)
-_V2_TYPES = {"DIETARY_SUPPLEMENT": "Dietary Supplement", "COMBINATION_PRODUCT": "Combination Product",
-             "DIAGNOSTIC_TEST": "Diagnostic Test"}  # fmt: skip
+_V2_TYPES = {
+    "DIETARY_SUPPLEMENT": "Dietary Supplement",
+    "COMBINATION_PRODUCT": "Combination Product",
+    "DIAGNOSTIC_TEST": "Diagnostic Test",
+}
 
 
 MAX_RECORD_BYTES = 64 << 20  # one XML record or JSON document; an API page of 1,000 studies is about 30 MB
@@ -68,8 +77,10 @@ def read_trials(sources: Iterable[Path | str], report: ReadReport | None = None)
                 found += 1
                 yield record
         if found == 0 and not report.counts.get(_SKIPPED):
-            raise MedlinkError(f"{path}: no ClinicalTrials.gov record found (expected {', '.join(_RECORD_SUFFIXES)} "
-                               f"files, or archives of them)")  # fmt: skip
+            raise MedlinkError(
+                f"{path}: no ClinicalTrials.gov record found (expected {', '.join(_RECORD_SUFFIXES)} "
+                f"files, or archives of them)"
+            )
 
 
 _SKIPPED = "malformed records skipped"
@@ -135,8 +146,9 @@ def _parse_stream(member: Member, report: ReadReport) -> Iterator[TrialRecord]:
         if name.endswith((".jsonl", ".ndjson")):
             for number, line in _bounded_lines(stream):
                 if line is None:
-                    report.problem(member.location, number, f"a line over {MAX_LINE_BYTES:,} bytes, not read",
-                                   kind=_SKIPPED)  # fmt: skip
+                    report.problem(
+                        member.location, number, f"a line over {MAX_LINE_BYTES:,} bytes, not read", kind=_SKIPPED
+                    )
                 elif line.strip():
                     parsed = _guarded(member, number, report, lambda line=line: parse_api_study(json.loads(line)))
                     yield from [parsed] if parsed is not None else []
@@ -174,8 +186,15 @@ def _bounded_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes | None]]:
 def _guarded(member: Member, line: int | None, report: ReadReport, parse: Any) -> Any:
     try:
         return parse()
-    except (ElementTree.ParseError, json.JSONDecodeError, UnicodeDecodeError, ValueError, TypeError,
-            KeyError, AttributeError) as error:  # fmt: skip
+    except (
+        ElementTree.ParseError,
+        json.JSONDecodeError,
+        UnicodeDecodeError,
+        ValueError,
+        TypeError,
+        KeyError,
+        AttributeError,
+    ) as error:
         report.problem(member.location, line, f"not a readable trial record: {error}", kind=_SKIPPED)
         return None
 
@@ -270,8 +289,9 @@ def parse_api_study(study: dict) -> TrialRecord:
             raise ValueError(f"{at}: expected an object, got {type(item).__name__}")
         if name := _json_text(item, "name", at).strip():
             others = tuple(other.strip() for other in _json_texts(item, "otherNames", at) if other.strip())
-            interventions.append(Intervention(type=_v2_type(_json_text(item, "type", at) or "OTHER"), name=name,
-                                              other_names=others))  # fmt: skip
+            interventions.append(
+                Intervention(type=_v2_type(_json_text(item, "type", at) or "OTHER"), name=name, other_names=others)
+            )
     eligibility_at = "protocolSection.eligibilityModule"
     healthy = eligibility.get("healthyVolunteers")
     if healthy is not None and not isinstance(healthy, bool):

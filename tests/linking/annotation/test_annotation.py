@@ -20,30 +20,54 @@ from support import FIXTURES
 
 @pytest.fixture(scope="module")
 def linker() -> Linker:
-    return Linker(Terminology.from_concepts([
-        make_concept("MESH:D009203", "Myocardial Infarction", [Name("heart attack", NameKind.ENTRY_TERM)],
-                     tree_numbers=("C14.280.647.500",)),
-        make_concept("MESH:D007676", "Kidney Failure, Chronic", [Name("chronic kidney disease", NameKind.ENTRY_TERM)],
-                     tree_numbers=("C12.777.419.780.050",)),
-        make_concept("MESH:D007674", "Kidney Diseases", tree_numbers=("C12.777.419",)),
-        make_concept("MESH:D011014", "Pneumonia", tree_numbers=("C08.381.677",)),
-        make_concept("MESH:D010361", "Patients", tree_numbers=("M01.643",)),
-        make_concept("MESH:D004364", "Pharmaceutical Preparations", [Name("drugs", NameKind.ENTRY_TERM)],
-                     tree_numbers=("D26",)),
-    ]))  # fmt: skip
+    return Linker(
+        Terminology.from_concepts(
+            [
+                make_concept(
+                    "MESH:D009203",
+                    "Myocardial Infarction",
+                    [Name("heart attack", NameKind.ENTRY_TERM)],
+                    tree_numbers=("C14.280.647.500",),
+                ),
+                make_concept(
+                    "MESH:D007676",
+                    "Kidney Failure, Chronic",
+                    [Name("chronic kidney disease", NameKind.ENTRY_TERM)],
+                    tree_numbers=("C12.777.419.780.050",),
+                ),
+                make_concept("MESH:D007674", "Kidney Diseases", tree_numbers=("C12.777.419",)),
+                make_concept("MESH:D011014", "Pneumonia", tree_numbers=("C08.381.677",)),
+                make_concept("MESH:D010361", "Patients", tree_numbers=("M01.643",)),
+                make_concept(
+                    "MESH:D004364",
+                    "Pharmaceutical Preparations",
+                    [Name("drugs", NameKind.ENTRY_TERM)],
+                    tree_numbers=("D26",),
+                ),
+            ]
+        )
+    )
 
 
-TEXT = ("Patients with chronic kidney disease (CKD) and a heart attack. CKD, kidney diseases. "
-        "No evidence of pneumonia, but possible heart attack; drugs.")
+TEXT = (
+    "Patients with chronic kidney disease (CKD) and a heart attack. CKD, kidney diseases. "
+    "No evidence of pneumonia, but possible heart attack; drugs."
+)
 
 
 def test_spans_are_the_longest_names_with_their_offsets_and_short_forms(linker: Linker) -> None:
     found = linker.annotate(TEXT, AnnotatorConfig(context=False))
     spans = [(a.text, a.concepts[0]) for a in found]
-    assert spans == [("chronic kidney disease", "MESH:D007676"), ("CKD", "MESH:D007676"),
-                     ("heart attack", "MESH:D009203"), ("CKD", "MESH:D007676"), ("kidney diseases", "MESH:D007674"),
-                     ("pneumonia", "MESH:D011014"), ("heart attack", "MESH:D009203"),
-                     ("drugs", "MESH:D004364")]  # fmt: skip
+    assert spans == [
+        ("chronic kidney disease", "MESH:D007676"),
+        ("CKD", "MESH:D007676"),
+        ("heart attack", "MESH:D009203"),
+        ("CKD", "MESH:D007676"),
+        ("kidney diseases", "MESH:D007674"),
+        ("pneumonia", "MESH:D011014"),
+        ("heart attack", "MESH:D009203"),
+        ("drugs", "MESH:D004364"),
+    ]
     assert all(TEXT[a.start : a.end] == a.text for a in found)
     assert "Patients" not in {a.text for a in found}  # MeSH-like terminology: persons (M) are not annotated
     assert "defines as 'chronic kidney disease'" in found[1].reason
@@ -86,9 +110,13 @@ def test_a_lexicon_adds_taught_mentions_and_blocks_names_seldom_marked(linker: L
 def test_end_to_end_scores_mentions_and_documents(linker: Linker) -> None:
     corpus = load_corpus(f"pubtator:{FIXTURES / 'tiny.pubtator'}", None)
     assert [doc_id for doc_id, _ in corpus.documents] == ["100", "200"]
-    terminology = Terminology.from_concepts([make_concept("MESH:D006527", "Wilson disease"),
-                                             make_concept("MESH:D001943", "Breast Neoplasms"),
-                                             make_concept("MESH:D002945", "Cisplatin")])  # fmt: skip
+    terminology = Terminology.from_concepts(
+        [
+            make_concept("MESH:D006527", "Wilson disease"),
+            make_concept("MESH:D001943", "Breast Neoplasms"),
+            make_concept("MESH:D002945", "Cisplatin"),
+        ]
+    )
     found = Linker(terminology).annotate_many([text for _, text in corpus.documents], AnnotatorConfig(branches=()))
     scores = score_annotations(corpus, found, terminology)
     # Gold: Wilson disease (0-14), breast and ovarian cancer (two ids), Cisplatin; found: Wilson disease twice,

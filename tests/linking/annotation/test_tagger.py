@@ -51,7 +51,10 @@ def test_decode_makes_whole_word_spans_from_bio_tags() -> None:
     tags = ["B-Chemical", "O", "B-Disease", "O", "O", "I-Disease", "I-Disease", "O"]  # pieces' own tags are ignored
     spans = decode(LABELS, _logits(tags), offsets, text)
     assert [(text[s.start : s.end], s.entity_type) for s in spans] == [
-        ("Cisplatin", "Chemical"), ("nephrotoxicity", "Disease"), ("heart failure", "Disease")]  # fmt: skip
+        ("Cisplatin", "Chemical"),
+        ("nephrotoxicity", "Disease"),
+        ("heart failure", "Disease"),
+    ]
     assert all(0.99 < s.score <= 1 for s in spans)
 
 
@@ -100,9 +103,16 @@ def test_approximate_names_find_what_brute_force_jaccard_finds(names: list[str],
 
 
 def test_approximate_spans_link_as_the_name_they_resemble() -> None:
-    terminology = Terminology.from_concepts([
-        make_concept("MESH:D009203", "Myocardial Infarction", [Name("heart attack", NameKind.ENTRY_TERM)],
-                     tree_numbers=("C14.280.647.500",))])  # fmt: skip
+    terminology = Terminology.from_concepts(
+        [
+            make_concept(
+                "MESH:D009203",
+                "Myocardial Infarction",
+                [Name("heart attack", NameKind.ENTRY_TERM)],
+                tree_numbers=("C14.280.647.500",),
+            )
+        ]
+    )
     linker = Linker(terminology)
     typo = "She had a myocardal infarction last year."
     assert linker.annotate(typo, AnnotatorConfig()) == []
@@ -150,11 +160,17 @@ def test_a_long_document_is_read_in_windows_with_the_same_spans(packaged: SpanTa
 
 
 def test_tagger_and_dictionary_are_each_others_witness(packaged: SpanTagger) -> None:
-    terminology = Terminology.from_concepts([
-        make_concept("MESH:D007674", "Kidney Diseases", [Name("nephrotoxicity", NameKind.ENTRY_TERM)],
-                     tree_numbers=("C12.777.419",)),
-        make_concept("MESH:D999999", "Daily Disorder", [Name("daily", NameKind.ENTRY_TERM)], tree_numbers=("C99",)),
-    ])  # fmt: skip
+    terminology = Terminology.from_concepts(
+        [
+            make_concept(
+                "MESH:D007674",
+                "Kidney Diseases",
+                [Name("nephrotoxicity", NameKind.ENTRY_TERM)],
+                tree_numbers=("C12.777.419",),
+            ),
+            make_concept("MESH:D999999", "Daily Disorder", [Name("daily", NameKind.ENTRY_TERM)], tree_numbers=("C99",)),
+        ]
+    )
     linker = Linker(terminology)
     text = "Severe nephrotoxicity followed gentamicin; the patient was seen daily."
     assert [a.text for a in linker.annotate(text, AnnotatorConfig())] == ["nephrotoxicity", "daily"]
@@ -170,17 +186,38 @@ def test_training_a_tagger_exports_an_onnx_folder_that_learned(tmp_path: Path) -
     from medlink.encoders import packaged_minilm_path
     from medlink.training.span_tagger_fit import TaggerTrainingConfig, train_span_tagger
 
-    texts = ["Aspirin caused gastric ulcer in two patients.", "Heparin led to thrombocytopenia.",
-             "Gastric ulcer after aspirin is common.", "Thrombocytopenia was seen with heparin."]  # fmt: skip
-    terms = {"Aspirin": "Chemical", "aspirin": "Chemical", "Heparin": "Chemical", "heparin": "Chemical",
-             "gastric ulcer": "Disease", "Gastric ulcer": "Disease", "thrombocytopenia": "Disease",
-             "Thrombocytopenia": "Disease"}  # fmt: skip
-    documents = [TaggedDocument(text, tuple(sorted((text.index(t), text.index(t) + len(t), k)
-                                                   for t, k in terms.items() if t in text)),
-                                frozenset({"Chemical", "Disease"})) for text in texts]  # fmt: skip
-    folder = train_span_tagger(documents, str(packaged_minilm_path()), tmp_path / "tagger", ["toy"],
-                               TaggerTrainingConfig(epochs=30, batch_size=4, learning_rate=3e-4, layers=1,
-                                                    quantize="none"), report=lambda _: None)  # fmt: skip
+    texts = [
+        "Aspirin caused gastric ulcer in two patients.",
+        "Heparin led to thrombocytopenia.",
+        "Gastric ulcer after aspirin is common.",
+        "Thrombocytopenia was seen with heparin.",
+    ]
+    terms = {
+        "Aspirin": "Chemical",
+        "aspirin": "Chemical",
+        "Heparin": "Chemical",
+        "heparin": "Chemical",
+        "gastric ulcer": "Disease",
+        "Gastric ulcer": "Disease",
+        "thrombocytopenia": "Disease",
+        "Thrombocytopenia": "Disease",
+    }
+    documents = [
+        TaggedDocument(
+            text,
+            tuple(sorted((text.index(t), text.index(t) + len(t), k) for t, k in terms.items() if t in text)),
+            frozenset({"Chemical", "Disease"}),
+        )
+        for text in texts
+    ]
+    folder = train_span_tagger(
+        documents,
+        str(packaged_minilm_path()),
+        tmp_path / "tagger",
+        ["toy"],
+        TaggerTrainingConfig(epochs=30, batch_size=4, learning_rate=3e-4, layers=1, quantize="none"),
+        report=lambda _: None,
+    )
     card = TaggerCard.load(folder)
     assert card.entity_types == ("Chemical", "Disease") and card.trained_on == ("toy",)
     found = SpanTagger(folder).tag(["Heparin caused gastric ulcer."])[0]

@@ -139,8 +139,16 @@ def test_split_composite(text: str, parts: list[str] | None) -> None:
 
 
 def test_coordinated_names_split_whole_only_when_each_is_a_name() -> None:
-    names = {"multiple myeloma", "plasma cell neoplasm", "hypertension", "obesity", "diabetes", "brain", "lung",
-             "infection"}  # fmt: skip
+    names = {
+        "multiple myeloma",
+        "plasma cell neoplasm",
+        "hypertension",
+        "obesity",
+        "diabetes",
+        "brain",
+        "lung",
+        "infection",
+    }
 
     def is_name(text: str) -> bool:
         return text.lower() in names
@@ -158,12 +166,14 @@ def test_coordinated_names_split_whole_only_when_each_is_a_name() -> None:
 
 @pytest.fixture
 def terminology() -> Terminology:
-    return Terminology.from_concepts([
-        make_concept("MESH:D006527", "Hepatolenticular Degeneration", [Name("Wilson Disease")]),
-        make_concept("MESH:D001943", "Breast Neoplasms", [Name("breast cancer")]),
-        make_concept("MESH:D010051", "Ovarian Neoplasms", [Name("ovarian cancer")]),
-        make_concept("MESH:D000001", "Hand, Foot and Mouth Disease"),
-    ])  # fmt: skip
+    return Terminology.from_concepts(
+        [
+            make_concept("MESH:D006527", "Hepatolenticular Degeneration", [Name("Wilson Disease")]),
+            make_concept("MESH:D001943", "Breast Neoplasms", [Name("breast cancer")]),
+            make_concept("MESH:D010051", "Ovarian Neoplasms", [Name("ovarian cancer")]),
+            make_concept("MESH:D000001", "Hand, Foot and Mouth Disease"),
+        ]
+    )
 
 
 def test_linker_expands_abbreviations_from_the_document(terminology: Terminology) -> None:
@@ -177,11 +187,13 @@ def test_linker_expands_abbreviations_from_the_document(terminology: Terminology
 
 
 def test_a_short_form_inside_a_name_is_kept_when_spelling_it_out_names_nothing() -> None:
-    terminology = Terminology.from_concepts([
-        make_concept("MESH:D015658", "HIV Infections"),
-        make_concept("MESH:D006678", "HIV", [Name("Human Immunodeficiency Virus")]),
-        make_concept("MESH:D000163", "Acquired Immunodeficiency Syndrome", [Name("AIDS")]),
-    ])  # fmt: skip
+    terminology = Terminology.from_concepts(
+        [
+            make_concept("MESH:D015658", "HIV Infections"),
+            make_concept("MESH:D006678", "HIV", [Name("Human Immunodeficiency Virus")]),
+            make_concept("MESH:D000163", "Acquired Immunodeficiency Syndrome", [Name("AIDS")]),
+        ]
+    )
     document = "The human immunodeficiency virus (HIV) leads to the acquired immunodeficiency syndrome (AIDS)."
     linker = Linker(terminology)
     kept = linker.link(Mention("HIV Infections", document=document))

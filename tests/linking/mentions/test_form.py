@@ -61,8 +61,15 @@ def _judge() -> FormJudge:
 
 
 def _dense(mention: str) -> LinkResult:
-    return LinkResult(mention, ("MESH:D1",), Stage.DENSE, 0.70, "Lapatinib", ("Lapatinib",),
-                      (Candidate("MESH:D1", "Lapatinib", 0.70),))  # fmt: skip
+    return LinkResult(
+        mention,
+        ("MESH:D1",),
+        Stage.DENSE,
+        0.70,
+        "Lapatinib",
+        ("Lapatinib",),
+        (Candidate("MESH:D1", "Lapatinib", 0.70),),
+    )
 
 
 def test_a_look_alike_becomes_nil_saying_why() -> None:

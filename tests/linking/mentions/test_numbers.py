@@ -14,14 +14,16 @@ from medlink.terminology.records import Name, NameKind, make_concept
 
 @pytest.fixture(scope="module")
 def terminology() -> Terminology:
-    return Terminology.from_concepts([
-        make_concept("X:SCA11", "Spinocerebellar Ataxia 11", [Name("SCA11", NameKind.EXACT)]),
-        make_concept("X:SCA1", "Spinocerebellar Ataxia Type I", [Name("olivopontocerebellar atrophy I")]),
-        make_concept("X:C3D", "Complement Component 3 Deficiency"),
-        make_concept("X:C2D", "Complement Component 2 Deficiency"),
-        make_concept("X:FU", "Fluorouracil"),
-        make_concept("X:FC", "5-Fluorocytosine"),
-    ])  # fmt: skip
+    return Terminology.from_concepts(
+        [
+            make_concept("X:SCA11", "Spinocerebellar Ataxia 11", [Name("SCA11", NameKind.EXACT)]),
+            make_concept("X:SCA1", "Spinocerebellar Ataxia Type I", [Name("olivopontocerebellar atrophy I")]),
+            make_concept("X:C3D", "Complement Component 3 Deficiency"),
+            make_concept("X:C2D", "Complement Component 2 Deficiency"),
+            make_concept("X:FU", "Fluorouracil"),
+            make_concept("X:FC", "5-Fluorocytosine"),
+        ]
+    )
 
 
 def test_numbers_come_from_digits_roman_numerals_and_ordinals(terminology) -> None:
@@ -36,14 +38,23 @@ def test_numbers_come_from_digits_roman_numerals_and_ordinals(terminology) -> No
 
 def _result(*candidates: tuple[str, str, float]) -> LinkResult:
     found = tuple(Candidate(cid, name, score) for cid, name, score in candidates)
-    return LinkResult("m", (found[0].concept_id,), Stage.DENSE, found[0].score, found[0].name, ("?",), found,
-                      reason="OD-T: best match")  # fmt: skip
+    return LinkResult(
+        "m",
+        (found[0].concept_id,),
+        Stage.DENSE,
+        found[0].score,
+        found[0].name,
+        ("?",),
+        found,
+        reason="OD-T: best match",
+    )
 
 
 def test_a_close_candidate_with_the_same_numbers_wins(terminology) -> None:
     key = terminology.normalizer("deficiency of the second component of complement")
-    result = _result(("X:C3D", "Complement Component 3 Deficiency", 0.91),
-                     ("X:C2D", "Complement Component 2 Deficiency", 0.88))  # fmt: skip
+    result = _result(
+        ("X:C3D", "Complement Component 3 Deficiency", 0.91), ("X:C2D", "Complement Component 2 Deficiency", 0.88)
+    )
     agreed = agree_on_numbers(result, key, terminology, margin=0.05)
     assert agreed.concepts == ("X:C2D",) and agreed.score == 0.88
     assert agreed.matched_name == "Complement Component 2 Deficiency"

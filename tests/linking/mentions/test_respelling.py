@@ -143,13 +143,19 @@ def test_the_scanner_reads_british_spellings(mesh) -> None:
 
 def test_a_name_written_as_the_mention_beats_a_training_mention_that_only_normalizes_alike(mesh) -> None:
     annotated = LinkResult(
-        "amphetamines", ("MESH:D000661",), Stage.EXACT, 1.0, matched_name="amphetamine",
-        candidates=(Candidate("MESH:D000661", "amphetamine", 1.0),), strategy="D",
-    )  # fmt: skip
+        "amphetamines",
+        ("MESH:D000661",),
+        Stage.EXACT,
+        1.0,
+        matched_name="amphetamine",
+        candidates=(Candidate("MESH:D000661", "amphetamine", 1.0),),
+        strategy="D",
+    )
     chosen = prefer_written_name(annotated, "amphetamines", mesh)
     assert chosen.concepts[0] == "MESH:D000662" and chosen.preferred_names[0] == "Amphetamines"
     assert prefer_written_name(annotated, "amphetamine", mesh) is annotated  # the annotated string itself
     assert prefer_written_name(annotated, "Amphetamine", mesh) is annotated  # case aside, the same string
-    terminology_result = LinkResult("amphetamines", ("MESH:D000661",), Stage.EXACT, 1.0, matched_name="Amphetamine",
-                                    strategy="O")  # fmt: skip
+    terminology_result = LinkResult(
+        "amphetamines", ("MESH:D000661",), Stage.EXACT, 1.0, matched_name="Amphetamine", strategy="O"
+    )
     assert prefer_written_name(terminology_result, "amphetamines", mesh) is terminology_result

@@ -48,8 +48,13 @@ ENTRY = NameKind.ENTRY_TERM
 
 def concepts() -> list:
     def c(cid: str, name: str, trees: tuple[str, ...], parents: tuple[str, ...] = (), *synonyms: str):
-        return make_concept(f"MESH:{cid}", name, [Name(s, ENTRY) for s in synonyms], tree_numbers=trees,
-                            parents=tuple(f"MESH:{p}" for p in parents))  # fmt: skip
+        return make_concept(
+            f"MESH:{cid}",
+            name,
+            [Name(s, ENTRY) for s in synonyms],
+            tree_numbers=trees,
+            parents=tuple(f"MESH:{p}" for p in parents),
+        )
 
     return [
         c("D007668", "Kidney", ("A05.810.453",), (), "Kidneys", "Renal"),
@@ -68,13 +73,23 @@ def concepts() -> list:
 
 
 TRAINING = [
-    ("renal cancer", "D007680"), ("kidney tumour", "D007680"), ("tumor of the kidneys", "D007680"),
-    ("hepatic cancer", "D008113"), ("liver tumour", "D008113"), ("tumor of the liver", "D008113"),
-    ("colon tumour", "D003110"), ("cancer of the colon", "D003110"), ("colonic cancer", "D003110"),
-    ("mammary tumour", "D001943"), ("breast carcinoma", "D001943"), ("tumor of the breast", "D001943"),
-    ("colon polyp", "D003111"), ("colonic polyposis", "D003111"), ("renal cell cancer", "D002292"),
+    ("renal cancer", "D007680"),
+    ("kidney tumour", "D007680"),
+    ("tumor of the kidneys", "D007680"),
+    ("hepatic cancer", "D008113"),
+    ("liver tumour", "D008113"),
+    ("tumor of the liver", "D008113"),
+    ("colon tumour", "D003110"),
+    ("cancer of the colon", "D003110"),
+    ("colonic cancer", "D003110"),
+    ("mammary tumour", "D001943"),
+    ("breast carcinoma", "D001943"),
+    ("tumor of the breast", "D001943"),
+    ("colon polyp", "D003111"),
+    ("colonic polyposis", "D003111"),
+    ("renal cell cancer", "D002292"),
     ("kidney cell carcinoma", "D002292"),
-]  # fmt: skip
+]
 
 
 @pytest.fixture(scope="module")
@@ -172,8 +187,9 @@ def test_the_linker_reranks_close_decisions(reranker_dir: Path, terminology: Ter
     assert linker.link("kidney neoplasms").stage is Stage.EXACT  # exact matches are never reranked
 
 
-def test_a_reranker_for_another_index_is_refused(reranker_dir: Path, terminology: Terminology, encoder,
-                                                 tmp_path: Path) -> None:  # fmt: skip
+def test_a_reranker_for_another_index_is_refused(
+    reranker_dir: Path, terminology: Terminology, encoder, tmp_path: Path
+) -> None:
     with pytest.raises(MedlinkError, match="another terminology"):
         Reranker.load(reranker_dir, "0" * 16, encoder.identity.fingerprint())
     with pytest.raises(MedlinkError, match="another retriever encoder"):
@@ -206,8 +222,9 @@ def test_training_resumes_from_its_epoch_checkpoint(terminology: Terminology, in
     assert all(torch.equal(trained[k], v) for k, v in again.state_dict().items())  # restored, not retrained
 
 
-def test_mined_examples_travel_and_train_with_frozen_embeddings(terminology: Terminology, index, encoder,
-                                                                tmp_path: Path) -> None:  # fmt: skip
+def test_mined_examples_travel_and_train_with_frozen_embeddings(
+    terminology: Terminology, index, encoder, tmp_path: Path
+) -> None:
     """The staged path a GPU machine without FAISS uses (scripts/gpu_reranker.py): mine here, pickle, train there
     with the token table frozen, finish here."""
     config = RerankerFitConfig(top_k=4, epochs=1, held_out=0.35, quantize="none", freeze_embeddings=True)
@@ -219,8 +236,10 @@ def test_mined_examples_travel_and_train_with_frozen_embeddings(terminology: Ter
     network = train_network(resolve_model("minilm"), mined, config, tmp_path / "rr")
     base = load_network(resolve_model("minilm"), keywords=True)
     assert torch.equal(network.encoder.get_input_embeddings().weight, base.encoder.get_input_embeddings().weight)
-    assert not torch.equal(network.encoder.encoder.layer[0].attention.self.query.weight,
-                           base.encoder.encoder.layer[0].attention.self.query.weight)  # fmt: skip
+    assert not torch.equal(
+        network.encoder.encoder.layer[0].attention.self.query.weight,
+        base.encoder.encoder.layer[0].attention.self.query.weight,
+    )
     card = finish_reranker(network, resolve_model("minilm"), mined, config, tmp_path / "rr")
     assert card.terminology == terminology.fingerprint() and (tmp_path / "rr" / "model.onnx").exists()
 
@@ -251,25 +270,64 @@ def test_too_few_mentions_is_an_error(terminology: Terminology, index, encoder, 
 def test_train_reranker_and_eval_from_the_command_line(terminology: Terminology, tmp_path: Path) -> None:
     runner = CliRunner()
     save_terminology(terminology, tmp_path / "terms")
-    built = runner.invoke(main, ["index", "build", "--terminology", str(tmp_path / "terms"), "--encoder", "minilm",
-                                 "-o", str(tmp_path / "index")])  # fmt: skip
+    built = runner.invoke(
+        main,
+        [
+            "index",
+            "build",
+            "--terminology",
+            str(tmp_path / "terms"),
+            "--encoder",
+            "minilm",
+            "-o",
+            str(tmp_path / "index"),
+        ],
+    )
     assert built.exit_code == 0, built.output
     train = tmp_path / "train.tsv"
     train.write_text("".join(f"{text}\tMESH:{cid}\n" for text, cid in TRAINING), encoding="utf-8")
-    fitted = runner.invoke(main, ["train-candidate-reranker", "--index", str(tmp_path / "index"), "--mentions",
-                                  f"tsv:{train}", "--base", "minilm", "--epochs", "1", "--top-k", "4",
-                                  "-o", str(tmp_path / "rr")])  # fmt: skip
+    fitted = runner.invoke(
+        main,
+        [
+            "train-candidate-reranker",
+            "--index",
+            str(tmp_path / "index"),
+            "--mentions",
+            f"tsv:{train}",
+            "--base",
+            "minilm",
+            "--epochs",
+            "1",
+            "--top-k",
+            "4",
+            "-o",
+            str(tmp_path / "rr"),
+        ],
+    )
     assert fitted.exit_code == 0, fitted.output
     assert "held-out Acc@1" in fitted.output and "fusion weight" in fitted.output
     test = tmp_path / "test.tsv"
     test.write_text("tumour in the kidney\tMESH:D007680\ncolonic polyp\tMESH:D003111\n", encoding="utf-8")
     for extra in ([], ["--no-rerank"]):
-        scored = runner.invoke(main, ["eval", "--index", str(tmp_path / "index"), "--reranker", str(tmp_path / "rr"),
-                                      "--corpus", f"tsv:{test}", "--json", *extra])  # fmt: skip
+        scored = runner.invoke(
+            main,
+            [
+                "eval",
+                "--index",
+                str(tmp_path / "index"),
+                "--reranker",
+                str(tmp_path / "rr"),
+                "--corpus",
+                f"tsv:{test}",
+                "--json",
+                *extra,
+            ],
+        )
         assert scored.exit_code == 0, scored.output
         assert json.loads(scored.output.strip().splitlines()[-1])["n"] == 2
-    linked = runner.invoke(main, ["link", "--index", str(tmp_path / "index"), "--entity-type", "Disease",
-                                  "--format", "json", "kidney"])  # fmt: skip
+    linked = runner.invoke(
+        main, ["link", "--index", str(tmp_path / "index"), "--entity-type", "Disease", "--format", "json", "kidney"]
+    )
     assert linked.exit_code == 0, linked.output
     assert json.loads(linked.output)["concepts"][0] in {"MESH:D007680", "MESH:D002292"}
 
@@ -298,10 +356,12 @@ class _Retrieved:
 
     def link_batch(self, items):
         fused = (0.97, 0.95, 0.93, 0.92, 0.40)
-        candidates = tuple(Candidate(f"MESH:D00{i}", f"name {i}", 0.9 - i / 100, rerank_score=s)
-                           for i, s in enumerate(fused))  # fmt: skip
-        return [LinkResult(text, ("MESH:D000",), Stage.DENSE, 0.9, "name 0", candidates=candidates)
-                for text, _ in items]  # fmt: skip
+        candidates = tuple(
+            Candidate(f"MESH:D00{i}", f"name {i}", 0.9 - i / 100, rerank_score=s) for i, s in enumerate(fused)
+        )
+        return [
+            LinkResult(text, ("MESH:D000",), Stage.DENSE, 0.9, "name 0", candidates=candidates) for text, _ in items
+        ]
 
 
 class _SaysThreeOrMore:
@@ -313,8 +373,12 @@ class _SaysThreeOrMore:
 
 def test_the_theta_rule_claims_confident_candidates_past_three() -> None:
     concepts_ = [make_concept(f"MESH:D00{i}", f"name {i}") for i in range(5)]
-    linker = Linker(Terminology.from_concepts(concepts_), [_Retrieved()], LinkerConfig(several_above=0.9),
-                    counter=_SaysThreeOrMore())  # fmt: skip
+    linker = Linker(
+        Terminology.from_concepts(concepts_),
+        [_Retrieved()],
+        LinkerConfig(several_above=0.9),
+        counter=_SaysThreeOrMore(),
+    )
     result = linker.link("four things at once")
     assert result.concepts == ("MESH:D000", "MESH:D001", "MESH:D002", "MESH:D003") and result.several
     assert "1 more with a fused score above 0.9" in result.reason
@@ -322,8 +386,9 @@ def test_the_theta_rule_claims_confident_candidates_past_three() -> None:
     assert strict.concepts == ("MESH:D000", "MESH:D001", "MESH:D002")
 
 
-def test_synonym_examples_answer_a_name_with_its_concept_s_other_names(terminology: Terminology, index,
-                                                                       encoder) -> None:  # fmt: skip
+def test_synonym_examples_answer_a_name_with_its_concept_s_other_names(
+    terminology: Terminology, index, encoder
+) -> None:
     chosen = synonym_pairs(terminology, 4, seed=1)
     assert len(chosen) == 4 and all(len(terminology.concept(ids[0]).names) > 1 for _, ids in chosen)
     assert all(text in {n.text for n in terminology.concept(ids[0]).names} for text, ids in chosen)
@@ -332,8 +397,9 @@ def test_synonym_examples_answer_a_name_with_its_concept_s_other_names(terminolo
     assert "MESH:D007680" in {c.concept_id for c in examples[0].pool}  # found by its other names
 
 
-def test_a_zero_shot_cross_encoder_gets_only_its_fusion_fitted(terminology: Terminology, index, encoder,
-                                                               tmp_path: Path) -> None:  # fmt: skip
+def test_a_zero_shot_cross_encoder_gets_only_its_fusion_fitted(
+    terminology: Terminology, index, encoder, tmp_path: Path
+) -> None:
     from medlink.trials.matching.trial_reranker import msmarco_folder
 
     card = fit_zero_shot(terminology, index, encoder, msmarco_folder(), pairs(), tmp_path / "msmarco", top_k=4)

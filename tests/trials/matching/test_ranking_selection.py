@@ -49,8 +49,9 @@ def test_reciprocal_rank_fusion_needs_no_scale_and_demotes_exclusions() -> None:
     description = np.array([0.1, 0.9, 0.8])
     fused = fuse_signals(signals(3, bm25=bm25, description=description), FusionWeights(), RRF)
     assert fused[1] > fused[2]  # second by BM25 and first by cosine beats third by both
-    ruled_out = fuse_signals(signals(3, bm25=bm25, description=description, demographics=np.array([0, 1, 0.0])),
-                             FusionWeights(), RRF)  # fmt: skip
+    ruled_out = fuse_signals(
+        signals(3, bm25=bm25, description=description, demographics=np.array([0, 1, 0.0])), FusionWeights(), RRF
+    )
     assert ruled_out.argmin() == 1  # age or sex rules it out: last, whatever its texts say
     tied = fuse_signals(signals(3), FusionWeights(), RRF)
     assert np.allclose(tied, tied[0])  # constant signals favour no one
@@ -76,9 +77,11 @@ def test_reranker_reorders_the_head_only_and_keeps_it_above_the_tail() -> None:
 
 def test_findings_summary_keeps_the_opening_and_the_sentences_naming_a_disease() -> None:
     scanner = ConceptScanner(load_default_terminology())
-    note = ("A 64-year-old man comes for a check-up. He lives alone and walks his dog daily. "
-            "He was diagnosed with type 2 diabetes mellitus in 2010. The weather was cold. "
-            "An echocardiogram showed heart failure with reduced ejection fraction.")  # fmt: skip
+    note = (
+        "A 64-year-old man comes for a check-up. He lives alone and walks his dog daily. "
+        "He was diagnosed with type 2 diabetes mellitus in 2010. The weather was cold. "
+        "An echocardiogram showed heart failure with reduced ejection fraction."
+    )
     summary = findings_summary(note, scanner, max_words=120)
     assert summary.startswith("A 64-year-old man") and "type 2 diabetes" in summary and "heart failure" in summary
     assert "dog" not in summary and "weather" not in summary
@@ -94,7 +97,8 @@ def test_windows_overlap_and_cover_the_whole_note() -> None:
     assert note_windows("short note", 100, 70) == ["short note"]
     assert NoteReading("windows", window_words=100, stride_words=70).queries(" ".join(words)) == windows
     assert NoteReading("windows", window_words=10, stride_words=10).queries(" ".join(words)) == [
-        " ".join(words[start : start + 10]) for start in (0, 10, 20, 30)]  # a long note: its first max_windows
+        " ".join(words[start : start + 10]) for start in (0, 10, 20, 30)
+    ]  # a long note: its first max_windows
     with pytest.raises(ValueError, match="unknown note reading"):
         NoteReading("skim")
 
@@ -110,8 +114,14 @@ def _pool(collection: str, patient: str, rng: np.random.Generator, reranker_know
     truth = np.array([1.0 if i in relevant else 0.0 for i in range(10)])
     first = signals(10, description=rng.normal(size=10), bm25=rng.normal(size=10))
     relevance = truth * 3 + rng.normal(scale=0.1, size=10) if reranker_knows else rng.normal(size=10)
-    return PoolEvidence(collection, patient, trials, first, {"whole": relevance},
-                        {t: (2 if i in relevant else 0) for i, t in enumerate(trials)})  # fmt: skip
+    return PoolEvidence(
+        collection,
+        patient,
+        trials,
+        first,
+        {"whole": relevance},
+        {t: (2 if i in relevant else 0) for i, t in enumerate(trials)},
+    )
 
 
 def test_selection_chooses_what_wins_across_collections_and_reports_held_out_figures() -> None:
@@ -162,13 +172,20 @@ def test_pool_evidence_is_gathered_saved_and_reused_only_for_the_same_matcher(tm
     mesh = load_default_terminology()
     scanner = ConceptScanner(mesh)
     encoders = load_trial_encoders("minilm")
-    texts = {"NCT1": "Metformin for adults with type 2 diabetes mellitus.",
-             "NCT2": "Hip replacement surgery in osteoarthritis.",
-             "NCT3": "Inhaled steroids for children with asthma."}  # fmt: skip
-    collection = Collection("tiny", {"p1": "A 60-year-old woman with type 2 diabetes mellitus. She has no asthma."},
-                            {"p1": {"NCT1": 2, "NCT2": 0, "NCT3": 0}}, texts)  # fmt: skip
-    matcher = TrialMatcher(index_texts(texts, encoders, scanner), encoders, scanner,
-                           reranker=load_reranker(MSMARCO, 128))  # fmt: skip
+    texts = {
+        "NCT1": "Metformin for adults with type 2 diabetes mellitus.",
+        "NCT2": "Hip replacement surgery in osteoarthritis.",
+        "NCT3": "Inhaled steroids for children with asthma.",
+    }
+    collection = Collection(
+        "tiny",
+        {"p1": "A 60-year-old woman with type 2 diabetes mellitus. She has no asthma."},
+        {"p1": {"NCT1": 2, "NCT2": 0, "NCT3": 0}},
+        texts,
+    )
+    matcher = TrialMatcher(
+        index_texts(texts, encoders, scanner), encoders, scanner, reranker=load_reranker(MSMARCO, 128)
+    )
     readings = [NoteReading("whole"), NoteReading("windows", window_words=4, stride_words=3)]
     evidence = gather_pool_evidence(matcher, collection, readings)
     (pool,) = evidence
@@ -180,8 +197,9 @@ def test_pool_evidence_is_gathered_saved_and_reused_only_for_the_same_matcher(tm
     assert np.allclose(again.relevance["windows"], pool.relevance["windows"]) and again.qrels == pool.qrels
     assert load_pool_evidence(tmp_path / "tiny.json", {**key, "reranker_tokens": 512}) is None
     assert load_pool_evidence(tmp_path / "absent.json", key) is None
-    ranked = TrialMatcher(matcher.index, encoders, scanner, reranker=matcher.reranker, fusion=RRF,
-                          reading=NoteReading("findings")).rank(collection.notes["p1"], list(texts))  # fmt: skip
+    ranked = TrialMatcher(
+        matcher.index, encoders, scanner, reranker=matcher.reranker, fusion=RRF, reading=NoteReading("findings")
+    ).rank(collection.notes["p1"], list(texts))
     assert ranked.trials[0].nct_id == "NCT1"
     windows = TrialMatcher(matcher.index, encoders, scanner, reranker=matcher.reranker, reading=NoteReading("windows"))
     overlong = windows.rank("A 60-year-old woman with asthma. " * 1_600, list(texts))  # 52,800 characters
@@ -203,24 +221,39 @@ def test_each_criterion_is_met_not_met_or_unknown_with_the_notes_words() -> None
     from medlink.trials.matching.notes import read_note
 
     scanner = ConceptScanner(load_default_terminology())
-    note = read_note("A 58-year-old woman with type 2 diabetes mellitus. No history of heart failure. "
-                     "Her mother had breast neoplasms.")  # fmt: skip
+    note = read_note(
+        "A 58-year-old woman with type 2 diabetes mellitus. No history of heart failure. "
+        "Her mother had breast neoplasms."
+    )
     facts = read_note_facts(note, scanner)
 
     def verdicts(side: str, *criteria: str, own: tuple[str, ...] = ()) -> list[tuple[str, str]]:
         read = [read_criterion(text, scanner) for text in criteria]
         return [(v.verdict, v.evidence) for v in judge_criteria(side, read, facts, own)]
 
-    inclusion = verdicts(INCLUSION, "Diabetes mellitus", "Aged 18 to 75 years", "Male", "No prior heart failure",
-                         "Family history of breast neoplasms", "ECOG performance status 0-1")  # fmt: skip
-    assert inclusion == [("met", "A 58-year-old woman with type 2 diabetes mellitus"), ("met", "age 58"),
-                         ("not met", "sex female"), ("met", "No history of heart failure"),
-                         ("met", "Her mother had breast neoplasms"), ("unknown", "")]  # fmt: skip
+    inclusion = verdicts(
+        INCLUSION,
+        "Diabetes mellitus",
+        "Aged 18 to 75 years",
+        "Male",
+        "No prior heart failure",
+        "Family history of breast neoplasms",
+        "ECOG performance status 0-1",
+    )
+    assert inclusion == [
+        ("met", "A 58-year-old woman with type 2 diabetes mellitus"),
+        ("met", "age 58"),
+        ("not met", "sex female"),
+        ("met", "No history of heart failure"),
+        ("met", "Her mother had breast neoplasms"),
+        ("unknown", ""),
+    ]
     exclusion = verdicts(EXCLUSION, "Heart failure", "Breast neoplasms", "Asthma", "Age over 65 years")
     assert [v for v, _ in exclusion] == ["not met", "unknown", "unknown", "not met"]  # the mother's cancer is not hers
     assert verdicts(EXCLUSION, "Uncontrolled diabetes mellitus", own=("MESH:D003920",)) == [("unknown", "")]
-    read_in = judge_criteria(INCLUSION, [read_criterion("Diabetes mellitus", scanner),
-                                         read_criterion("Male", scanner)], facts)  # fmt: skip
+    read_in = judge_criteria(
+        INCLUSION, [read_criterion("Diabetes mellitus", scanner), read_criterion("Male", scanner)], facts
+    )
     assert criteria_signals(read_in, ()) == (0.5, 1.0)
     assert criteria_signals((), ()) == (0.0, 0.0)
 
@@ -236,18 +269,38 @@ def test_select_command_chooses_a_setting_and_refuses_what_it_cannot_use(tmp_pat
 
     from medlink.cli import main
 
-    corpus = {"T1": "Metformin for adults with type 2 diabetes mellitus.", "T2": "Hip replacement in osteoarthritis.",
-              "T3": "Inhaled steroids for children with asthma.", "T4": "Exercise in chronic heart failure."}
-    notes = {"p1": "A 60-year-old woman with type 2 diabetes mellitus.", "p2": "A 7-year-old boy with asthma.",
-             "p3": "A 70-year-old man with heart failure and breathlessness."}
+    corpus = {
+        "T1": "Metformin for adults with type 2 diabetes mellitus.",
+        "T2": "Hip replacement in osteoarthritis.",
+        "T3": "Inhaled steroids for children with asthma.",
+        "T4": "Exercise in chronic heart failure.",
+    }
+    notes = {
+        "p1": "A 60-year-old woman with type 2 diabetes mellitus.",
+        "p2": "A 7-year-old boy with asthma.",
+        "p3": "A 70-year-old man with heart failure and breathlessness.",
+    }
     qrels = {"p1": {"T1": 2, "T2": 0, "T3": 0}, "p2": {"T3": 2, "T1": 0, "T4": 0}, "p3": {"T4": 2, "T2": 0, "T1": 0}}
     files = []
     for name in ("first", "second"):
         files += ["--birco", str(tmp_path / f"{name}.json")]
         (tmp_path / f"{name}.json").write_text(json.dumps({"query": notes, "corpus": corpus, "qrel": qrels}))
     runner = CliRunner()
-    command = ["trials", "select", *files, "--encoders", "minilm", "--readings", "whole,findings",
-               "--folds", "2", "--cache", str(tmp_path / "cache"), "--format", "json"]  # fmt: skip
+    command = [
+        "trials",
+        "select",
+        *files,
+        "--encoders",
+        "minilm",
+        "--readings",
+        "whole,findings",
+        "--folds",
+        "2",
+        "--cache",
+        str(tmp_path / "cache"),
+        "--format",
+        "json",
+    ]
     result = runner.invoke(main, command)
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)

@@ -33,30 +33,53 @@ from medlink.trials.records import Intervention
 from support import shared_file
 
 RECORDS = [
-    TrialRecord("NCT00000001", title="Metformin and lifestyle in type 2 diabetes mellitus",
-                brief_summary="Adults with type 2 diabetes receive metformin.",
-                conditions=("Diabetes Mellitus, Type 2",),
-                interventions=(Intervention("Drug", "Metformin"),),
-                inclusion=("Type 2 diabetes diagnosed within 5 years", "HbA1c between 7% and 10%"),
-                exclusion=("Heart failure", "Pregnancy", "Uncontrolled type 2 diabetes mellitus"), minimum_age=18.0,
-                maximum_age=75.0),
-    TrialRecord("NCT00000002", title="Letrozole for postmenopausal women with breast cancer",
-                brief_summary="Hormone therapy for breast neoplasms.", conditions=("Breast Neoplasms",),
-                interventions=(Intervention("Drug", "Letrozole"),),
-                inclusion=("Postmenopausal woman", "Hormone receptor positive breast cancer"),
-                exclusion=("Prior chemotherapy",), minimum_age=40.0, sex="female"),
-    TrialRecord("NCT00000003", title="Inhaled corticosteroids in children with asthma",
-                brief_summary="Children aged 6 to 12 with persistent asthma.", conditions=("Asthma",),
-                inclusion=("Persistent asthma", "Age 6 to 12 years"), exclusion=("Cystic fibrosis",),
-                minimum_age=6.0, maximum_age=12.0),
-    TrialRecord("NCT00000004", title="Exercise training in chronic heart failure",
-                brief_summary="Supervised exercise for patients with heart failure.", conditions=("Heart Failure",),
-                inclusion=("Heart failure with reduced ejection fraction",), exclusion=("Diabetes Mellitus",),
-                minimum_age=18.0),
-]  # fmt: skip
+    TrialRecord(
+        "NCT00000001",
+        title="Metformin and lifestyle in type 2 diabetes mellitus",
+        brief_summary="Adults with type 2 diabetes receive metformin.",
+        conditions=("Diabetes Mellitus, Type 2",),
+        interventions=(Intervention("Drug", "Metformin"),),
+        inclusion=("Type 2 diabetes diagnosed within 5 years", "HbA1c between 7% and 10%"),
+        exclusion=("Heart failure", "Pregnancy", "Uncontrolled type 2 diabetes mellitus"),
+        minimum_age=18.0,
+        maximum_age=75.0,
+    ),
+    TrialRecord(
+        "NCT00000002",
+        title="Letrozole for postmenopausal women with breast cancer",
+        brief_summary="Hormone therapy for breast neoplasms.",
+        conditions=("Breast Neoplasms",),
+        interventions=(Intervention("Drug", "Letrozole"),),
+        inclusion=("Postmenopausal woman", "Hormone receptor positive breast cancer"),
+        exclusion=("Prior chemotherapy",),
+        minimum_age=40.0,
+        sex="female",
+    ),
+    TrialRecord(
+        "NCT00000003",
+        title="Inhaled corticosteroids in children with asthma",
+        brief_summary="Children aged 6 to 12 with persistent asthma.",
+        conditions=("Asthma",),
+        inclusion=("Persistent asthma", "Age 6 to 12 years"),
+        exclusion=("Cystic fibrosis",),
+        minimum_age=6.0,
+        maximum_age=12.0,
+    ),
+    TrialRecord(
+        "NCT00000004",
+        title="Exercise training in chronic heart failure",
+        brief_summary="Supervised exercise for patients with heart failure.",
+        conditions=("Heart Failure",),
+        inclusion=("Heart failure with reduced ejection fraction",),
+        exclusion=("Diabetes Mellitus",),
+        minimum_age=18.0,
+    ),
+]
 
-NOTE = ("A 58-year-old woman with type 2 diabetes mellitus on diet alone; her HbA1c is 8.1%. "
-        "No history of heart failure. She has hypertension.")  # fmt: skip
+NOTE = (
+    "A 58-year-old woman with type 2 diabetes mellitus on diet alone; her HbA1c is 8.1%. "
+    "No history of heart failure. She has hypertension."
+)
 
 
 @pytest.fixture(scope="module")
@@ -90,13 +113,16 @@ def matcher(index_dir, encoders, scanner) -> TrialMatcher:
 # --- notes, concepts, fusion --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "age", "sex"), [
-    ("A 58-year-old African-American woman presents with chest pain.", 58.0, "female"),
-    ("Patient is a 45 yo man with cough.", 45.0, "male"),
-    ("A 6 month old boy with fever.", 0.5, "male"),
-    ("2-day-old female infant with jaundice.", 0.005, "female"),
-    ("Cough and fever for three days.", None, None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "age", "sex"),
+    [
+        ("A 58-year-old African-American woman presents with chest pain.", 58.0, "female"),
+        ("Patient is a 45 yo man with cough.", 45.0, "male"),
+        ("A 6 month old boy with fever.", 0.5, "male"),
+        ("2-day-old female infant with jaundice.", 0.005, "female"),
+        ("Cough and fever for three days.", None, None),
+    ],
+)
 def test_note_age_and_sex(text: str, age: float | None, sex: str | None) -> None:
     note = read_note(text)
     assert note.age == age and note.sex == sex
@@ -229,8 +255,9 @@ def test_bad_notes_get_clear_answers(matcher: TrialMatcher) -> None:
 
 
 def test_records_without_criteria_are_indexed_and_matched(encoders, scanner, tmp_path: Path) -> None:
-    index = index_texts({"NCT1": "Metformin for type 2 diabetes", "NCT2": "Surgery for hip fracture"}, encoders,
-                        scanner)  # fmt: skip
+    index = index_texts(
+        {"NCT1": "Metformin for type 2 diabetes", "NCT2": "Surgery for hip fracture"}, encoders, scanner
+    )
     assert index.vectors["I"].any() is np.False_ and index.trials[0].concepts == ("MESH:D003924",)
     result = TrialMatcher(index, encoders, scanner).match(NOTE, top=2)
     assert result.trials[0].nct_id == "NCT1" and result.trials[0].best_inclusion == ()
@@ -267,8 +294,12 @@ def test_collections_refuse_malformed_files(tmp_path: Path) -> None:
 
 
 def test_runs_put_bm25_beside_the_system(matcher: TrialMatcher) -> None:
-    collection = Collection("toy", {"p": NOTE, "gone": "cough"}, {"p": {"NCT00000001": 2, "NCT00000003": 0,
-                            "NCT77777777": 1}, "gone": {"NCT88888888": 1}}, {})  # fmt: skip
+    collection = Collection(
+        "toy",
+        {"p": NOTE, "gone": "cough"},
+        {"p": {"NCT00000001": 2, "NCT00000003": 0, "NCT77777777": 1}, "gone": {"NCT88888888": 1}},
+        {},
+    )
     pool = rank_collection(matcher, collection, POOL)
     assert set(pool.collection.qrels) == {"p"}  # judged trials outside the index are left out, then the patient
     assert set(pool.system["p"]) == set(pool.bm25["p"]) == {"NCT00000001", "NCT00000003"}
@@ -278,15 +309,19 @@ def test_runs_put_bm25_beside_the_system(matcher: TrialMatcher) -> None:
 
 
 def test_the_bm25_query_takes_the_names_of_the_notes_diseases(encoders, scanner) -> None:
-    index = index_texts({"NCT00000011": "Less salt for high blood pressure", "NCT00000012": "Less salt for gout"},
-                        encoders, scanner)  # fmt: skip
+    index = index_texts(
+        {"NCT00000011": "Less salt for high blood pressure", "NCT00000012": "Less salt for gout"}, encoders, scanner
+    )
     note = "A 61-year-old man with hypertension."  # the trials never write "hypertension"
     for expand, wanted in ((True, True), (False, False)):
         result = TrialMatcher(index, encoders, scanner, expand_query=expand).rank(note, ["NCT00000011", "NCT00000012"])
         bm25 = {match.nct_id: match.signals["bm25"] for match in result.trials}
         assert (bm25["NCT00000011"] > bm25["NCT00000012"]) is wanted  # "High Blood Pressure" is a MeSH name of it
-    runs = rank_collection(TrialMatcher(index, encoders, scanner), Collection("c", {"p": note},
-                           {"p": {"NCT00000011": 1, "NCT00000012": 0}}, {}), POOL)  # fmt: skip
+    runs = rank_collection(
+        TrialMatcher(index, encoders, scanner),
+        Collection("c", {"p": note}, {"p": {"NCT00000011": 1, "NCT00000012": 0}}, {}),
+        POOL,
+    )
     assert runs.bm25["p"]["NCT00000011"] == runs.bm25["p"]["NCT00000012"]  # the baseline keeps the note alone
 
 
@@ -362,6 +397,7 @@ def test_training_can_keep_the_embeddings_and_lower_layers_of_the_base(tmp_path:
     base = resolve_model("minilm")
     config = TrialTrainConfig(batch_size=2, max_steps=2, max_length=32, freeze_layers=1, lr=1e-3)
     train_trial_encoders(base, training_trials(RECORDS), tmp_path / "tm", config, progress=False)
+
     def tensor(weights: dict, name: str):  # the two files may prefix names differently
         return next(value for key, value in weights.items() if key.endswith(name)).half()
 
@@ -410,36 +446,60 @@ def test_match_rank_and_eval_commands(index_dir: Path, tmp_path: Path) -> None:
     birco = tmp_path / "toy.json"
     corpus = {"T1": "Metformin in type 2 diabetes", "T2": "Hip fracture surgery"}
     birco.write_text(json.dumps({"query": {"p": NOTE}, "qrel": {"p": {"T1": 2, "T2": 0}}, "corpus": corpus}))
-    evaluated = runner.invoke(main, ["trials", "eval", "--birco", str(birco), "--encoders", "minilm",
-                                     "--run", str(tmp_path / "toy.trec"), "--format", "json"])  # fmt: skip
+    evaluated = runner.invoke(
+        main,
+        [
+            "trials",
+            "eval",
+            "--birco",
+            str(birco),
+            "--encoders",
+            "minilm",
+            "--run",
+            str(tmp_path / "toy.trec"),
+            "--format",
+            "json",
+        ],
+    )
     assert evaluated.exit_code == 0, evaluated.output
     report = json.loads(evaluated.output)
     assert report["system"]["ndcg@10"] == 1.0 and "bm25" in report and report["patients"] == 1
     assert (tmp_path / "toy.trec").read_text().startswith("p Q0 T1 1 ")
-    ranked = runner.invoke(main, ["trials", "rank", "--birco", str(birco), "--encoders", "minilm", "--run",
-                                  str(tmp_path / "r.trec")])  # fmt: skip
+    ranked = runner.invoke(
+        main, ["trials", "rank", "--birco", str(birco), "--encoders", "minilm", "--run", str(tmp_path / "r.trec")]
+    )
     assert ranked.exit_code == 0 and read_run(tmp_path / "r.trec")["p"].keys() == {"T1", "T2"}
     # Peers' rankings of the same collection, scored beside medlink; a file for other patients is refused.
     peers = tmp_path / "peers.json"
     peers.write_text(json.dumps({"systems": {"right": {"p": ["T1", "T2"]}, "wrong": {"p": ["T2", "T1"]}}}))
-    beside = runner.invoke(main, ["trials", "eval", "--birco", str(birco), "--encoders", "minilm", "--peers",
-                                  str(peers), "--format", "json"])  # fmt: skip
+    beside = runner.invoke(
+        main,
+        ["trials", "eval", "--birco", str(birco), "--encoders", "minilm", "--peers", str(peers), "--format", "json"],
+    )
     assert beside.exit_code == 0, beside.output
     compared = json.loads(beside.output)
     assert compared["right"]["ndcg@10"] == 1.0 and compared["wrong"]["ndcg@10"] < 1.0
     assert compared["against_best_peer"]["peer"] == "right" and compared["against_best_peer"]["difference"] == 0.0
-    text = runner.invoke(main, ["trials", "eval", "--birco", str(birco), "--encoders", "minilm", "--peers",
-                                str(peers)]).output  # fmt: skip
+    text = runner.invoke(
+        main, ["trials", "eval", "--birco", str(birco), "--encoders", "minilm", "--peers", str(peers)]
+    ).output
     assert "against the best peer by NDCG@10 (right): +0.0000" in text
     peers.write_text(json.dumps({"systems": {"other": {"q7": ["T1"]}}}))
-    refused = runner.invoke(main, ["trials", "eval", "--birco", str(birco), "--encoders", "minilm", "--peers",
-                                   str(peers)])  # fmt: skip
+    refused = runner.invoke(
+        main, ["trials", "eval", "--birco", str(birco), "--encoders", "minilm", "--peers", str(peers)]
+    )
     assert refused.exit_code != 0 and "Traceback" not in refused.output
-    assert "system 'other' does not match toy: ranks patients the collection does not judge: q7; leaves out " \
-           "judged patients: p" in refused.output
+    assert (
+        "system 'other' does not match toy: ranks patients the collection does not judge: q7; leaves out "
+        "judged patients: p" in refused.output
+    )
     peers.write_text("{not json")
-    assert "peers.json:1: not JSON" in runner.invoke(main, ["trials", "eval", "--birco", str(birco), "--encoders",
-                                                            "minilm", "--peers", str(peers)]).output  # fmt: skip
+    assert (
+        "peers.json:1: not JSON"
+        in runner.invoke(
+            main, ["trials", "eval", "--birco", str(birco), "--encoders", "minilm", "--peers", str(peers)]
+        ).output
+    )
 
 
 def test_index_and_train_commands_on_record_files(tmp_path: Path, isolated_cache) -> None:
@@ -447,12 +507,14 @@ def test_index_and_train_commands_on_record_files(tmp_path: Path, isolated_cache
 
     records = [str(FIXTURES / "trials" / name) for name in ("NCT90000001.xml", "NCT90000002.xml")]
     runner = CliRunner()
-    built = runner.invoke(main, ["trials", "index", *records, "-o", str(tmp_path / "ti"), "--encoders", "minilm",
-                                 "--exact-only"])  # fmt: skip
+    built = runner.invoke(
+        main, ["trials", "index", *records, "-o", str(tmp_path / "ti"), "--encoders", "minilm", "--exact-only"]
+    )
     assert built.exit_code == 0, built.output
     assert "2 trials indexed" in built.output and len(TrialIndex.load(tmp_path / "ti")) == 2
-    trained = runner.invoke(main, ["trials", "train", *records, "-o", str(tmp_path / "tm"), "--max-steps", "1",
-                                   "--batch-size", "2"])  # fmt: skip
+    trained = runner.invoke(
+        main, ["trials", "train", *records, "-o", str(tmp_path / "tm"), "--max-steps", "1", "--batch-size", "2"]
+    )
     assert trained.exit_code == 0, trained.output
     assert "1 steps (0 resumed)" in trained.output and (tmp_path / "tm" / "trial_model.json").exists()
 

@@ -43,9 +43,12 @@ def test_normalizer_links_conditions_and_interventions(normalizer, mesh) -> None
 
 def test_a_condition_is_refined_by_the_narrower_concepts_its_title_or_summary_names(mesh) -> None:
     linker = Linker(mesh)
-    record = TrialRecord("NCT90000009", title="Cladribine in Hairy Cell Leukemia",
-                         brief_summary="Patients with leukemia, not with asthma, are treated.",
-                         conditions=("Leukemia", "Neoplasms"))  # fmt: skip
+    record = TrialRecord(
+        "NCT90000009",
+        title="Cladribine in Hairy Cell Leukemia",
+        brief_summary="Patients with leukemia, not with asthma, are treated.",
+        conditions=("Leukemia", "Neoplasms"),
+    )
     leukemia, neoplasms = TrialNormalizer(linker, linker).normalize_batch([record])[0].conditions
     assert leukemia.names == ("Leukemia", "Leukemia, Hairy Cell") and leukemia.stage == "refined"
     # the most specific narrower concept only ("Leukemia" in the summary is above it); negated "asthma" is no
@@ -56,7 +59,7 @@ def test_a_condition_is_refined_by_the_narrower_concepts_its_title_or_summary_na
 
 
 def test_a_behavioural_symptom_is_a_condition_only_when_written_as_its_name(mesh) -> None:
-    """"Depression" is MeSH's Behavioral Symptoms [F01.145.126], outside Diseases and Mental Disorders: written as
+    """ "Depression" is MeSH's Behavioral Symptoms [F01.145.126], outside Diseases and Mental Disorders: written as
     its name it links there (it was nil), but retrieval that lands there from a disorder keeps the disorder."""
     from medlink.trials.normalization.normalizer import FieldBranches
 
@@ -67,10 +70,20 @@ def test_a_behavioural_symptom_is_a_condition_only_when_written_as_its_name(mesh
         stage, name = Stage.DENSE, "dense"
 
         def link_batch(self, items):
-            return [LinkResult(text, (depression,), Stage.DENSE, 0.9, "Depression",
-                               candidates=(Candidate(depression, "Depression", 0.9),
-                                           Candidate(disorder, "Depressive Disorder, Major", 0.85)))
-                    for text, _ in items]  # fmt: skip
+            return [
+                LinkResult(
+                    text,
+                    (depression,),
+                    Stage.DENSE,
+                    0.9,
+                    "Depression",
+                    candidates=(
+                        Candidate(depression, "Depression", 0.9),
+                        Candidate(disorder, "Depressive Disorder, Major", 0.85),
+                    ),
+                )
+                for text, _ in items
+            ]
 
     linker = Linker(mesh, sieves=[ExactSieve(mesh), Retrieval()])
     record = TrialRecord("NCT90000014", conditions=("Depression", "Major Depression", "Suicide, Attempted"))
@@ -96,8 +109,10 @@ def test_staging_and_course_qualifiers_give_a_second_spelling() -> None:
 
 def test_a_condition_without_its_qualifiers_is_linked_unless_the_written_one_matches(mesh) -> None:
     linker = Linker(mesh)
-    record = TrialRecord("NCT90000013", conditions=("Stage IIIB Breast Neoplasms", "Refractory Anemia",
-                                                    "Recurrent Adult Hodgkin Disease"))  # fmt: skip
+    record = TrialRecord(
+        "NCT90000013",
+        conditions=("Stage IIIB Breast Neoplasms", "Refractory Anemia", "Recurrent Adult Hodgkin Disease"),
+    )
     staged, refractory, recurrent = TrialNormalizer(linker, linker).normalize_batch([record])[0].conditions
     assert staged.names == ("Breast Neoplasms",) and staged.stage == "exact"
     assert recurrent.names == ("Hodgkin Disease",) and recurrent.reason.startswith("as 'Hodgkin Disease': ")
@@ -111,8 +126,13 @@ def test_the_drug_default_links_supplementary_records_under_their_descriptors(me
     from medlink.linking.recipe import DRUGS, LinkerRecipe
 
     drugs = Linker.from_recipe(LinkerRecipe(exact_only=True, embedded=DRUGS))  # compiled into the cache on first use
-    record = TrialRecord("NCT90000010", interventions=(Intervention("Drug", "Fludarabine phosphate 25 mg/m2 IV"),
-                                                       Intervention("Biological", "sevirumab")))  # fmt: skip
+    record = TrialRecord(
+        "NCT90000010",
+        interventions=(
+            Intervention("Drug", "Fludarabine phosphate 25 mg/m2 IV"),
+            Intervention("Biological", "sevirumab"),
+        ),
+    )
     fludarabine, sevirumab = TrialNormalizer(Linker(mesh), drugs).normalize_batch([record])[0].interventions
     assert fludarabine.names == ("fludarabine phosphate",) and fludarabine.concepts[0].startswith("MESH:C")
     assert sevirumab.names == ("sevirumab",)  # a supplementary record, in scope through "Antibodies, Monoclonal"
@@ -151,13 +171,28 @@ def test_normalizer_spec_carries_the_respelling_and_shorthand_choices() -> None:
     record = TrialRecord("NCT90000012", conditions=("Haemophilia A", "Parkinson's", "T2DM"))
     on = NormalizerSpec(LinkerRecipe(exact_only=True), None).build(progress=False)
     assert [c.names for c in on.normalize_batch([record])[0].conditions] == [
-        ("Hemophilia A",), ("Parkinson Disease",), ("Diabetes Mellitus, Type 2",)]  # fmt: skip
+        ("Hemophilia A",),
+        ("Parkinson Disease",),
+        ("Diabetes Mellitus, Type 2",),
+    ]
     off = NormalizerSpec(LinkerRecipe(exact_only=True), None, shorthand=False, respell=False).build(progress=False)
     assert [c.concepts for c in off.normalize_batch([record])[0].conditions] == [(), (), ()]
     as_written = NormalizerSpec(LinkerRecipe(exact_only=True), None, qualifiers=False).build(progress=False)
     assert as_written.qualifiers is False
-    result = CliRunner().invoke(main, ["trials", "eval-normalization", str(TRIALS), "--exact-only", "--no-respell",
-                                       "--no-shorthand", "--no-qualifiers", "--format", "json"])  # fmt: skip
+    result = CliRunner().invoke(
+        main,
+        [
+            "trials",
+            "eval-normalization",
+            str(TRIALS),
+            "--exact-only",
+            "--no-respell",
+            "--no-shorthand",
+            "--no-qualifiers",
+            "--format",
+            "json",
+        ],
+    )
     assert result.exit_code == 0, result.output
 
 
@@ -177,9 +212,13 @@ def test_retrieval_below_a_field_threshold_is_nil(encoder, tmp_path: Path) -> No
     def concept(cid: str, name: str, tree: str) -> Concept:
         return Concept(id=cid, preferred_name=name, names=(Name(name, NameKind.PREFERRED),), tree_numbers=(tree,))
 
-    terminology = Terminology.from_concepts([concept("MESH:D1", "Hypertension", "C14.907"),
-                                             concept("MESH:D2", "Ibuprofen", "D02.455"),
-                                             concept("MESH:D3", "Asthma", "C08.127")])  # fmt: skip
+    terminology = Terminology.from_concepts(
+        [
+            concept("MESH:D1", "Hypertension", "C14.907"),
+            concept("MESH:D2", "Ibuprofen", "D02.455"),
+            concept("MESH:D3", "Asthma", "C08.127"),
+        ]
+    )
     folder = build_index(ontology_entries(terminology), encoder, tmp_path / "index", terminology.fingerprint())
     from medlink.index import VectorIndex
     from medlink.linking import LinkerConfig
@@ -203,8 +242,13 @@ def test_normalizer_linkers_leave_nil_to_the_field_thresholds(encoder, fixtures:
 
     terminology = compile_terminology([SourceSpec.parse(f"mesh-desc-tsv:{fixtures / 'mesh_descriptors_tiny.tsv'}")])
     save_terminology(terminology, tmp_path / "term")
-    index = build_index(ontology_entries(terminology), encoder, tmp_path / "index", terminology.fingerprint(),
-                        origin={"encoder": "minilm"})  # fmt: skip
+    index = build_index(
+        ontology_entries(terminology),
+        encoder,
+        tmp_path / "index",
+        terminology.fingerprint(),
+        origin={"encoder": "minilm"},
+    )
     update_manifest(index, nil_threshold=0.99)
     built = NormalizerSpec(LinkerRecipe(index, tmp_path / "term"), None).build(progress=False)
     assert built.conditions.config.nil_threshold == 0 and not built.conditions.config.declares_nil

@@ -32,8 +32,15 @@ class IsolatedRun:
     version: str | None = None  # of the package that ran, where installed
 
 
-def run_isolated(system: str, terminology: Terminology, corpus: Corpus, work: Path, python: str | None = None,
-                 timeout_minutes: float | None = None, **options: Any) -> IsolatedRun:  # fmt: skip
+def run_isolated(
+    system: str,
+    terminology: Terminology,
+    corpus: Corpus,
+    work: Path,
+    python: str | None = None,
+    timeout_minutes: float | None = None,
+    **options: Any,
+) -> IsolatedRun:
     """``system`` (gilda, quickumls, scispacy or medlink) over ``corpus`` with ``terminology``; ``options`` go
     into the request (medlink's ``terminology_dir``, ``index``, ``encoder``, ``sieves``; a ``threshold``)."""
     folder = work / "peers" / terminology.fingerprint()
@@ -47,8 +54,15 @@ def run_isolated(system: str, terminology: Terminology, corpus: Corpus, work: Pa
         for mention in corpus:
             out.write(json.dumps({"text": mention.text, "document": mention.document}) + "\n")
     answer = work / "peers" / f"answer-{system}.json"
-    request = {"system": system, "terminology": str(terms), "umls": str(umls), "mentions": str(mentions),
-               "answer": str(answer), "work": str(folder / system), **options}  # fmt: skip
+    request = {
+        "system": system,
+        "terminology": str(terms),
+        "umls": str(umls),
+        "mentions": str(mentions),
+        "answer": str(answer),
+        "work": str(folder / system),
+        **options,
+    }
     request_path = work / "peers" / f"request-{system}.json"
     request_path.write_text(json.dumps(request), encoding="utf-8")
     answer.unlink(missing_ok=True)
@@ -59,8 +73,14 @@ def run_isolated(system: str, terminology: Terminology, corpus: Corpus, work: Pa
     peak = usage.ru_maxrss / 1024  # kilobytes on Linux; counts the parent's pages until exec: the child's own
     # figure (VmHWM) replaces it when the child could write its answer
     if not finished:
-        return IsolatedRun((), 0.0, 0.0, peak, f"did not finish within {timeout_minutes:g} minutes on this machine "
-                                                f"(stopped; its start-up, building its own index, was still running)")
+        return IsolatedRun(
+            (),
+            0.0,
+            0.0,
+            peak,
+            f"did not finish within {timeout_minutes:g} minutes on this machine "
+            f"(stopped; its start-up, building its own index, was still running)",
+        )
     child.returncode = os.waitstatus_to_exitcode(status)
     if not answer.exists():
         return IsolatedRun((), 0.0, 0.0, peak, f"the {system} process exited with {child.returncode}")
@@ -87,8 +107,11 @@ def _wait(child: subprocess.Popen, minutes: float | None) -> tuple[bool, int, An
 
 
 def _prediction(data: dict[str, Any]) -> Prediction:
-    return Prediction(concepts=tuple(data["concepts"]), ranked=tuple(data["ranked"]),
-                      parts=tuple(_prediction(part) for part in data.get("parts", ())))  # fmt: skip
+    return Prediction(
+        concepts=tuple(data["concepts"]),
+        ranked=tuple(data["ranked"]),
+        parts=tuple(_prediction(part) for part in data.get("parts", ())),
+    )
 
 
 def _exported(path: Path, write: Any) -> Path:
@@ -123,8 +146,10 @@ def _write_umls(terminology: Terminology, folder: Path) -> None:
             for position, name in enumerate(names):
                 text = name.replace("|", " ")
                 preferred = "Y" if position == 0 else "N"
-                conso.write(f"{cui}|ENG|P|L{number}|PF|S{number}_{position}|{preferred}|A{number}_{position}||||"
-                            f"MEDLINK|{'PT' if position == 0 else 'SY'}|{concept.id}|{text}|0|N|256|\n")
+                conso.write(
+                    f"{cui}|ENG|P|L{number}|PF|S{number}_{position}|{preferred}|A{number}_{position}||||"
+                    f"MEDLINK|{'PT' if position == 0 else 'SY'}|{concept.id}|{text}|0|N|256|\n"
+                )
         conso.close()
     (folder / ".MRSTY.RRF").replace(folder / "MRSTY.RRF")
     (folder / "ids.json").write_text(json.dumps(sorted(cuis.items())), encoding="utf-8")

@@ -38,8 +38,17 @@ def gilda_ranker(request: dict[str, Any]) -> Ranker:
         db, _, local = concept["id"].partition(":")
         for position, name in enumerate(concept["names"]):
             if normalize(name).strip():
-                terms.append(Term(normalize(name), name, db, local, concept["names"][0],
-                                  "name" if position == 0 else "synonym", "medlink"))  # fmt: skip
+                terms.append(
+                    Term(
+                        normalize(name),
+                        name,
+                        db,
+                        local,
+                        concept["names"][0],
+                        "name" if position == 0 else "synonym",
+                        "medlink",
+                    )
+                )
     grounder = Grounder(terms)
 
     def rank(mentions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -62,8 +71,12 @@ def quickumls_ranker(request: dict[str, Any]) -> Ranker:
     database = Path(request["work"]) / "quickumls"
     if not (database / "database_backend.flag").exists():
         database.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run([sys.executable, "-m", "quickumls.install", "-L", "-U", request["umls"], str(database)],
-                              input="y\n", text=True, capture_output=True)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "quickumls.install", "-L", "-U", request["umls"], str(database)],
+            input="y\n",
+            text=True,
+            capture_output=True,
+        )
         if done.returncode != 0:
             said = [line for line in done.stderr.splitlines() if line.strip()] or ["no message"]
             raise RuntimeError(f"quickumls.install failed: {said[-1][:300]}")
@@ -89,8 +102,9 @@ def scispacy_ranker(request: dict[str, Any]) -> Ranker:
     from scispacy.candidate_generation import CandidateGenerator, create_tfidf_ann_index
     from scispacy.linking_utils import Entity, KnowledgeBase
 
-    entities = [Entity(concept["id"], concept["names"][0], concept["names"][1:]) for concept in
-                concepts(request["terminology"])]  # fmt: skip
+    entities = [
+        Entity(concept["id"], concept["names"][0], concept["names"][1:]) for concept in concepts(request["terminology"])
+    ]
     kb = KnowledgeBase(entities)
     folder = Path(request["work"]) / "scispacy"
     folder.mkdir(parents=True, exist_ok=True)
@@ -120,12 +134,20 @@ def medlink_ranker(request: dict[str, Any]) -> Ranker:
     from medlink.terminology import load_terminology
 
     terminology = load_terminology(Path(request["terminology_dir"]))
-    linker = dense_linker(terminology, VectorIndex.load(Path(request["index"])), load_encoder(request["encoder"]),
-                          request["sieves"], LinkerConfig(nil_threshold=request.get("threshold") or 0.0))  # fmt: skip
+    linker = dense_linker(
+        terminology,
+        VectorIndex.load(Path(request["index"])),
+        load_encoder(request["encoder"]),
+        request["sieves"],
+        LinkerConfig(nil_threshold=request.get("threshold") or 0.0),
+    )
 
     def as_dict(prediction: Any) -> dict[str, Any]:
-        return {"concepts": list(prediction.concepts), "ranked": list(prediction.ranked),
-                "parts": [as_dict(part) for part in prediction.parts]}  # fmt: skip
+        return {
+            "concepts": list(prediction.concepts),
+            "ranked": list(prediction.ranked),
+            "parts": [as_dict(part) for part in prediction.parts],
+        }
 
     def rank(mentions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         results = linker.link_many([Mention(m["text"], m.get("document")) for m in mentions])
@@ -134,8 +156,7 @@ def medlink_ranker(request: dict[str, Any]) -> Ranker:
     return rank
 
 
-RANKERS = {"gilda": gilda_ranker, "quickumls": quickumls_ranker, "scispacy": scispacy_ranker,
-           "medlink": medlink_ranker}  # fmt: skip
+RANKERS = {"gilda": gilda_ranker, "quickumls": quickumls_ranker, "scispacy": scispacy_ranker, "medlink": medlink_ranker}
 DISTRIBUTIONS = {"gilda": "gilda", "quickumls": "medspacy-quickumls", "scispacy": "scispacy", "medlink": "medlink"}
 
 

@@ -75,21 +75,36 @@ class Annotation:
     reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"start": self.start, "end": self.end, "text": self.text, "concepts": list(self.concepts),
-                "preferred_names": list(self.preferred_names), "score": self.score, "stage": self.stage,
-                "negated": self.negated, "uncertain": self.uncertain, "reason": self.reason}  # fmt: skip
+        return {
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "concepts": list(self.concepts),
+            "preferred_names": list(self.preferred_names),
+            "score": self.score,
+            "stage": self.stage,
+            "negated": self.negated,
+            "uncertain": self.uncertain,
+            "reason": self.reason,
+        }
 
 
-def annotate_many(linker: LinksMentions, texts: Sequence[str],
-                  config: AnnotatorConfig = AnnotatorConfig()) -> list[list[Annotation]]:  # fmt: skip
+def annotate_many(
+    linker: LinksMentions, texts: Sequence[str], config: AnnotatorConfig = AnnotatorConfig()
+) -> list[list[Annotation]]:
     """The annotations of each text, in text order; all spans of all texts are linked in one batch."""
     tagged = _tagged(texts, config)
     words = NameWords(linker.terminology, config.lexicon)  # shared by the texts: their words repeat
-    per_text = [find_spans(linker.terminology, text, config, spans, words)
-                for text, spans in zip(texts, tagged, strict=True)]  # fmt: skip
+    per_text = [
+        find_spans(linker.terminology, text, config, spans, words) for text, spans in zip(texts, tagged, strict=True)
+    ]
     lexicon = config.lexicon
-    to_link = [Mention(_linked_text(span), text) for text, spans in zip(texts, per_text, strict=True)
-               for span in spans if not lexicon.knows(span.key)]  # fmt: skip
+    to_link = [
+        Mention(_linked_text(span), text)
+        for text, spans in zip(texts, per_text, strict=True)
+        for span in spans
+        if not lexicon.knows(span.key)
+    ]
     results = iter(linker.link_many(to_link))
     scope = _scope(linker.terminology, config.branches)
     annotated = []
@@ -121,7 +136,8 @@ class NameWords:
         known = self.seen.get(word)
         if known is None:
             known = self.seen[word] = word.casefold() == "i" or all(
-                part in self.words or part in self.lexicon_words for part in self.normalize(word).split())
+                part in self.words or part in self.lexicon_words for part in self.normalize(word).split()
+            )
         return known
 
 
@@ -133,16 +149,24 @@ def _best_supported(linked: dict[Span, LinkResult], tagged: Sequence[TaggedSpan]
     lexicon's, the tagger's, then the longest."""
 
     def supported(span: Span) -> bool:
-        return lexicon.knows(span.key) or span.long_form is not None or span.tagged is not None \
-            or overlaps(span, tagged)  # fmt: skip
+        return (
+            lexicon.knows(span.key) or span.long_form is not None or span.tagged is not None or overlaps(span, tagged)
+        )
 
-    ranked = sorted((span for span in linked if supported(span)),
-                    key=lambda s: (not lexicon.knows(s.key), s.tagged is None, s.start - s.end, s.start))  # fmt: skip
+    ranked = sorted(
+        (span for span in linked if supported(span)),
+        key=lambda s: (not lexicon.knows(s.key), s.tagged is None, s.start - s.end, s.start),
+    )
     return without_overlaps(ranked)
 
 
-def find_spans(terminology: Terminology, text: str, config: AnnotatorConfig, tagged: Sequence[TaggedSpan] = (),
-               words: NameWords | None = None) -> list[Span]:  # fmt: skip
+def find_spans(
+    terminology: Terminology,
+    text: str,
+    config: AnnotatorConfig,
+    tagged: Sequence[TaggedSpan] = (),
+    words: NameWords | None = None,
+) -> list[Span]:
     """The candidate spans of ``text``, in order: names of the terminology or of the lexicon (and, where
     ``config.approximate`` is set, names resembling the words left over), the short forms the text defines, and
     the spans the tagger found (``tagged``) that are names too, which may overlap the others: annotation keeps the
@@ -152,11 +176,25 @@ def find_spans(terminology: Terminology, text: str, config: AnnotatorConfig, tag
     def is_name(key: str) -> bool:
         return key not in lexicon.blocked and (lexicon.knows(key) or terminology.has_normalized(key))
 
-    spans = dictionary_spans(text, is_name, terminology.normalizer, config.max_words, config.min_chars,
-                             function_words().__contains__, words or NameWords(terminology, lexicon))  # fmt: skip
+    spans = dictionary_spans(
+        text,
+        is_name,
+        terminology.normalizer,
+        config.max_words,
+        config.min_chars,
+        function_words().__contains__,
+        words or NameWords(terminology, lexicon),
+    )
     if config.approximate is not None:
-        spans += approximate_spans(text, spans, config.approximate.nearest, terminology.normalizer, config.max_words,
-                                   config.min_chars, function_words().__contains__)  # fmt: skip
+        spans += approximate_spans(
+            text,
+            spans,
+            config.approximate.nearest,
+            terminology.normalizer,
+            config.max_words,
+            config.min_chars,
+            function_words().__contains__,
+        )
     if config.abbreviations:
         spans += abbreviation_spans(text, spans, is_name, terminology.normalizer)
     spans += [span for span in tagged_spans(tagged, text, terminology.normalizer) if is_name(span.key)]
@@ -177,8 +215,9 @@ def _tagged(texts: Sequence[str], config: AnnotatorConfig) -> list[list[TaggedSp
     if config.tagger is None:
         return [[] for _ in texts]
     kinds = config.tagged_kinds
-    return [[span for span in spans if kinds is None or span.entity_type in kinds]
-            for spans in config.tagger.tag(texts)]  # fmt: skip
+    return [
+        [span for span in spans if kinds is None or span.entity_type in kinds] for spans in config.tagger.tag(texts)
+    ]
 
 
 def _linked_text(span: Span) -> str:
@@ -223,5 +262,15 @@ def _annotation(text: str, span: Span, result: LinkResult, config: AnnotatorConf
         negated, uncertain = finding.negated, finding.uncertain
         if finding.trigger is not None:
             reason += f"; {'negated' if negated else 'uncertain'} by {finding.trigger!r}"
-    return Annotation(span.start, span.end, span.text, result.concepts, result.preferred_names, result.score,
-                      result.stage.value, negated, uncertain, reason)  # fmt: skip
+    return Annotation(
+        span.start,
+        span.end,
+        span.text,
+        result.concepts,
+        result.preferred_names,
+        result.score,
+        result.stage.value,
+        negated,
+        uncertain,
+        reason,
+    )

@@ -57,8 +57,10 @@ class ApproximateNames:
         grams = trigrams(key)
         n = len(grams)
         needed = math.ceil(self.threshold * n - 1e-9)
-        known = sorted((self.vocabulary[g] for g in grams if g in self.vocabulary),
-                       key=lambda g: self.starts[g + 1] - self.starts[g])  # fmt: skip
+        known = sorted(
+            (self.vocabulary[g] for g in grams if g in self.vocabulary),
+            key=lambda g: self.starts[g + 1] - self.starts[g],
+        )
         if len(known) < needed or needed == 0:
             return None
         candidates = np.unique(np.concatenate([self._posting(g) for g in known[: len(known) - needed + 1]]))

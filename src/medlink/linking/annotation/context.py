@@ -10,16 +10,69 @@ from dataclasses import dataclass
 from functools import cache
 
 # Longer triggers first, so "no evidence of" wins over "no". Lower case; matched on word boundaries.
-NEGATION_BEFORE = ("no evidence of", "no signs of", "no sign of", "no history of", "negative for", "free of",
-                   "absence of", "rules out", "ruled out", "rule out", "denies", "denied", "deny", "without",
-                   "not", "no", "never", "nor")  # fmt: skip
-NEGATION_AFTER = ("was ruled out", "were ruled out", "is ruled out", "was excluded", "were excluded", "is absent",
-                  "was absent", "was negative", "were negative", "is negative", "unlikely")  # fmt: skip
-UNCERTAIN_BEFORE = ("cannot be excluded", "cannot exclude", "suspicion of", "suspected", "suspicious for",
-                    "concern for", "possible", "possibly", "probable", "probably", "likely", "may have", "may be",
-                    "questionable", "presumed", "consistent with", "suggestive of", "versus", "vs")  # fmt: skip
-UNCERTAIN_AFTER = ("is suspected", "was suspected", "is possible", "is likely", "cannot be excluded",
-                   "cannot be ruled out", "?")  # fmt: skip
+NEGATION_BEFORE = (
+    "no evidence of",
+    "no signs of",
+    "no sign of",
+    "no history of",
+    "negative for",
+    "free of",
+    "absence of",
+    "rules out",
+    "ruled out",
+    "rule out",
+    "denies",
+    "denied",
+    "deny",
+    "without",
+    "not",
+    "no",
+    "never",
+    "nor",
+)
+NEGATION_AFTER = (
+    "was ruled out",
+    "were ruled out",
+    "is ruled out",
+    "was excluded",
+    "were excluded",
+    "is absent",
+    "was absent",
+    "was negative",
+    "were negative",
+    "is negative",
+    "unlikely",
+)
+UNCERTAIN_BEFORE = (
+    "cannot be excluded",
+    "cannot exclude",
+    "suspicion of",
+    "suspected",
+    "suspicious for",
+    "concern for",
+    "possible",
+    "possibly",
+    "probable",
+    "probably",
+    "likely",
+    "may have",
+    "may be",
+    "questionable",
+    "presumed",
+    "consistent with",
+    "suggestive of",
+    "versus",
+    "vs",
+)
+UNCERTAIN_AFTER = (
+    "is suspected",
+    "was suspected",
+    "is possible",
+    "is likely",
+    "cannot be excluded",
+    "cannot be ruled out",
+    "?",
+)
 SCOPE_ENDS = ("but", "however", "although", "though", "except", "which", "yet", "aside from", "apart from")
 WINDOW = 6  # words a trigger reaches
 

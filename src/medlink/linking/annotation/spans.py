@@ -29,18 +29,37 @@ class Span:
 Test = Callable[[str], bool]
 
 
-def dictionary_spans(text: str, is_name: Test, normalize: Callable[[str], str], max_words: int = 8,
-                     min_chars: int = 3, is_function_word: Test = lambda _: False,
-                     in_names: Test = lambda _: True) -> list[Span]:  # fmt: skip
+def dictionary_spans(
+    text: str,
+    is_name: Test,
+    normalize: Callable[[str], str],
+    max_words: int = 8,
+    min_chars: int = 3,
+    is_function_word: Test = lambda _: False,
+    in_names: Test = lambda _: True,
+) -> list[Span]:
     """Greedy longest match from left to right over the words of ``text``: spans whose normalized text
     ``is_name``. ``in_names(word)`` False says no name holds that word, so no span is tried across it."""
-    return _longest_first(text, lambda key: Span(0, 0, "", key=key) if is_name(key) else None, normalize,
-                          max_words, min_chars, is_function_word, in_names)  # fmt: skip
+    return _longest_first(
+        text,
+        lambda key: Span(0, 0, "", key=key) if is_name(key) else None,
+        normalize,
+        max_words,
+        min_chars,
+        is_function_word,
+        in_names,
+    )
 
 
-def approximate_spans(text: str, taken: list[Span], nearest: Callable[[str], NearName | None],
-                      normalize: Callable[[str], str], max_words: int, min_chars: int,
-                      is_function_word: Test) -> list[Span]:  # fmt: skip
+def approximate_spans(
+    text: str,
+    taken: list[Span],
+    nearest: Callable[[str], NearName | None],
+    normalize: Callable[[str], str],
+    max_words: int,
+    min_chars: int,
+    is_function_word: Test,
+) -> list[Span]:
     """Greedy longest match, as :func:`dictionary_spans`, of the words outside the spans already ``taken``, with a
     name that ``nearest`` finds similar enough."""
 
@@ -59,8 +78,15 @@ def approximate_spans(text: str, taken: list[Span], nearest: Callable[[str], Nea
     return spans
 
 
-def _longest_first(text: str, accept: Callable[[str], Span | None], normalize: Callable[[str], str], max_words: int,
-                   min_chars: int, is_function_word: Test, in_names: Test = lambda _: True) -> list[Span]:  # fmt: skip
+def _longest_first(
+    text: str,
+    accept: Callable[[str], Span | None],
+    normalize: Callable[[str], str],
+    max_words: int,
+    min_chars: int,
+    is_function_word: Test,
+    in_names: Test = lambda _: True,
+) -> list[Span]:
     words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
     reach = [0] * (len(words) + 1)  # reach[i]: how many words from i on could all be in a name
     for i in range(len(words) - 1, -1, -1):
@@ -102,8 +128,16 @@ def abbreviation_spans(text: str, taken: list[Span], is_name: Test, normalize: C
 
 
 def tagged_spans(tagged: Sequence[TaggedSpan], text: str, normalize: Callable[[str], str]) -> list[Span]:
-    return [Span(t.start, t.end, text[t.start : t.end], key=normalize(text[t.start : t.end]),
-                 tagged=f"{t.entity_type}, {t.score:.2f}") for t in tagged]  # fmt: skip
+    return [
+        Span(
+            t.start,
+            t.end,
+            text[t.start : t.end],
+            key=normalize(text[t.start : t.end]),
+            tagged=f"{t.entity_type}, {t.score:.2f}",
+        )
+        for t in tagged
+    ]
 
 
 def overlaps(span: Span, others: Sequence[Span | TaggedSpan]) -> bool:

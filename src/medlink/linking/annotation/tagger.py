@@ -47,12 +47,15 @@ class TaggerCard:
     def load(cls, folder: Path) -> TaggerCard:
         path = folder / "tagger.json"
         if not path.is_file():
-            raise MedlinkError(f"{folder} is not a span tagger: it has no tagger.json "
-                               "(`medlink train-tagger` makes one)")  # fmt: skip
+            raise MedlinkError(
+                f"{folder} is not a span tagger: it has no tagger.json (`medlink train tagger` makes one)"
+            )
         fields = json.loads(path.read_text(encoding="utf-8"))
         if fields.get("format") != TAGGER_FORMAT:
-            raise MedlinkError(f"{path}: a span tagger of format {fields.get('format')!r}; this medlink reads "
-                               f"{TAGGER_FORMAT!r}: train it again with `medlink train-tagger`")  # fmt: skip
+            raise MedlinkError(
+                f"{path}: a span tagger of format {fields.get('format')!r}; this medlink reads "
+                f"{TAGGER_FORMAT!r}: train it again with `medlink train tagger`"
+            )
         return cls(**{**fields, "labels": tuple(fields["labels"]), "trained_on": tuple(fields["trained_on"])})
 
 
@@ -101,8 +104,11 @@ class SpanTagger:
         session, inputs, tokenizer = self._session()
         encodings = tokenizer.encode_batch(list(texts), add_special_tokens=False)
         body = self.card.window - 2  # [CLS] and [SEP]
-        windows = [(number, start) for number, encoding in enumerate(encodings)
-                   for start in window_starts(len(encoding.ids), body, self.card.overlap)]  # fmt: skip
+        windows = [
+            (number, start)
+            for number, encoding in enumerate(encodings)
+            for start in window_starts(len(encoding.ids), body, self.card.overlap)
+        ]
         cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
         logits: list[np.ndarray] = [np.zeros((len(e.ids), len(self.card.labels)), np.float32) for e in encodings]
         best_margin: list[np.ndarray] = [np.full(len(e.ids), -1) for e in encodings]
@@ -130,8 +136,10 @@ class SpanTagger:
                 better = margin > best_margin[number][target]
                 logits[number][target][better] = out[row, 1 : size + 1][better]
                 best_margin[number][target] = np.maximum(best_margin[number][target], margin)
-        return [decode(self.card.labels, scores, encoding.offsets, text)
-                for scores, encoding, text in zip(logits, encodings, texts, strict=True)]  # fmt: skip
+        return [
+            decode(self.card.labels, scores, encoding.offsets, text)
+            for scores, encoding, text in zip(logits, encodings, texts, strict=True)
+        ]
 
 
 def window_starts(length: int, body: int, overlap: int) -> list[int]:
@@ -143,8 +151,9 @@ def window_starts(length: int, body: int, overlap: int) -> list[int]:
     return [*starts, length - body]
 
 
-def decode(labels: Sequence[str], logits: np.ndarray, offsets: Sequence[tuple[int, int]],
-           text: str) -> list[TaggedSpan]:  # fmt: skip
+def decode(
+    labels: Sequence[str], logits: np.ndarray, offsets: Sequence[tuple[int, int]], text: str
+) -> list[TaggedSpan]:
     """Spans from per-token BIO logits: a span starts at ``B-X`` (or an ``I-X`` that follows another type) and runs
     while ``I-X`` follows; word pieces inside a word take the word's first piece's decision, so a span always
     covers whole words."""
@@ -177,8 +186,12 @@ def decode(labels: Sequence[str], logits: np.ndarray, offsets: Sequence[tuple[in
 def continues_word(offsets: Sequence[tuple[int, int]], index: int, text: str) -> bool:
     """Whether token ``index`` is a later piece of the word the token before it began ("nephro|toxicity")."""
     start = offsets[index][0]
-    return index > 0 and start == offsets[index - 1][1] and text[start - 1 : start].isalnum() \
-        and text[start : start + 1].isalnum()  # fmt: skip
+    return (
+        index > 0
+        and start == offsets[index - 1][1]
+        and text[start - 1 : start].isalnum()
+        and text[start : start + 1].isalnum()
+    )
 
 
 def _close(current: tuple[int, int, str, list[float]] | None, spans: list[TaggedSpan]) -> None:
@@ -192,7 +205,7 @@ NO_TAGGER = "none"
 
 def choose_tagger(choice: str | Path | None) -> SpanTagger | None:
     """``None`` or ``"auto"``: the packaged tagger when ``medlink[tagger]`` is installed, else none; ``"none"``: no
-    tagger; anything else: a tagger folder (``medlink train-tagger``)."""
+    tagger; anything else: a tagger folder (``medlink train tagger``)."""
     from medlink.models.catalog import model_entry, model_location
 
     if choice is None or choice == "auto":
@@ -202,6 +215,7 @@ def choose_tagger(choice: str | Path | None) -> SpanTagger | None:
         return None
     folder = Path(choice)
     if not folder.is_dir():
-        raise MedlinkError(f"--tagger {choice}: no such folder (give 'auto', 'none' or a folder from "
-                           "`medlink train-tagger`)")  # fmt: skip
+        raise MedlinkError(
+            f"--tagger {choice}: no such folder (give 'auto', 'none' or a folder from `medlink train tagger`)"
+        )
     return SpanTagger(folder)

@@ -29,12 +29,67 @@ _PARENTHESIS = re.compile(r"\(([^()]{1,40})\)")
 _TOKEN = re.compile(r"\S+")
 _WORD_JOINERS = "-[]()"  # next to a parenthesis, these keep it inside a word: "1-(2-chloroethyl)-3-…", "[(3)H]"
 # Words after which a noun phrase starts: a named long form must follow one of them (or punctuation).
-_PHRASE_OPENERS = frozenset({
-    "a", "an", "the", "of", "with", "and", "or", "by", "to", "in", "into", "for", "from", "on", "as", "at", "than",
-    "that", "which", "was", "were", "is", "are", "be", "been", "after", "before", "during", "under", "over", "via",
-    "versus", "vs", "plus", "also", "both", "either", "not", "no", "nor", "its", "their", "his", "her", "this",
-    "these", "those", "such", "other", "some", "any", "all", "each", "per", "among", "between", "including"
-})  # fmt: skip
+_PHRASE_OPENERS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "of",
+        "with",
+        "and",
+        "or",
+        "by",
+        "to",
+        "in",
+        "into",
+        "for",
+        "from",
+        "on",
+        "as",
+        "at",
+        "than",
+        "that",
+        "which",
+        "was",
+        "were",
+        "is",
+        "are",
+        "be",
+        "been",
+        "after",
+        "before",
+        "during",
+        "under",
+        "over",
+        "via",
+        "versus",
+        "vs",
+        "plus",
+        "also",
+        "both",
+        "either",
+        "not",
+        "no",
+        "nor",
+        "its",
+        "their",
+        "his",
+        "her",
+        "this",
+        "these",
+        "those",
+        "such",
+        "other",
+        "some",
+        "any",
+        "all",
+        "each",
+        "per",
+        "among",
+        "between",
+        "including",
+    }
+)
 
 
 def _valid_short_form(candidate: str) -> bool:
@@ -151,8 +206,11 @@ def _definitions(document: str) -> Mapping[str, str]:
         # A plural short form ("COCs") is spelled by its singular: the "s" has no word of its own.
         stem = short[:-1] if short.endswith("s") and any(char.isupper() for char in short[:-1]) else short
         limit = min(len(short) + 5, 2 * len(short))
-        long = (initials_long_form(stem, words) or permuted_initials_long_form(stem, words)
-                or best_long_form(short, " ".join(words[-limit:])))  # fmt: skip
+        long = (
+            initials_long_form(stem, words)
+            or permuted_initials_long_form(stem, words)
+            or best_long_form(short, " ".join(words[-limit:]))
+        )
         if long:
             found[short] = long = long.strip(" ,;:")
             if stem != short and long.endswith("s"):
@@ -160,8 +218,9 @@ def _definitions(document: str) -> Mapping[str, str]:
     # A long form may use an earlier short form ("diffuse mesangial sclerosis (DMS) ... isolated DMS (IDMS)"):
     # spell it out once, so "IDMS" becomes "isolated diffuse mesangial sclerosis".
     # Read-only: the cache hands the same mapping to every caller.
-    return MappingProxyType({short: _spell_out(long, {k: v for k, v in found.items() if k != short})
-                             for short, long in found.items()})  # fmt: skip
+    return MappingProxyType(
+        {short: _spell_out(long, {k: v for k, v in found.items() if k != short}) for short, long in found.items()}
+    )
 
 
 def named_long_form(short: str, document: str, is_name: Callable[[str], bool]) -> str | None:

@@ -19,9 +19,14 @@ from medlink.terminology import Terminology
 
 # What ``--entity-type`` restricts to in MeSH: diseases are C plus F03 (mental disorders); chemicals and drugs D.
 ENTITY_BRANCHES: dict[str, tuple[str, ...]] = {
-    "disease": ("C", "F03"), "chemical": ("D",), "drug": ("D",), "anatomy": ("A",), "organism": ("B",),
-    "procedure": ("E",), "phenomenon": ("G",),
-}  # fmt: skip
+    "disease": ("C", "F03"),
+    "chemical": ("D",),
+    "drug": ("D",),
+    "anatomy": ("A",),
+    "organism": ("B",),
+    "procedure": ("E",),
+    "phenomenon": ("G",),
+}
 
 
 def branches_for(entity_type: str) -> tuple[str, ...]:
@@ -30,8 +35,9 @@ def branches_for(entity_type: str) -> tuple[str, ...]:
         return ENTITY_BRANCHES[entity_type.casefold()]
     except KeyError:
         known = ", ".join(sorted(ENTITY_BRANCHES))
-        raise MedlinkError(f"no branches known for entity type {entity_type!r}: use one of {known}, or give "
-                           f"--branches") from None
+        raise MedlinkError(
+            f"no branches known for entity type {entity_type!r}: use one of {known}, or give --branches"
+        ) from None
 
 
 def type_scope(terminology: Terminology, entity_type: str) -> BranchScope | None:
@@ -68,8 +74,10 @@ class BranchScope:
         if not self.prefixes:
             raise ValueError("a branch scope needs at least one tree-number prefix")
         if not has_tree_numbers(self.terminology):
-            raise MedlinkError("this terminology has no tree numbers to restrict by branch (MeSH descriptors have "
-                               "them; MEDIC's TSV and most vocabularies do not)")  # fmt: skip
+            raise MedlinkError(
+                "this terminology has no tree numbers to restrict by branch (MeSH descriptors have "
+                "them; MEDIC's TSV and most vocabularies do not)"
+            )
 
     def allows(self, concept_id: str) -> bool:
         if concept_id not in self._allowed:
@@ -96,13 +104,25 @@ class BranchScope:
         for candidate in result.candidates:
             if self.allows(candidate.concept_id):
                 concepts = (candidate.concept_id,)
-                return replace(result, concepts=concepts, preferred_names=self._names(concepts), several=False,
-                               score=candidate.score, matched_name=candidate.name,
-                               reason=f"{result.reason}; best candidate in branches {','.join(self.prefixes)}: "
-                                      f"{candidate.name!r} ({candidate.score:.3f})")  # fmt: skip
-        return replace(result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False,
-                       nil_cause=NilCause.OUT_OF_SCOPE, reason=f"{result.reason}; nothing it found is in branches "
-                                                               f"{','.join(self.prefixes)}")  # fmt: skip
+                return replace(
+                    result,
+                    concepts=concepts,
+                    preferred_names=self._names(concepts),
+                    several=False,
+                    score=candidate.score,
+                    matched_name=candidate.name,
+                    reason=f"{result.reason}; best candidate in branches {','.join(self.prefixes)}: "
+                    f"{candidate.name!r} ({candidate.score:.3f})",
+                )
+        return replace(
+            result,
+            concepts=(),
+            preferred_names=(),
+            stage=Stage.NIL,
+            several=False,
+            nil_cause=NilCause.OUT_OF_SCOPE,
+            reason=f"{result.reason}; nothing it found is in branches {','.join(self.prefixes)}",
+        )
 
     def prefer(self, result: LinkResult, why: str) -> LinkResult:
         """An exact result shared by several concepts with its in-scope concepts first (the others stay, as
@@ -115,8 +135,13 @@ class BranchScope:
         concepts = (*inside, *(c for c in result.concepts if c not in inside))
         names = dict(zip(result.concepts, result.preferred_names, strict=False))
         matched = next((c.name for c in result.candidates if c.concept_id == concepts[0]), result.matched_name)
-        return replace(result, concepts=concepts, preferred_names=tuple(names.get(c, "") for c in concepts),
-                       matched_name=matched, reason=f"{result.reason}; {why}: {matched!r} comes first")  # fmt: skip
+        return replace(
+            result,
+            concepts=concepts,
+            preferred_names=tuple(names.get(c, "") for c in concepts),
+            matched_name=matched,
+            reason=f"{result.reason}; {why}: {matched!r} comes first",
+        )
 
     def _names(self, concepts: Sequence[str]) -> tuple[str, ...]:
         return tuple(self.terminology.concept_preferred_name(c) for c in concepts)

@@ -28,8 +28,11 @@ _COMBINATION = re.compile(
     re.IGNORECASE,
 )
 _AND_OR = r"(?:and/or|and|or)"
-_COORDINATION = re.compile(rf"^(?P<modifiers>(?:[\w-]+,\s+)*[\w-]+,?)\s+{_AND_OR}\s+(?P<last>[\w-]+)"
-                           r"(?P<head>(?:\s+[\w-]+)*)$", re.IGNORECASE)  # fmt: skip
+_COORDINATION = re.compile(
+    rf"^(?P<modifiers>(?:[\w-]+,\s+)*[\w-]+,?)\s+{_AND_OR}\s+(?P<last>[\w-]+)"
+    r"(?P<head>(?:\s+[\w-]+)*)$",
+    re.IGNORECASE,
+)
 _CONJUNCTS = re.compile(rf"\s*,\s*{_AND_OR}\s+|\s*,\s*|\s+{_AND_OR}\s+", re.IGNORECASE)
 _CONJUNCTION = re.compile(rf"\s{_AND_OR}\s", re.IGNORECASE)
 _NUMBERED = re.compile(r"^(?:\d|[ivx]+\b)", re.IGNORECASE)
@@ -53,7 +56,7 @@ def split_composite(text: str, is_name: Callable[[str], bool] | None = None) -> 
 
 
 def _shared_head_parts(text: str) -> list[str] | None:
-    """"breast and ovarian cancer" → "breast cancer", "ovarian cancer"; ``None`` when the text is no coordination
+    """ "breast and ovarian cancer" → "breast cancer", "ovarian cancer"; ``None`` when the text is no coordination
     of one-word modifiers."""
     match = _COORDINATION.match(text)
     if match is None:

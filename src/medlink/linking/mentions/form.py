@@ -31,21 +31,101 @@ from medlink.terminology import Terminology
 
 # Word endings of INN stems (WHO, "The use of stems in the selection of International Nonproprietary Names"), longest
 # first so that "-zumab" wins over "-mab". Endings that ordinary words share ("-ase", "-amide", "-one") are left out.
-INN_AFFIXES = tuple(sorted({
-    "mab", "ximab", "zumab", "umab", "cept", "kinra", "grastim", "poetin", "teplase", "tinib", "anib", "rafenib",
-    "ciclib", "lisib", "parib", "degib", "zomib", "limus", "imod", "lidomide", "lutamide", "sartan", "pril", "olol",
-    "alol", "dipine", "azepam", "azolam", "caine", "cillin", "conazole", "mycin", "micin", "oxacin", "vir", "previr",
-    "buvir", "asvir", "navir", "tegravir", "vudine", "gliptin", "glutide", "glinide", "gliflozin", "glitazone",
-    "statin", "prazole", "tidine", "setron", "triptan", "coxib", "profen", "fenac", "dronate", "parin", "xaban",
-    "gatran", "tide", "relin", "relix", "pressin", "semide", "thiazide", "terol", "tropium", "curium", "afil",
-    "oxetine", "faxine", "triptyline", "peridol", "apine", "idone", "mustine", "platin", "rubicin", "taxel", "tecan",
-    "trexed", "citabine", "lukast",
-}, key=lambda affix: (-len(affix), affix)))  # fmt: skip
+INN_AFFIXES = tuple(
+    sorted(
+        {
+            "mab",
+            "ximab",
+            "zumab",
+            "umab",
+            "cept",
+            "kinra",
+            "grastim",
+            "poetin",
+            "teplase",
+            "tinib",
+            "anib",
+            "rafenib",
+            "ciclib",
+            "lisib",
+            "parib",
+            "degib",
+            "zomib",
+            "limus",
+            "imod",
+            "lidomide",
+            "lutamide",
+            "sartan",
+            "pril",
+            "olol",
+            "alol",
+            "dipine",
+            "azepam",
+            "azolam",
+            "caine",
+            "cillin",
+            "conazole",
+            "mycin",
+            "micin",
+            "oxacin",
+            "vir",
+            "previr",
+            "buvir",
+            "asvir",
+            "navir",
+            "tegravir",
+            "vudine",
+            "gliptin",
+            "glutide",
+            "glinide",
+            "gliflozin",
+            "glitazone",
+            "statin",
+            "prazole",
+            "tidine",
+            "setron",
+            "triptan",
+            "coxib",
+            "profen",
+            "fenac",
+            "dronate",
+            "parin",
+            "xaban",
+            "gatran",
+            "tide",
+            "relin",
+            "relix",
+            "pressin",
+            "semide",
+            "thiazide",
+            "terol",
+            "tropium",
+            "curium",
+            "afil",
+            "oxetine",
+            "faxine",
+            "triptyline",
+            "peridol",
+            "apine",
+            "idone",
+            "mustine",
+            "platin",
+            "rubicin",
+            "taxel",
+            "tecan",
+            "trexed",
+            "citabine",
+            "lukast",
+        },
+        key=lambda affix: (-len(affix), affix),
+    )
+)
 FEATURES = ("score", "unmatched", "novel", "stem_clash", "name_dice", "words", "extra", "margin", "crowd", "codes")
 _CROWD = 0.03  # candidates of other concepts this close to the best make a crowd: no name stands out
 _WORD = re.compile(r"[^\W_]+")
-_STOP = frozenset(("a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to",
-                   "with", "without"))  # fmt: skip
+_STOP = frozenset(
+    ("a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to", "with", "without")
+)
 _ENDING = 4  # letters an inflection or derivation adds to a word ("-ion", "-s", "-ally")
 _SHARED_STEM = 6
 _INFLECTIONS = 64  # words sharing a stem that are compared with a word not in the vocabulary
@@ -136,8 +216,9 @@ class Vocabulary:
         return False
 
 
-def read_form(mention: str, names: Sequence[str], score: float, known: Vocabulary,
-              others: Sequence[float] = ()) -> FormReading:  # fmt: skip
+def read_form(
+    mention: str, names: Sequence[str], score: float, known: Vocabulary, others: Sequence[float] = ()
+) -> FormReading:
     """How ``mention`` agrees in form with ``names`` (the found concept's names, the matched one first); ``known``:
     the words of the terminology's names; ``others``: the scores of the best candidates of other concepts (a look-alike
     rarely stands out among its siblings)."""
@@ -147,16 +228,25 @@ def read_form(mention: str, names: Sequence[str], score: float, known: Vocabular
     capitals = {w.casefold() for w in _WORD.findall(mention) if w.isupper() and len(w) > 1}
     novel = [w for w in unmatched if w not in capitals and not known.knows(w)]
     # only a word the terminology does not know coins a drug name ("cocaine" ends like "-caine" and is no new drug)
-    clashing = [w for w in own if (affix := inn_affix(w)) is not None and _stem_clash(w, affix, theirs)
-                and not known.knows(w)]  # fmt: skip
+    clashing = [
+        w for w in own if (affix := inn_affix(w)) is not None and _stem_clash(w, affix, theirs) and not known.knows(w)
+    ]
     matched_words = words(names[0]) if names else []
     extra = [w for w in matched_words if not any(same_word(w, o) for o in own)]
     codes = [w for w in unmatched if any(c.isdigit() for c in w)]
     n = max(1, len(own))
-    features = (score, len(unmatched) / n, len(novel) / n, float(bool(clashing)),
-                max((dice(mention, name) for name in names), default=0.0), float(np.log1p(len(own))),
-                len(extra) / max(1, len(matched_words)), score - max(others, default=0.0),
-                float(sum(1 for s in others if s >= score - _CROWD)), float(bool(codes)))  # fmt: skip
+    features = (
+        score,
+        len(unmatched) / n,
+        len(novel) / n,
+        float(bool(clashing)),
+        max((dice(mention, name) for name in names), default=0.0),
+        float(np.log1p(len(own))),
+        len(extra) / max(1, len(matched_words)),
+        score - max(others, default=0.0),
+        float(sum(1 for s in others if s >= score - _CROWD)),
+        float(bool(codes)),
+    )
     return FormReading(features, tuple(novel), tuple(clashing), tuple(unmatched), tuple(codes))
 
 
@@ -171,20 +261,30 @@ class FormModel:
 
     def __post_init__(self) -> None:
         if self.features != FEATURES or len(self.weights) != len(FEATURES):
-            raise ValueError(f"a form model over {list(self.features)} does not fit this medlink's features "
-                             f"{list(FEATURES)}: calibrate it again")  # fmt: skip
+            raise ValueError(
+                f"a form model over {list(self.features)} does not fit this medlink's features "
+                f"{list(FEATURES)}: calibrate it again"
+            )
 
     def decision(self, reading: FormReading) -> float:
         return float(np.dot(self.weights, reading.features) + self.bias)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"weights": [round(w, 6) for w in self.weights], "bias": round(self.bias, 6), "cut": self.cut,
-                "features": list(self.features)}  # fmt: skip
+        return {
+            "weights": [round(w, 6) for w in self.weights],
+            "bias": round(self.bias, 6),
+            "cut": self.cut,
+            "features": list(self.features),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FormModel:
-        return cls(tuple(float(w) for w in data["weights"]), float(data["bias"]), float(data["cut"]),
-                   tuple(data.get("features", FEATURES)))  # fmt: skip
+        return cls(
+            tuple(float(w) for w in data["weights"]),
+            float(data["bias"]),
+            float(data["cut"]),
+            tuple(data.get("features", FEATURES)),
+        )
 
 
 @dataclass
@@ -239,8 +339,10 @@ def explain(reading: FormReading, matched_name: str) -> str:
     if reading.clashing:
         return f"closest name {matched_name!r} differs in its stem from {reading.clashing[0]!r}"
     if reading.novel:
-        return (f"closest name {matched_name!r} does not account for {reading.novel[0]!r}, a word no name of the "
-                "terminology has")  # fmt: skip
+        return (
+            f"closest name {matched_name!r} does not account for {reading.novel[0]!r}, a word no name of the "
+            "terminology has"
+        )
     if reading.codes:
         return f"closest name {matched_name!r} does not state {reading.codes[0]!r}"
     if reading.unmatched:

@@ -16,8 +16,18 @@ from dataclasses import replace
 from medlink.linking.results import LinkResult
 from medlink.terminology import Terminology
 
-_ORDINALS = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
-             "seventh": "7", "eighth": "8", "ninth": "9", "tenth": "10"}  # fmt: skip
+_ORDINALS = {
+    "first": "1",
+    "second": "2",
+    "third": "3",
+    "fourth": "4",
+    "fifth": "5",
+    "sixth": "6",
+    "seventh": "7",
+    "eighth": "8",
+    "ninth": "9",
+    "tenth": "10",
+}
 
 
 def numbers_in(key: str) -> frozenset[str]:
@@ -50,12 +60,15 @@ def agree_on_numbers(result: LinkResult, key: str, terminology: Terminology, mar
             tied = [c for c in result.candidates if c.name == candidate.name and c.score == candidate.score]
             rest = [c for c in result.candidates if c not in tied]
             return replace(
-                result, concepts=tuple(c.concept_id for c in tied), score=candidate.score,
-                matched_name=candidate.name, candidates=(*tied, *rest),
+                result,
+                concepts=tuple(c.concept_id for c in tied),
+                score=candidate.score,
+                matched_name=candidate.name,
+                candidates=(*tied, *rest),
                 preferred_names=tuple(terminology.concept_preferred_name(c.concept_id) for c in tied),
                 reason=f"{result.reason}; {best.name!r} states {_listed(stated)}, the mention {_listed(wanted)}, so "
-                       f"{candidate.name!r} ({candidate.score:.3f}) is taken",
-            )  # fmt: skip
+                f"{candidate.name!r} ({candidate.score:.3f}) is taken",
+            )
     return result
 
 

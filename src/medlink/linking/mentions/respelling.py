@@ -24,13 +24,37 @@ import re
 # (British, American) stems, matched inside lower-case words. Each stem is specific enough that no American word
 # holds it: "haem" (haemorrhage, haematuria), "aemi" (anaemia, leukaemia, ischaemia), "oedem" (oedema), …
 _STEMS = (
-    ("haem", "hem"), ("aemi", "emi"), ("anaesth", "anesth"), ("paed", "ped"), ("gynaec", "gynec"),
-    ("ischaem", "ischem"), ("aetiol", "etiol"), ("faec", "fec"), ("caec", "cec"), ("oesophag", "esophag"),
-    ("oedem", "edem"), ("oestr", "estr"), ("foet", "fet"), ("rrhoea", "rrhea"), ("pnoea", "pnea"),
-    ("coeliac", "celiac"), ("tumour", "tumor"), ("colour", "color"), ("behaviour", "behavior"), ("odour", "odor"),
-    ("sulph", "sulf"), ("fibre", "fiber"), ("centre", "center"), ("litre", "liter"), ("ageing", "aging"),
-    ("aluminium", "aluminum"), ("caesar", "cesar"), ("isation", "ization"), ("oxaem", "oxem"), ("glycaem", "glycem"),
-)  # fmt: skip
+    ("haem", "hem"),
+    ("aemi", "emi"),
+    ("anaesth", "anesth"),
+    ("paed", "ped"),
+    ("gynaec", "gynec"),
+    ("ischaem", "ischem"),
+    ("aetiol", "etiol"),
+    ("faec", "fec"),
+    ("caec", "cec"),
+    ("oesophag", "esophag"),
+    ("oedem", "edem"),
+    ("oestr", "estr"),
+    ("foet", "fet"),
+    ("rrhoea", "rrhea"),
+    ("pnoea", "pnea"),
+    ("coeliac", "celiac"),
+    ("tumour", "tumor"),
+    ("colour", "color"),
+    ("behaviour", "behavior"),
+    ("odour", "odor"),
+    ("sulph", "sulf"),
+    ("fibre", "fiber"),
+    ("centre", "center"),
+    ("litre", "liter"),
+    ("ageing", "aging"),
+    ("aluminium", "aluminum"),
+    ("caesar", "cesar"),
+    ("isation", "ization"),
+    ("oxaem", "oxem"),
+    ("glycaem", "glycem"),
+)
 # "angioedema" is American ("angio-" + "edema"); "lymphoedema" and "myxoedema" are British.
 _STEM_RE = re.compile("|".join(f"(?<!angi){b}" if b == "oedem" else b for b, _ in _STEMS))
 _AMERICAN = dict(_STEMS)
@@ -53,8 +77,20 @@ _ANION_ENDING = re.compile(r"(?<=[a-z]{3})ates?$", re.IGNORECASE)
 # What caused a condition, written before it: "cocaine-induced paranoia", "contrast media-induced nephropathy".
 _CAUSE_PREFIX = re.compile(r"^\S.*?[- ](induced|associated|related)\s+(?=\S)", re.IGNORECASE)
 _COORDINATION = re.compile(r"\b(?:and|or)\b|/", re.IGNORECASE)
-_GENERIC_HEADS = frozenset({"disease", "diseases", "disorder", "disorders", "syndrome", "syndromes", "condition",
-                            "conditions", "illness", "illnesses"})  # fmt: skip
+_GENERIC_HEADS = frozenset(
+    {
+        "disease",
+        "diseases",
+        "disorder",
+        "disorders",
+        "syndrome",
+        "syndromes",
+        "condition",
+        "conditions",
+        "illness",
+        "illnesses",
+    }
+)
 # A name in the possessive and nothing after it: "Parkinson's", "Graves'", "Lou Gehrig's" (never "Parkinsons":
 # a plural reads the same).
 _POSSESSIVE_EPONYM = re.compile(r"[A-Za-z][A-Za-z-]*(?: [A-Za-z][A-Za-z-]*)*?['’]s?")
@@ -106,7 +142,7 @@ def without_cause(text: str) -> str:
     match = _CAUSE_PREFIX.match(text)
     if match is None or _COORDINATION.search(match.group()):
         return text
-    condition = text[match.end():]
+    condition = text[match.end() :]
     return text if condition.lower() in _GENERIC_HEADS else condition
 
 

@@ -25,9 +25,27 @@ from medlink.terminology import Terminology
 _CLAUSES = re.compile(r"[.;:,()\[\]\n!?]+")
 _NEGATIONS = frozenset({"no", "not", "denies", "denied", "without", "negative", "absence", "free", "nor"})
 # a relative's disease, not the patient's: "family history of breast cancer", "her mother had diabetes"
-_RELATIVES = frozenset({"family", "familial", "mother", "father", "sister", "brother", "sibling", "siblings",
-                        "parent", "parents", "aunt", "uncle", "grandmother", "grandfather", "cousin", "relative",
-                        "relatives"})  # fmt: skip
+_RELATIVES = frozenset(
+    {
+        "family",
+        "familial",
+        "mother",
+        "father",
+        "sister",
+        "brother",
+        "sibling",
+        "siblings",
+        "parent",
+        "parents",
+        "aunt",
+        "uncle",
+        "grandmother",
+        "grandfather",
+        "cousin",
+        "relative",
+        "relatives",
+    }
+)
 DISEASE_BRANCHES = ("C", "F03")
 
 

@@ -63,8 +63,10 @@ def read_shorthand(path: Path) -> ShorthandLexicon:
             raise MedlinkError(f"{path}, line {number}: the third field can only be 'inside', not {fields[2]!r}")
         short = fields[0].strip()
         if not _TOKEN.fullmatch(short):
-            raise MedlinkError(f"{path}, line {number}: a short form is one token of letters and digits (hyphens "
-                               f"inside allowed), not {short!r}")  # fmt: skip
+            raise MedlinkError(
+                f"{path}, line {number}: a short form is one token of letters and digits (hyphens "
+                f"inside allowed), not {short!r}"
+            )
         (inside if len(fields) == 3 else anywhere)[short] = fields[1].strip()
     return ShorthandLexicon(MappingProxyType(anywhere), MappingProxyType(inside))
 
@@ -77,8 +79,9 @@ def shorthand_lexicon(extra: Path | None = None) -> ShorthandLexicon:
     if extra is None:
         return lexicon
     own = read_shorthand(Path(extra))
-    return ShorthandLexicon(MappingProxyType({**lexicon.anywhere, **own.anywhere}),
-                            MappingProxyType({**lexicon.inside, **own.inside}))  # fmt: skip
+    return ShorthandLexicon(
+        MappingProxyType({**lexicon.anywhere, **own.anywhere}), MappingProxyType({**lexicon.inside, **own.inside})
+    )
 
 
 @cache
@@ -97,4 +100,3 @@ def links_better(spelled: LinkResult, written: LinkResult) -> bool:
     if spelled.stage is Stage.EXACT or not written.concepts:
         return True
     return (spelled.score or 0.0) > (written.score or 0.0)
-

@@ -32,13 +32,18 @@ class TermModel:
         return features @ np.asarray(self.weights, dtype=np.float32) + self.bias
 
     def to_dict(self) -> dict[str, Any]:
-        return {"weights": [round(w, 6) for w in self.weights], "bias": self.bias, "cut": self.cut,
-                "encoder": self.encoder}  # fmt: skip
+        return {
+            "weights": [round(w, 6) for w in self.weights],
+            "bias": self.bias,
+            "cut": self.cut,
+            "encoder": self.encoder,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TermModel:
-        return cls(tuple(float(w) for w in data["weights"]), float(data["bias"]), float(data["cut"]),
-                   str(data["encoder"]))  # fmt: skip
+        return cls(
+            tuple(float(w) for w in data["weights"]), float(data["bias"]), float(data["cut"]), str(data["encoder"])
+        )
 
 
 class TermJudge:
@@ -46,8 +51,9 @@ class TermJudge:
 
     def __init__(self, model: TermModel, encoder: CachingEncoder) -> None:
         if len(model.weights) != encoder.dimension + 1:
-            raise ValueError(f"term model of {len(model.weights) - 1} dimensions for a {encoder.dimension}-dimensional "
-                             "encoder")  # fmt: skip
+            raise ValueError(
+                f"term model of {len(model.weights) - 1} dimensions for a {encoder.dimension}-dimensional encoder"
+            )
         if model.encoder != encoder.identity.fingerprint():
             raise ValueError("the term model was fitted on another encoder's vectors")
         self.model, self.encoder = model, encoder

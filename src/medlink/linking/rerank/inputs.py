@@ -36,8 +36,12 @@ class PairInputs:
     keyword_mask: np.ndarray
 
     def feed(self) -> dict[str, np.ndarray]:
-        return {"input_ids": self.input_ids, "token_type_ids": self.token_type_ids,
-                "attention_mask": self.attention_mask, "keyword_mask": self.keyword_mask}  # fmt: skip
+        return {
+            "input_ids": self.input_ids,
+            "token_type_ids": self.token_type_ids,
+            "attention_mask": self.attention_mask,
+            "keyword_mask": self.keyword_mask,
+        }
 
 
 class PairEncoder:
@@ -60,8 +64,10 @@ class PairEncoder:
         if lexicon is not None:
             ids = [tokenizer.token_to_id(token) for token in (SITE_TOKEN, TYPE_TOKEN)]
             if None in ids:
-                raise MedlinkError(f"the keywords attentive ranker needs a BERT vocabulary with {SITE_TOKEN} "
-                                   f"and {TYPE_TOKEN}; this tokenizer lacks them (use the plain cross-encoder)")
+                raise MedlinkError(
+                    f"the keywords attentive ranker needs a BERT vocabulary with {SITE_TOKEN} "
+                    f"and {TYPE_TOKEN}; this tokenizer lacks them (use the plain cross-encoder)"
+                )
             self._markers = tuple(int(i) for i in ids)
 
     def encode(self, mentions: Sequence[str], names: Sequence[str]) -> PairInputs:
@@ -89,8 +95,7 @@ class PairEncoder:
         assert self.lexicon is not None
         spans = [self.lexicon.kinds(text) for text in texts]
         rows[0, 1] = rows[1, 2] = 1  # each marker sees itself
-        for position, (sequence, (start, end)) in enumerate(zip(encoding.sequence_ids, encoding.offsets,
-                                                                strict=True)):  # fmt: skip
+        for position, (sequence, (start, end)) in enumerate(zip(encoding.sequence_ids, encoding.offsets, strict=True)):
             if sequence is None or end <= start:
                 continue
             for span_start, span_end, kind in spans[sequence]:

@@ -27,8 +27,29 @@ from medlink.terminology import Terminology
 
 ANATOMY_PREFIX = "A"  # MeSH's anatomy tree
 _WORD = re.compile(r"[^\W_]+")
-_STOPWORDS = frozenset(["a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "nos", "of", "on", "or",
-                        "other", "the", "to", "with", "without"])
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "as",
+        "at",
+        "by",
+        "for",
+        "from",
+        "in",
+        "into",
+        "nos",
+        "of",
+        "on",
+        "or",
+        "other",
+        "the",
+        "to",
+        "with",
+        "without",
+    ]
+)
 LEXICON_FORMAT = "medlink-keywords-1"
 
 
@@ -61,8 +82,9 @@ class KeywordLexicon:
     @classmethod
     def from_json(cls, payload: dict[str, object], where: Path | str) -> KeywordLexicon:
         if payload.get("format") != LEXICON_FORMAT:
-            raise MedlinkError(f"{where}: keyword lexicon of format {payload.get('format')!r}, this medlink reads "
-                               f"{LEXICON_FORMAT!r}")  # fmt: skip
+            raise MedlinkError(
+                f"{where}: keyword lexicon of format {payload.get('format')!r}, this medlink reads {LEXICON_FORMAT!r}"
+            )
         sites, types = payload.get("sites"), payload.get("types")
         if not isinstance(sites, list) or not isinstance(types, list):
             raise MedlinkError(f"{where}: a keyword lexicon needs lists 'sites' and 'types'")

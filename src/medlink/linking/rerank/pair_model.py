@@ -22,8 +22,14 @@ def pair_batches(mentions: Sequence[str], names: Sequence[str], batch_size: int)
 class PairModel:
     """``folder``'s cross-encoder; ``lexicon`` for the keywords attentive ranker, ``None`` for a plain one."""
 
-    def __init__(self, folder: Path, max_length: int, lexicon: KeywordLexicon | None = None,
-                 threads: int | None = None, batch_size: int = 64) -> None:  # fmt: skip
+    def __init__(
+        self,
+        folder: Path,
+        max_length: int,
+        lexicon: KeywordLexicon | None = None,
+        threads: int | None = None,
+        batch_size: int = 64,
+    ) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
@@ -33,8 +39,9 @@ class PairModel:
         options.log_severity_level = 3
         if threads:
             options.intra_op_num_threads = threads
-        self._session = onnxruntime.InferenceSession(str(folder / "model.onnx"), options,
-                                                     providers=["CPUExecutionProvider"])  # fmt: skip
+        self._session = onnxruntime.InferenceSession(
+            str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
+        )
         self._inputs = {i.name for i in self._session.get_inputs()}  # a zero-shot model takes no keyword mask
 
     def logits(self, mentions: Sequence[str], names: Sequence[str]) -> np.ndarray:

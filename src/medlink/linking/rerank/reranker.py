@@ -3,12 +3,12 @@ probability is fused with the retriever's cosine (Liang et al. 2021, §3.2–3.3
 
 Fusion (eq. 12–13): ``s = w · cosine + (1 − w) · sigmoid(logit)``. The paper fuses ``1 − d / Σd`` over Euclidean
 distances; medlink's vectors are unit length, so the cosine carries the same order and ``w`` (fitted on held-out
-training mentions by ``medlink train-candidate-reranker``) absorbs the scale. Only retrieval decisions whose two best
+training mentions by ``medlink train candidate-reranker``) absorbs the scale. Only retrieval decisions whose two best
 candidates are within ``margin`` of each other are reranked: the rest are decided clearly by the retriever, and
 skipping them is most of the speed. The decided concept's ``score`` stays the retriever's cosine, so the nil
 threshold calibrated on it keeps its meaning; each candidate carries its fused score in ``rerank_score``.
 
-A reranker folder (``medlink train-candidate-reranker``) holds ``reranker.json`` (the card below), ``keywords.json``,
+A reranker folder (``medlink train candidate-reranker``) holds ``reranker.json`` (the card below), ``keywords.json``,
 ``model.onnx`` and ``tokenizer.json``; it is refused over another terminology or retriever encoder than it was
 trained for, since its fusion weight and margin were fitted on that retriever's candidates.
 """
@@ -56,30 +56,48 @@ class RerankerCard:
     report: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": RERANKER_FORMAT, "keywords": self.keywords, "fusion_weight": self.fusion_weight,
-                "margin": self.margin, "top_k": self.top_k, "max_length": self.max_length,
-                "terminology": self.terminology, "retriever": self.retriever, "base_model": self.base_model,
-                "report": self.report}  # fmt: skip
+        return {
+            "format": RERANKER_FORMAT,
+            "keywords": self.keywords,
+            "fusion_weight": self.fusion_weight,
+            "margin": self.margin,
+            "top_k": self.top_k,
+            "max_length": self.max_length,
+            "terminology": self.terminology,
+            "retriever": self.retriever,
+            "base_model": self.base_model,
+            "report": self.report,
+        }
 
     @classmethod
     def read(cls, folder: Path) -> RerankerCard:
         path = folder / CARD_FILE
         if not path.is_file():
-            raise MedlinkError(f"{folder} is not a reranker: {CARD_FILE} is missing (make one with medlink "
-                               f"train-candidate-reranker)")  # fmt: skip
+            raise MedlinkError(
+                f"{folder} is not a reranker: {CARD_FILE} is missing (make one with medlink train candidate-reranker)"
+            )
         try:
             payload = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
             raise MedlinkError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
         if payload.get("format") != RERANKER_FORMAT:
-            raise MedlinkError(f"{path}: reranker format {payload.get('format')!r}; this medlink reads "
-                               f"{RERANKER_FORMAT!r} (train it again with medlink "
-                               "train-candidate-reranker)")  # fmt: skip
+            raise MedlinkError(
+                f"{path}: reranker format {payload.get('format')!r}; this medlink reads "
+                f"{RERANKER_FORMAT!r} (train it again with medlink "
+                "train candidate-reranker)"
+            )
         try:
-            return cls(bool(payload["keywords"]), float(payload["fusion_weight"]), float(payload["margin"]),
-                       int(payload["top_k"]), int(payload["max_length"]), str(payload["terminology"]),
-                       str(payload["retriever"]), str(payload.get("base_model", "")),
-                       dict(payload.get("report", {})))  # fmt: skip
+            return cls(
+                bool(payload["keywords"]),
+                float(payload["fusion_weight"]),
+                float(payload["margin"]),
+                int(payload["top_k"]),
+                int(payload["max_length"]),
+                str(payload["terminology"]),
+                str(payload["retriever"]),
+                str(payload.get("base_model", "")),
+                dict(payload.get("report", {})),
+            )
         except (KeyError, TypeError, ValueError) as error:
             raise MedlinkError(f"{path}: incomplete reranker card ({error!r})") from None
 
@@ -98,8 +116,14 @@ def is_close(candidates: Sequence[Candidate], margin: float) -> bool:
 class Reranker:
     """Reranks retrieval decisions with an ONNX cross-encoder (see the module text)."""
 
-    def __init__(self, folder: Path, card: RerankerCard, lexicon: KeywordLexicon | None, threads: int | None = None,
-                 batch_size: int = 64) -> None:  # fmt: skip
+    def __init__(
+        self,
+        folder: Path,
+        card: RerankerCard,
+        lexicon: KeywordLexicon | None,
+        threads: int | None = None,
+        batch_size: int = 64,
+    ) -> None:
         self.folder, self.card, self.batch_size = folder, card, batch_size
         self.model = PairModel(folder, card.max_length, lexicon, threads, batch_size)
 
@@ -108,12 +132,16 @@ class Reranker:
         """The reranker in ``folder``, refused when fitted for another terminology or retriever encoder."""
         folder = Path(folder)
         card = RerankerCard.read(folder)
-        for what, ours, theirs in (("terminology", terminology_fingerprint, card.terminology),
-                                   ("retriever encoder", retriever_fingerprint, card.retriever)):  # fmt: skip
+        for what, ours, theirs in (
+            ("terminology", terminology_fingerprint, card.terminology),
+            ("retriever encoder", retriever_fingerprint, card.retriever),
+        ):
             if ours != theirs:
-                raise MedlinkError(f"{folder} was trained for another {what} (fingerprint {theirs}, this linker's is "
-                                   f"{ours}); train one for this index with medlink train-candidate-reranker, or "
-                                   f"link with --no-rerank")  # fmt: skip
+                raise MedlinkError(
+                    f"{folder} was trained for another {what} (fingerprint {theirs}, this linker's is "
+                    f"{ours}); train one for this index with medlink train candidate-reranker, or "
+                    f"link with --no-rerank"
+                )
         for needed in ("model.onnx", "tokenizer.json") + ((KEYWORDS_FILE,) if card.keywords else ()):
             if not (folder / needed).is_file():
                 raise MedlinkError(f"{folder} is not a complete reranker: {needed} is missing")
@@ -156,5 +184,12 @@ class Reranker:
         best: Candidate = scored[0]
         moved = "" if best.concept_id == result.candidates[0].concept_id else f", moved up from rank {order[0] + 1}"
         why = f"{result.reason}; reranked: {best.name!r} fused score {fused[order[0]]:.3f}{moved}"
-        return replace(result, concepts=(best.concept_id,), score=best.score, matched_name=best.name,
-                       preferred_names=(preferred_name(best.concept_id),), candidates=candidates, reason=why)
+        return replace(
+            result,
+            concepts=(best.concept_id,),
+            score=best.score,
+            matched_name=best.name,
+            preferred_names=(preferred_name(best.concept_id),),
+            candidates=candidates,
+            reason=why,
+        )

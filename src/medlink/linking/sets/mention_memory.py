@@ -61,9 +61,15 @@ def grams(key: str, longest: int) -> list[str]:
 class MentionMemory:
     """Training mentions, searchable by character n-grams; built in a second for a few thousand mentions."""
 
-    def __init__(self, mentions: Sequence[Remembered], normalizer: Callable[[str], str],
-                 ngrams: tuple[int, int] = (1, 3), longest_gram: int = 4, min_gram_count: int = 2,
-                 vectors: np.ndarray | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        mentions: Sequence[Remembered],
+        normalizer: Callable[[str], str],
+        ngrams: tuple[int, int] = (1, 3),
+        longest_gram: int = 4,
+        min_gram_count: int = 2,
+        vectors: np.ndarray | None = None,
+    ) -> None:
         self.mentions = tuple(mentions)
         if vectors is not None and vectors.shape[0] != len(self.mentions):
             raise ValueError(f"{vectors.shape[0]} mention vectors for {len(self.mentions)} mentions")

@@ -27,12 +27,28 @@ from medlink.linking.sieves.sparse import SparseRetriever
 from medlink.terminology import Terminology
 
 FEATURES = (
-    "name_score", "below_best_name", "name_rank", "relative_name_score",
-    "neighbour_vote", "best_neighbour", "neighbour_rank", "nearest_neighbour", "neighbour_concepts",
-    "nearest_concepts", "association", "association_gram", "association_mass",
-    "name_chars_in_mention", "mention_chars_in_name", "longest_common_run", "common_characters", "name_inside_mention",
-    "log_frequency", "name_length", "mention_length",
-)  # fmt: skip
+    "name_score",
+    "below_best_name",
+    "name_rank",
+    "relative_name_score",
+    "neighbour_vote",
+    "best_neighbour",
+    "neighbour_rank",
+    "nearest_neighbour",
+    "neighbour_concepts",
+    "nearest_concepts",
+    "association",
+    "association_gram",
+    "association_mass",
+    "name_chars_in_mention",
+    "mention_chars_in_name",
+    "longest_common_run",
+    "common_characters",
+    "name_inside_mention",
+    "log_frequency",
+    "name_length",
+    "mention_length",
+)
 DENSE_FEATURES = ("dense_score", "below_best_dense", "dense_rank", "dense_neighbour_vote")
 
 
@@ -72,8 +88,14 @@ class CandidatePairs:
 class PairFeaturizer:
     """Makes the candidates and features of mentions against one terminology and one memory of mentions."""
 
-    def __init__(self, terminology: Terminology, memory: MentionMemory, settings: PairSettings | None = None,
-                 names: SparseRetriever | None = None, dense: DenseNames | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        terminology: Terminology,
+        memory: MentionMemory,
+        settings: PairSettings | None = None,
+        names: SparseRetriever | None = None,
+        dense: DenseNames | None = None,
+    ) -> None:
         self.terminology, self.memory = terminology, memory
         self.settings = settings or PairSettings()
         self.names = names or names_retriever(terminology)
@@ -116,13 +138,17 @@ class PairFeaturizer:
         queries = self.dense.encoder.encode(list(texts))
         return queries @ self.dense.vectors.T, self.memory.nearest_by_vector(queries, self.settings.neighbours)
 
-    def _mention_pairs(self, key: str, scores: np.ndarray, neighbours: list, cosine: np.ndarray | None,
-                       dense_neighbours: list) -> tuple[list[int], list[list[float]]]:  # fmt: skip
+    def _mention_pairs(
+        self, key: str, scores: np.ndarray, neighbours: list, cosine: np.ndarray | None, dense_neighbours: list
+    ) -> tuple[list[int], list[list[float]]]:
         settings = self.settings
         top_names = [i for i in top_k(scores, settings.name_candidates) if scores[i] > 0]
         top_dense = top_k(cosine, settings.dense_candidates) if cosine is not None else []
-        dense_rank = {entry: rank for rank, entry in enumerate(top_k(cosine, 3 * settings.dense_candidates))
-                      } if cosine is not None else {}  # fmt: skip
+        dense_rank = (
+            {entry: rank for rank, entry in enumerate(top_k(cosine, 3 * settings.dense_candidates))}
+            if cosine is not None
+            else {}
+        )
         dense_vote = _votes(dense_neighbours)
         name_rank = {entry: rank for rank, entry in enumerate(top_names)}
         best_name = float(scores[top_names[0]]) if top_names else 0.0
@@ -135,8 +161,17 @@ class PairFeaturizer:
                 neighbour_rank.setdefault(concept, rank)
         associations = self.memory.associations(key)
         associated = sorted(associations, key=lambda c: (-associations[c].strength, c))[: settings.associated]
-        found = list(dict.fromkeys([*top_names, *self._entries_of(vote), *self._entries_of(associated), *top_dense,
-                                    *self._entries_of(dense_vote)]))  # fmt: skip
+        found = list(
+            dict.fromkeys(
+                [
+                    *top_names,
+                    *self._entries_of(vote),
+                    *self._entries_of(associated),
+                    *top_dense,
+                    *self._entries_of(dense_vote),
+                ]
+            )
+        )
         best_cosine = float(cosine[top_dense[0]]) if top_dense and cosine is not None else 0.0
         nearest = neighbours[0][1] if neighbours else 0.0
         counts = [len(mention.parts) for mention, _ in neighbours[:3]] or [0]
@@ -149,28 +184,43 @@ class PairFeaturizer:
             name_characters = characters(name)
             shared = len(name_characters & key_characters)
             blocks = LCSseq.editops(key, name).as_matching_blocks()
-            association = max((associations[c] for c in concepts if c in associations),
-                              key=lambda a: a.strength, default=None)  # fmt: skip
+            association = max(
+                (associations[c] for c in concepts if c in associations), key=lambda a: a.strength, default=None
+            )
             score = float(scores[position])
-            rows.append([
-                score, best_name - score, name_rank.get(position, settings.name_candidates),
-                score / best_name if best_name > 0 else 0.0,
-                _best(vote, concepts, 0.0), _best(best_neighbour, concepts, 0.0),
-                _best(neighbour_rank, concepts, 2 * settings.neighbours, pick=min),
-                nearest, sum(counts) / len(counts), counts[0],
-                association.strength if association else 0.0, association.gram_length if association else 0,
-                association.mass if association else 0.0,
-                shared / max(1, len(name_characters)), shared / max(1, len(key_characters)),
-                max((b.size for b in blocks), default=0) / max(1, len(name)),
-                sum(b.size for b in blocks) / max(1, len(name)), float(name in key),
-                math.log1p(_best(self.memory.frequency, concepts, 0)),
-                len(name), len(key),
-            ])  # fmt: skip
+            rows.append(
+                [
+                    score,
+                    best_name - score,
+                    name_rank.get(position, settings.name_candidates),
+                    score / best_name if best_name > 0 else 0.0,
+                    _best(vote, concepts, 0.0),
+                    _best(best_neighbour, concepts, 0.0),
+                    _best(neighbour_rank, concepts, 2 * settings.neighbours, pick=min),
+                    nearest,
+                    sum(counts) / len(counts),
+                    counts[0],
+                    association.strength if association else 0.0,
+                    association.gram_length if association else 0,
+                    association.mass if association else 0.0,
+                    shared / max(1, len(name_characters)),
+                    shared / max(1, len(key_characters)),
+                    max((b.size for b in blocks), default=0) / max(1, len(name)),
+                    sum(b.size for b in blocks) / max(1, len(name)),
+                    float(name in key),
+                    math.log1p(_best(self.memory.frequency, concepts, 0)),
+                    len(name),
+                    len(key),
+                ]
+            )
             if cosine is not None:
                 similarity = float(cosine[position])
-                rows[-1] += [similarity, best_cosine - similarity,
-                             dense_rank.get(position, 3 * settings.dense_candidates),
-                             _best(dense_vote, concepts, 0.0)]  # fmt: skip
+                rows[-1] += [
+                    similarity,
+                    best_cosine - similarity,
+                    dense_rank.get(position, 3 * settings.dense_candidates),
+                    _best(dense_vote, concepts, 0.0),
+                ]
         return found, rows
 
     def _entries_of(self, concepts) -> list[int]:

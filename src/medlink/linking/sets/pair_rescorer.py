@@ -57,12 +57,21 @@ class RescorerCard:
         except json.JSONDecodeError as error:
             raise MedlinkError(f"{path}: line {error.lineno}: not JSON ({error.msg})") from None
         if payload.get("format") != RESCORER_FORMAT or payload.get("features") != list(FUSION_FEATURES):
-            raise MedlinkError(f"{path}: rescorer format {payload.get('format')!r} from another medlink version; "
-                               "train it again with `medlink train-pair-rescorer`")  # fmt: skip
+            raise MedlinkError(
+                f"{path}: rescorer format {payload.get('format')!r} from another medlink version; "
+                "train it again with `medlink train pair-rescorer`"
+            )
         try:
-            return cls(int(payload["depth"]), int(payload["max_length"]), tuple(float(w) for w in payload["weights"]),
-                       float(payload["bias"]), float(payload["threshold"]), str(payload["ranker"]),
-                       str(payload.get("base_model", "")), dict(payload.get("report", {})))  # fmt: skip
+            return cls(
+                int(payload["depth"]),
+                int(payload["max_length"]),
+                tuple(float(w) for w in payload["weights"]),
+                float(payload["bias"]),
+                float(payload["threshold"]),
+                str(payload["ranker"]),
+                str(payload.get("base_model", "")),
+                dict(payload.get("report", {})),
+            )
         except (KeyError, TypeError, ValueError) as error:
             raise MedlinkError(f"{path}: incomplete rescorer card ({error!r})") from None
 
@@ -95,8 +104,10 @@ class PairRescorer:
     def load(cls, folder: Path, ranker: str) -> PairRescorer:
         card = RescorerCard.read(folder)
         if card.ranker != ranker:
-            raise MedlinkError(f"{folder}: fitted beside another ranker model (fingerprint {card.ranker}, this "
-                               f"ranker's {ranker}); train it again with `medlink train-pair-rescorer`")  # fmt: skip
+            raise MedlinkError(
+                f"{folder}: fitted beside another ranker model (fingerprint {card.ranker}, this "
+                f"ranker's {ranker}); train it again with `medlink train pair-rescorer`"
+            )
         for needed in ("model.onnx", "tokenizer.json"):
             if not (folder / needed).is_file():
                 raise MedlinkError(f"{folder} is not a complete rescorer: {needed} is missing")

@@ -42,8 +42,17 @@ from medlink.linking.sets.pair_rescorer import RESCORER_CARD, RESCORER_FOLDER, P
 from medlink.terminology import Terminology
 
 RANKER_FORMAT = 2
-SET_FEATURES = ("probability", "rank", "relative_probability", "best_probability", "above_half", "above_quarter",
-                "new_characters", "overlap_with_best", "second_best_probability")  # fmt: skip
+SET_FEATURES = (
+    "probability",
+    "rank",
+    "relative_probability",
+    "best_probability",
+    "above_half",
+    "above_quarter",
+    "new_characters",
+    "overlap_with_best",
+    "second_best_probability",
+)
 RANKER_FILE = "ranker.json"
 MENTIONS_FILE = "mentions.jsonl"
 OUT_OF_FOLD_FILE = "out-of-fold.jsonl"  # the cross-fitting's view of each training mention (see OutOfFold)
@@ -74,8 +83,13 @@ class HingeLogistic:
 
     @classmethod
     def from_dict(cls, data: dict) -> HingeLogistic:
-        return cls(tuple(tuple(k) for k in data["knots"]), tuple(data["mean"]), tuple(data["scale"]),
-                   tuple(data["weights"]), float(data["bias"]))  # fmt: skip
+        return cls(
+            tuple(tuple(k) for k in data["knots"]),
+            tuple(data["mean"]),
+            tuple(data["scale"]),
+            tuple(data["weights"]),
+            float(data["bias"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -121,8 +135,17 @@ def set_features(entries: Sequence[IndexEntry], probabilities: np.ndarray, likel
         own = characters(entries[i].key)
         new = len(own - covered) / max(1, len(own))
         overlap = len(own & best_characters) / max(1, len(own | best_characters)) if rank else 0.0
-        rows[i] = (probabilities[i], rank, probabilities[i] / best if best > 0 else 0.0, best, above_half,
-                   above_quarter, new, overlap, runner_up)  # fmt: skip
+        rows[i] = (
+            probabilities[i],
+            rank,
+            probabilities[i] / best if best > 0 else 0.0,
+            best,
+            above_half,
+            above_quarter,
+            new,
+            overlap,
+            runner_up,
+        )
         if probabilities[i] > likely:
             covered |= own
     return rows
@@ -161,9 +184,15 @@ class OutOfFold:
 class SetRanker:
     """Ranks a mention's candidates and claims the set above ``threshold``."""
 
-    def __init__(self, featurizer: PairFeaturizer, model: RankerModel, threshold: float,
-                 report: dict | None = None, out_of_fold: Sequence[OutOfFold] = (),
-                 rescorer: PairRescorer | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        featurizer: PairFeaturizer,
+        model: RankerModel,
+        threshold: float,
+        report: dict | None = None,
+        out_of_fold: Sequence[OutOfFold] = (),
+        rescorer: PairRescorer | None = None,
+    ) -> None:
         self.featurizer, self.model, self.threshold = featurizer, model, threshold
         self.report = report or {}
         self.out_of_fold = tuple(out_of_fold)  # kept by save(), read back by read_out_of_fold()
@@ -183,13 +212,20 @@ class SetRanker:
         """Written to a staged folder and renamed into place: a failed save leaves an older ranker intact."""
         memory = self.featurizer.memory
         payload = {
-            "format": RANKER_FORMAT, "terminology": self.terminology.fingerprint(),
+            "format": RANKER_FORMAT,
+            "terminology": self.terminology.fingerprint(),
             "features": list(self.featurizer.features),
-            "settings": asdict(self.featurizer.settings), "threshold": self.threshold,
-            "memory": {"ngrams": list(memory.ngrams), "longest_gram": memory.longest_gram,
-                       "min_gram_count": memory.min_gram_count},
-            "set_features": list(SET_FEATURES), "model": asdict(self.model), "report": self.report,
-        }  # fmt: skip
+            "settings": asdict(self.featurizer.settings),
+            "threshold": self.threshold,
+            "memory": {
+                "ngrams": list(memory.ngrams),
+                "longest_gram": memory.longest_gram,
+                "min_gram_count": memory.min_gram_count,
+            },
+            "set_features": list(SET_FEATURES),
+            "model": asdict(self.model),
+            "report": self.report,
+        }
         dense = self.featurizer.dense
         if dense is not None:
             payload["encoder"] = {"name": dense.name, "fingerprint": dense.encoder.identity.fingerprint()}
@@ -212,28 +248,41 @@ class SetRanker:
         folder = Path(folder)
         path = folder / RANKER_FILE
         if not path.is_file():
-            raise MedlinkError(f"{folder}: not a ranker folder (no {RANKER_FILE}); "
-                               "make one with `medlink train-set-ranker`")  # fmt: skip
+            raise MedlinkError(
+                f"{folder}: not a ranker folder (no {RANKER_FILE}); make one with `medlink train set-ranker`"
+            )
         try:
             payload = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
             raise MedlinkError(f"{path}: line {error.lineno}: not JSON ({error.msg})") from None
         expected = list(FEATURES + DENSE_FEATURES) if "encoder" in payload else list(FEATURES)
-        if (payload.get("format") != RANKER_FORMAT or payload.get("features") != expected
-                or payload.get("set_features") != list(SET_FEATURES)):  # fmt: skip
-            raise MedlinkError(f"{path}: ranker format {payload.get('format')} from another medlink version; "
-                               "fit it again with `medlink train-set-ranker`")  # fmt: skip
+        if (
+            payload.get("format") != RANKER_FORMAT
+            or payload.get("features") != expected
+            or payload.get("set_features") != list(SET_FEATURES)
+        ):
+            raise MedlinkError(
+                f"{path}: ranker format {payload.get('format')} from another medlink version; "
+                "fit it again with `medlink train set-ranker`"
+            )
         if payload.get("terminology") != terminology.fingerprint():
-            raise MedlinkError(f"{path}: fitted over another terminology (fingerprint "
-                               f"{payload.get('terminology')}, this one {terminology.fingerprint()}); "
-                               "pass the terminology it was fitted on")  # fmt: skip
+            raise MedlinkError(
+                f"{path}: fitted over another terminology (fingerprint "
+                f"{payload.get('terminology')}, this one {terminology.fingerprint()}); "
+                "pass the terminology it was fitted on"
+            )
         dense = _dense_names(folder, payload.get("encoder"))
         memory_settings = payload["memory"]
         mention_vectors = _vectors(folder / MENTION_VECTORS) if dense is not None else None
         try:
-            memory = MentionMemory(read_remembered(folder / MENTIONS_FILE), terminology.normalizer,
-                                   tuple(memory_settings["ngrams"]), memory_settings["longest_gram"],
-                                   memory_settings["min_gram_count"], mention_vectors)  # fmt: skip
+            memory = MentionMemory(
+                read_remembered(folder / MENTIONS_FILE),
+                terminology.normalizer,
+                tuple(memory_settings["ngrams"]),
+                memory_settings["longest_gram"],
+                memory_settings["min_gram_count"],
+                mention_vectors,
+            )
             featurizer = PairFeaturizer(terminology, memory, PairSettings(**payload["settings"]), dense=dense)
         except ValueError as error:
             raise MedlinkError(f"{folder}: {error}; fit the ranker again") from None
@@ -253,7 +302,7 @@ def read_ranker_model(folder: Path | str) -> tuple[RankerModel, float]:
     except FileNotFoundError:
         raise MedlinkError(f"{folder}: not a ranker folder (no {RANKER_FILE})") from None
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-        raise MedlinkError(f"{path}: not a ranker ({error}); fit it again with `medlink train-set-ranker`") from None
+        raise MedlinkError(f"{path}: not a ranker ({error}); fit it again with `medlink train set-ranker`") from None
 
 
 def _dense_names(folder: Path, encoder: dict | None) -> DenseNames | None:
@@ -265,9 +314,11 @@ def _dense_names(folder: Path, encoder: dict | None) -> DenseNames | None:
 
     loaded = load_encoder(encoder["name"])
     if loaded.identity.fingerprint() != encoder["fingerprint"]:
-        raise MedlinkError(f"{folder}: fitted with encoder {encoder['name']!r} of fingerprint "
-                           f"{encoder['fingerprint']}, which now has {loaded.identity.fingerprint()}; "
-                           "fit the ranker again")  # fmt: skip
+        raise MedlinkError(
+            f"{folder}: fitted with encoder {encoder['name']!r} of fingerprint "
+            f"{encoder['fingerprint']}, which now has {loaded.identity.fingerprint()}; "
+            "fit the ranker again"
+        )
     return DenseNames(encoder["name"], loaded, _vectors(folder / NAME_VECTORS))
 
 
@@ -294,8 +345,18 @@ def _write_out_of_fold(path: Path, records: Sequence[OutOfFold]) -> None:
     with path.open("w", encoding="utf-8") as handle:
         for record in records:
             candidates = [[c.concept_id, c.name, c.score] for c in record.candidates]
-            handle.write(json.dumps({"text": record.mention.text, "parts": record.mention.parts, "fold": record.fold,
-                                     "candidates": candidates}, ensure_ascii=False) + "\n")  # fmt: skip
+            handle.write(
+                json.dumps(
+                    {
+                        "text": record.mention.text,
+                        "parts": record.mention.parts,
+                        "fold": record.fold,
+                        "candidates": candidates,
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
 
 
 def read_out_of_fold(folder: Path | str) -> list[OutOfFold]:
@@ -303,8 +364,10 @@ def read_out_of_fold(folder: Path | str) -> list[OutOfFold]:
     kept have none: fit again)."""
     path = Path(folder) / OUT_OF_FOLD_FILE
     if not path.is_file():
-        raise MedlinkError(f"{folder}: the ranker keeps no out-of-fold candidates ({OUT_OF_FOLD_FILE}); fit it again "
-                           "with `medlink train-set-ranker`")  # fmt: skip
+        raise MedlinkError(
+            f"{folder}: the ranker keeps no out-of-fold candidates ({OUT_OF_FOLD_FILE}); fit it again "
+            "with `medlink train set-ranker`"
+        )
     records = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
@@ -319,8 +382,10 @@ def read_out_of_fold(folder: Path | str) -> list[OutOfFold]:
 
 
 def rank_pairs(pairs: CandidatePairs, model: RankerModel, threshold: float) -> list[RankedSet]:
-    return [claim(entries, chances, threshold)
-            for entries, chances in zip(pairs.entries, model.probabilities(pairs), strict=True)]  # fmt: skip
+    return [
+        claim(entries, chances, threshold)
+        for entries, chances in zip(pairs.entries, model.probabilities(pairs), strict=True)
+    ]
 
 
 def claimed_concepts(scored: Sequence[tuple[str, float]], threshold: float) -> tuple[str, ...]:
@@ -330,8 +395,9 @@ def claimed_concepts(scored: Sequence[tuple[str, float]], threshold: float) -> t
     return tuple(dict.fromkeys(claimed))
 
 
-def claim(entries: Sequence[IndexEntry], probabilities: np.ndarray, threshold: float,
-          fused: dict[int, float] | None = None) -> RankedSet:  # fmt: skip
+def claim(
+    entries: Sequence[IndexEntry], probabilities: np.ndarray, threshold: float, fused: dict[int, float] | None = None
+) -> RankedSet:
     """A mention's candidates by probability; claimed: those above ``threshold`` (at least the best), one concept
     per name. With ``fused`` (the rescorer's probabilities of the candidates it read, by position), those come
     first by fused probability, and only they are claimed, against ``threshold`` on the fused probability."""
@@ -355,8 +421,12 @@ def claim(entries: Sequence[IndexEntry], probabilities: np.ndarray, threshold: f
     return RankedSet(tuple(candidates), tuple(claimed), bool(fused))
 
 
-def rescore(texts: Sequence[str], entries: Sequence[Sequence[IndexEntry]], probabilities: Sequence[np.ndarray],
-            rescorer: PairRescorer) -> list[RankedSet]:  # fmt: skip
+def rescore(
+    texts: Sequence[str],
+    entries: Sequence[Sequence[IndexEntry]],
+    probabilities: Sequence[np.ndarray],
+    rescorer: PairRescorer,
+) -> list[RankedSet]:
     """Each mention's best candidates read by the pair rescorer, and the set claimed on the fused probability."""
     pairs = list(zip(entries, probabilities, strict=True))
     read = [by_probability(found, chances)[: rescorer.card.depth] for found, chances in pairs]
@@ -388,19 +458,28 @@ class SetRankerSieve:
         terminology = self.ranker.terminology
         best = found.candidates[0]
         if found.rescored:
-            claimed = ", ".join(f"{c.name!r} {c.rerank_score:.2f} (ranker {c.score:.2f})"
-                                for c in found.candidates[: len(found.claimed)])  # fmt: skip
+            claimed = ", ".join(
+                f"{c.name!r} {c.rerank_score:.2f} (ranker {c.score:.2f})"
+                for c in found.candidates[: len(found.claimed)]
+            )
             rescorer = self.ranker.rescorer
             assert rescorer is not None
-            reason = (f"ranked, then read with the mention by the pair cross-encoder: {claimed} (claims every one of "
-                      f"its {rescorer.card.depth} read candidates above {rescorer.card.threshold:.2f}, at least the "
-                      "best)")  # fmt: skip
+            reason = (
+                f"ranked, then read with the mention by the pair cross-encoder: {claimed} (claims every one of "
+                f"its {rescorer.card.depth} read candidates above {rescorer.card.threshold:.2f}, at least the "
+                "best)"
+            )
         else:
             claimed = ", ".join(f"{c.name!r} {c.score:.2f}" for c in found.candidates[: len(found.claimed)])
             reason = f"ranked: {claimed} (claims every candidate above {self.ranker.threshold:.2f}, at least the best)"
         return LinkResult(
-            mention=text, concepts=found.claimed, stage=self.stage, score=best.score, matched_name=best.name,
+            mention=text,
+            concepts=found.claimed,
+            stage=self.stage,
+            score=best.score,
+            matched_name=best.name,
             preferred_names=tuple(terminology.concept_preferred_name(c) for c in found.claimed),
-            candidates=found.candidates, several=len(found.claimed) > 1,
+            candidates=found.candidates,
+            several=len(found.claimed) > 1,
             reason=reason,
-        )  # fmt: skip
+        )

@@ -68,8 +68,9 @@ class CachingEncoder:
     @staticmethod
     def _bounded(text: str) -> str:
         if len(text) > MAX_MENTION_CHARS:
-            warnings.warn(f"a mention of {len(text):,} characters was truncated to {MAX_MENTION_CHARS} for encoding",
-                          stacklevel=4)  # fmt: skip
+            warnings.warn(
+                f"a mention of {len(text):,} characters was truncated to {MAX_MENTION_CHARS} for encoding", stacklevel=4
+            )
             return text[:MAX_MENTION_CHARS]
         return text
 
@@ -144,15 +145,21 @@ class DenseSieve:
         sources = tuple(self.strategy.targets)
         if self.strategy.representation == "C":
             found = self.index.search_centroids(vectors, self.top_k, sources)
-            return [[Candidate(cid, self.terminology.concept_preferred_name(cid), score) for cid, score in hits]
-                    for hits in found]  # fmt: skip
-        return [candidates_from_hits((hit.entry, hit.score) for hit in hits)
-                for hits in self.index.search(vectors, self.top_k, sources)]  # fmt: skip
+            return [
+                [Candidate(cid, self.terminology.concept_preferred_name(cid), score) for cid, score in hits]
+                for hits in found
+            ]
+        return [
+            candidates_from_hits((hit.entry, hit.score) for hit in hits)
+            for hits in self.index.search(vectors, self.top_k, sources)
+        ]
 
     def link_batch(self, items: Sequence[tuple[str, str]]) -> list[LinkResult | None]:
         found = self.candidates([text for text, _ in items])
-        return [decide(text, candidates, self.stage, self.name, self.accept_above, self.terminology)
-                for (text, _key), candidates in zip(items, found, strict=True)]  # fmt: skip
+        return [
+            decide(text, candidates, self.stage, self.name, self.accept_above, self.terminology)
+            for (text, _key), candidates in zip(items, found, strict=True)
+        ]
 
 
 def candidates_from_hits(hits: Iterable[tuple[IndexEntry, float]]) -> list[Candidate]:
@@ -168,8 +175,14 @@ def candidates_from_hits(hits: Iterable[tuple[IndexEntry, float]]) -> list[Candi
     return list(seen.values())
 
 
-def decide(text: str, candidates: Sequence[Candidate], stage: Stage, strategy: str, accept_above: float | None,
-           terminology: Terminology) -> LinkResult | None:  # fmt: skip
+def decide(
+    text: str,
+    candidates: Sequence[Candidate],
+    stage: Stage,
+    strategy: str,
+    accept_above: float | None,
+    terminology: Terminology,
+) -> LinkResult | None:
     """The result a retrieval sieve gives: its best candidate (and every concept tied on the same name), or
     ``None`` to pass the mention on when there is none or it scores below ``accept_above``."""
     if not candidates or (accept_above is not None and candidates[0].score < accept_above):
@@ -178,7 +191,13 @@ def decide(text: str, candidates: Sequence[Candidate], stage: Stage, strategy: s
     tied = tuple(c.concept_id for c in candidates if c.name == best.name and c.score == best.score)
     shared = f", a name shared by {len(tied)} concepts" if len(tied) > 1 else ""
     return LinkResult(
-        mention=text, concepts=tied, stage=stage, score=best.score, matched_name=best.name,
-        preferred_names=tuple(terminology.concept_preferred_name(c) for c in tied), candidates=tuple(candidates),
-        strategy=strategy, reason=f"{strategy}: best match {best.name!r} scores {best.score:.3f}{shared}",
-    )  # fmt: skip
+        mention=text,
+        concepts=tied,
+        stage=stage,
+        score=best.score,
+        matched_name=best.name,
+        preferred_names=tuple(terminology.concept_preferred_name(c) for c in tied),
+        candidates=tuple(candidates),
+        strategy=strategy,
+        reason=f"{strategy}: best match {best.name!r} scores {best.score:.3f}{shared}",
+    )

@@ -51,13 +51,18 @@ class ExactSieve:
 
     def _entry_result(self, mention: str, entry: IndexEntry, strategy: str, what: str) -> LinkResult:
         return LinkResult(
-            mention=mention, concepts=entry.concepts, stage=self.stage, score=EXACT_SCORE, matched_name=entry.text,
+            mention=mention,
+            concepts=entry.concepts,
+            stage=self.stage,
+            score=EXACT_SCORE,
+            matched_name=entry.text,
             preferred_names=tuple(self.terminology.concept_preferred_name(c) for c in entry.concepts),
             candidates=tuple(Candidate(c, entry.text, EXACT_SCORE) for c in entry.concepts),
-            strategy=strategy, several=entry.several,
-            reason=f"normalized text equals {what} {entry.text!r}" + (", annotated with all of these concepts"
-                                                                      if entry.several else ""),
-        )  # fmt: skip
+            strategy=strategy,
+            several=entry.several,
+            reason=f"normalized text equals {what} {entry.text!r}"
+            + (", annotated with all of these concepts" if entry.several else ""),
+        )
 
 
 def name_result(terminology: Terminology, mention: str, matches: Sequence[NameMatch]) -> LinkResult:
@@ -122,11 +127,19 @@ def prefer_literal(result: LinkResult, mention: str, terminology: Terminology | 
     if concepts[:1] == result.concepts[:1]:  # the same first concept, named by its own candidate
         return result if name == result.matched_name else replace(result, matched_name=name)
     names = dict(zip(result.concepts, result.preferred_names, strict=False))
-    why = ("is written as the mention" if rank[first][0] != rank[0][0]
-           else "is a descriptor (descriptors come before supplementary records)")  # fmt: skip
-    return replace(result, concepts=concepts, candidates=candidates, matched_name=name,
-                   preferred_names=tuple(names.get(c, "") for c in concepts),
-                   reason=f"{result.reason}; {name!r} {why}, so its concept comes first")  # fmt: skip
+    why = (
+        "is written as the mention"
+        if rank[first][0] != rank[0][0]
+        else "is a descriptor (descriptors come before supplementary records)"
+    )
+    return replace(
+        result,
+        concepts=concepts,
+        candidates=candidates,
+        matched_name=name,
+        preferred_names=tuple(names.get(c, "") for c in concepts),
+        reason=f"{result.reason}; {name!r} {why}, so its concept comes first",
+    )
 
 
 def _literal(text: str) -> str:

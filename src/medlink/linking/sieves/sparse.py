@@ -34,8 +34,13 @@ def char_ngram_tfidf(ngrams: tuple[int, int] = (2, 3), analyzer: str = "char_wb"
 class SparseRetriever:
     """Character n-gram TF-IDF over normalized keys; cosine similarity, sparse matrix products."""
 
-    def __init__(self, entries: Sequence[IndexEntry], terminology: Terminology, ngrams: tuple[int, int] = (2, 3),
-                 analyzer: str = "char_wb") -> None:  # fmt: skip
+    def __init__(
+        self,
+        entries: Sequence[IndexEntry],
+        terminology: Terminology,
+        ngrams: tuple[int, int] = (2, 3),
+        analyzer: str = "char_wb",
+    ) -> None:
         self.entries = list(entries)
         self.normalizer = terminology.normalizer
         self.vectorizer = char_ngram_tfidf(ngrams, analyzer)
@@ -68,8 +73,9 @@ class SparseSieve:
 
     stage = Stage.SPARSE
 
-    def __init__(self, retriever: SparseRetriever, terminology: Terminology, accept_above: float | None = None,
-                 top_k: int = 10) -> None:  # fmt: skip
+    def __init__(
+        self, retriever: SparseRetriever, terminology: Terminology, accept_above: float | None = None, top_k: int = 10
+    ) -> None:
         self.retriever, self.terminology, self.accept_above, self.top_k = retriever, terminology, accept_above, top_k
         self.name = "sparse"
 
@@ -78,12 +84,15 @@ class SparseSieve:
 
     def link_batch(self, items: Sequence[tuple[str, str]]) -> list[LinkResult | None]:
         found = self.candidates([text for text, _ in items])
-        return [decide(text, candidates, self.stage, self.name, self.accept_above, self.terminology)
-                for (text, _key), candidates in zip(items, found, strict=True)]  # fmt: skip
+        return [
+            decide(text, candidates, self.stage, self.name, self.accept_above, self.terminology)
+            for (text, _key), candidates in zip(items, found, strict=True)
+        ]
 
 
-def fuse_candidates(dense: Sequence[Candidate], sparse: Sequence[Candidate],
-                    dense_weight: float | None) -> list[Candidate]:  # fmt: skip
+def fuse_candidates(
+    dense: Sequence[Candidate], sparse: Sequence[Candidate], dense_weight: float | None
+) -> list[Candidate]:
     """One ranked list: weighted sum of scores (a missing score counts 0), or RRF when ``dense_weight`` is None."""
     scores: dict[str, float] = {}
     names: dict[str, str] = {}
@@ -101,14 +110,23 @@ class HybridSieve:
 
     stage = Stage.HYBRID
 
-    def __init__(self, dense: DenseSieve, sparse: SparseSieve, dense_weight: float | None = 0.8,
-                 accept_above: float | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        dense: DenseSieve,
+        sparse: SparseSieve,
+        dense_weight: float | None = 0.8,
+        accept_above: float | None = None,
+    ) -> None:
         self.dense, self.sparse, self.dense_weight, self.accept_above = dense, sparse, dense_weight, accept_above
         self.name = f"hybrid-{dense.name}" + ("-rrf" if dense_weight is None else f"={dense_weight:g}")
 
     def link_batch(self, items: Sequence[tuple[str, str]]) -> list[LinkResult | None]:
         texts = [text for text, _ in items]
-        fused = [fuse_candidates(d, s, self.dense_weight)
-                 for d, s in zip(self.dense.candidates(texts), self.sparse.candidates(texts), strict=True)]  # fmt: skip
-        return [decide(text, candidates, self.stage, self.name, self.accept_above, self.dense.terminology)
-                for text, candidates in zip(texts, fused, strict=True)]  # fmt: skip
+        fused = [
+            fuse_candidates(d, s, self.dense_weight)
+            for d, s in zip(self.dense.candidates(texts), self.sparse.candidates(texts), strict=True)
+        ]
+        return [
+            decide(text, candidates, self.stage, self.name, self.accept_above, self.dense.terminology)
+            for text, candidates in zip(texts, fused, strict=True)
+        ]

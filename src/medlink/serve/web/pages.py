@@ -35,11 +35,11 @@ DEFAULT_TRIALS_SHOWN = 10
 # Everything from this service only; no inline script or style; no framing; forms post here only.
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-                               "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",  # a query or a note must not leak to the registry's site through a link
     "Cache-Control": "no-store",  # results may hold patient notes
-}  # fmt: skip
+}
 
 
 def is_page(path: str) -> bool:
@@ -51,17 +51,23 @@ OPEN_PAGE_PATHS = frozenset({"/key", *(f"/static/{name}" for name in ASSETS)})
 
 
 def add_pages(app: FastAPI, core: ServiceCore) -> None:
-    templates = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True),
-                            trim_blocks=True, lstrip_blocks=True)  # fmt: skip
+    templates = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     templates.globals["zip"] = zip
     templates.filters["verdict"] = lambda ok: {True: "eligible", False: "not eligible"}.get(
-        ok, "no verdict (the trial sets no limit, or the note does not say)")
+        ok, "no verdict (the trial sets no limit, or the note does not say)"
+    )
     templates.filters["years"] = lambda age: "unknown" if age is None else f"{age:g}"
     settings, linker = core.settings, core.linker
 
     def page(template: str, status: int = 200, **values: Any) -> HTMLResponse:
-        html = templates.get_template(template).render(version=__version__, trials=core.matcher is not None,
-                                                       keyed=settings.api_key is not None, **values)  # fmt: skip
+        html = templates.get_template(template).render(
+            version=__version__, trials=core.matcher is not None, keyed=settings.api_key is not None, **values
+        )
         return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
 
     @app.get("/", include_in_schema=False)
@@ -74,16 +80,18 @@ def add_pages(app: FastAPI, core: ServiceCore) -> None:
             problems, status = [f"{len(terms):,} terms; the limit is {settings.max_batch:,} at a time"], 413
         elif terms:
             mentions: list[str | Mention] = [Mention(term, context) if context.strip() else term for term in terms]
-            problems = text_problems(mentions, linker.config.max_mention_chars, settings.max_document_chars,
-                                     what="terms")  # fmt: skip
+            problems = text_problems(
+                mentions, linker.config.max_mention_chars, settings.max_document_chars, what="terms"
+            )
             status = 422 if problems else 200
             if not problems:
                 try:
                     results = [_result_view(result, linker) for result in await core.link(mentions)]
                 except Busy as error:
                     problems, status = [str(error)], 503
-        return page("link.html", status, q=q, context=context, results=results, problems=problems,
-                    max_batch=settings.max_batch)  # fmt: skip
+        return page(
+            "link.html", status, q=q, context=context, results=results, problems=problems, max_batch=settings.max_batch
+        )
 
     @app.get("/concept/{concept_id}", include_in_schema=False)
     async def concept_page(concept_id: str) -> HTMLResponse:
@@ -93,10 +101,14 @@ def add_pages(app: FastAPI, core: ServiceCore) -> None:
         names: dict[str, list[str]] = defaultdict(list)
         for name in found.names:
             names[str(name.kind)].append(name.text)
-        return page("concept.html", concept=found, names=dict(names),
-                    parents=_related(linker, linker.terminology.parents(found.id)),
-                    children=_related(linker, linker.terminology.children(found.id)),
-                    siblings=_related(linker, linker.terminology.siblings(found.id)))  # fmt: skip
+        return page(
+            "concept.html",
+            concept=found,
+            names=dict(names),
+            parents=_related(linker, linker.terminology.parents(found.id)),
+            children=_related(linker, linker.terminology.children(found.id)),
+            siblings=_related(linker, linker.terminology.siblings(found.id)),
+        )
 
     @app.get("/trials", include_in_schema=False)
     async def trials_page() -> HTMLResponse:
@@ -162,8 +174,11 @@ def add_pages(app: FastAPI, core: ServiceCore) -> None:
     async def asset(name: str) -> Response:
         if name not in ASSETS:
             return page("missing.html", 404, what="No such file.")
-        return Response((STATIC / name).read_bytes(), media_type=ASSETS[name], headers={
-            "X-Content-Type-Options": "nosniff", "Cache-Control": "max-age=3600"})  # fmt: skip
+        return Response(
+            (STATIC / name).read_bytes(),
+            media_type=ASSETS[name],
+            headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "max-age=3600"},
+        )
 
 
 def key_redirect(path: str, query: str) -> str:
@@ -176,18 +191,26 @@ def _result_view(result: Any, linker: Any) -> dict[str, Any]:
     """A link result as the page shows it: each concept with its preferred name, each candidate too."""
     names = linker.terminology.concept_preferred_name
     return {
-        "mention": result.mention, "nil": not result.concepts, "stage": result.stage.value,
-        "concepts": list(zip(result.concepts, result.preferred_names, strict=False)), "score": result.score,
-        "matched_name": result.matched_name, "reason": result.reason, "several": result.several,
-        "candidates": [{"id": c.concept_id, "name": c.name, "score": c.score, "preferred": _safe(names, c.concept_id)}
-                       for c in result.candidates],
+        "mention": result.mention,
+        "nil": not result.concepts,
+        "stage": result.stage.value,
+        "concepts": list(zip(result.concepts, result.preferred_names, strict=False)),
+        "score": result.score,
+        "matched_name": result.matched_name,
+        "reason": result.reason,
+        "several": result.several,
+        "candidates": [
+            {"id": c.concept_id, "name": c.name, "score": c.score, "preferred": _safe(names, c.concept_id)}
+            for c in result.candidates
+        ],
         "parts": [_result_view(part, linker) for part in result.parts],
-    }  # fmt: skip
+    }
 
 
 def _related(linker: Any, ids: tuple[str, ...]) -> dict[str, Any]:
-    shown = [(concept_id, _safe(linker.terminology.concept_preferred_name, concept_id))
-             for concept_id in ids[:RELATED_SHOWN]]  # fmt: skip
+    shown = [
+        (concept_id, _safe(linker.terminology.concept_preferred_name, concept_id)) for concept_id in ids[:RELATED_SHOWN]
+    ]
     return {"shown": shown, "more": max(0, len(ids) - RELATED_SHOWN)}
 
 

@@ -16,8 +16,9 @@ from medlink.terminology.readers.source_files import iter_lines
 from medlink.terminology.records import Concept, NameKind
 
 
-def read_biosyn_dictionary(path: Path, report: ReadReport, namespace: str = "MESH", numeric_namespace: str = "OMIM",
-                           source: str | None = None) -> Iterator[Concept]:  # fmt: skip
+def read_biosyn_dictionary(
+    path: Path, report: ReadReport, namespace: str = "MESH", numeric_namespace: str = "OMIM", source: str | None = None
+) -> Iterator[Concept]:
     def full_id(identifier: str) -> str:
         return namespaced(identifier, numeric_namespace if identifier.isdigit() else namespace)
 

@@ -73,9 +73,18 @@ def read_mesh_descriptors_tsv(path: Path, report: ReadReport, source: str | None
         path, report, "id, name, entry terms, tree numbers"
     ):
         tree_numbers = tuple(split_field(tree_field))
-        concept = _mesh_concept(report, path, number, identifier, name, entry_terms, NameKind.ENTRY_TERM,
-                                tree_numbers=tree_numbers, semantic_types=categories_of(tree_numbers),
-                                source=source or "MeSH descriptors")  # fmt: skip
+        concept = _mesh_concept(
+            report,
+            path,
+            number,
+            identifier,
+            name,
+            entry_terms,
+            NameKind.ENTRY_TERM,
+            tree_numbers=tree_numbers,
+            semantic_types=categories_of(tree_numbers),
+            source=source or "MeSH descriptors",
+        )
         if concept is not None:
             concepts.append(concept)
     parents = parents_from_tree_numbers({concept.id: concept.tree_numbers for concept in concepts})
@@ -86,14 +95,31 @@ def read_mesh_descriptors_tsv(path: Path, report: ReadReport, source: str | None
 def read_mesh_supplementary_tsv(path: Path, report: ReadReport, source: str | None = None) -> Iterator[Concept]:
     for number, (identifier, name, synonyms, mapped) in _rows(path, report, "id, name, synonyms, mapped descriptors"):
         parents = tuple(namespaced(d.lstrip("*"), "MESH") for d in split_field(mapped.replace(",", "|")))
-        concept = _mesh_concept(report, path, number, identifier, name, synonyms, NameKind.EXACT, parents=parents,
-                                source=source or "MeSH supplementary concepts")  # fmt: skip
+        concept = _mesh_concept(
+            report,
+            path,
+            number,
+            identifier,
+            name,
+            synonyms,
+            NameKind.EXACT,
+            parents=parents,
+            source=source or "MeSH supplementary concepts",
+        )
         if concept is not None:
             yield concept
 
 
-def _mesh_concept(report: ReadReport, path: Path, number: int, identifier: str, name: str, names: str,
-                  kind: NameKind, **fields: Any) -> Concept | None:  # fmt: skip
+def _mesh_concept(
+    report: ReadReport, path: Path, number: int, identifier: str, name: str, names: str, kind: NameKind, **fields: Any
+) -> Concept | None:
     """A MeSH record's concept: its id namespaced, its other names (one ``|``-separated field) all of ``kind``."""
-    return build_concept(report, path, number, namespaced(identifier, "MESH"), name,
-                         [(other, kind) for other in split_names(names)], **fields)  # fmt: skip
+    return build_concept(
+        report,
+        path,
+        number,
+        namespaced(identifier, "MESH"),
+        name,
+        [(other, kind) for other in split_names(names)],
+        **fields,
+    )

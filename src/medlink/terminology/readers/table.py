@@ -50,8 +50,14 @@ def _excel_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
         workbook.close()
 
 
-def read_table(path: Path, report: ReadReport, namespace: str = "CODE", hierarchy: str = "none",
-               header: bool | None = None, source: str | None = None) -> Iterator[Concept]:  # fmt: skip
+def read_table(
+    path: Path,
+    report: ReadReport,
+    namespace: str = "CODE",
+    hierarchy: str = "none",
+    header: bool | None = None,
+    source: str | None = None,
+) -> Iterator[Concept]:
     if hierarchy not in ("none", "prefix"):
         raise ValueError(f"hierarchy must be 'none' or 'prefix', not {hierarchy!r}")
     drafts: dict[str, tuple[int, list[Name]]] = {}

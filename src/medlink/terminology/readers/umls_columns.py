@@ -33,11 +33,45 @@ from medlink.terminology.terminology import (
 )
 from medlink.text import Normalizer
 
-MRCONSO_FIELDS = ("CUI", "LAT", "TS", "LUI", "STT", "SUI", "ISPREF", "AUI", "SAUI", "SCUI", "SDUI", "SAB", "TTY",
-                  "CODE", "STR", "SRL", "SUPPRESS", "CVF")  # fmt: skip
+MRCONSO_FIELDS = (
+    "CUI",
+    "LAT",
+    "TS",
+    "LUI",
+    "STT",
+    "SUI",
+    "ISPREF",
+    "AUI",
+    "SAUI",
+    "SCUI",
+    "SDUI",
+    "SAB",
+    "TTY",
+    "CODE",
+    "STR",
+    "SRL",
+    "SUPPRESS",
+    "CVF",
+)
 MRSTY_FIELDS = ("CUI", "TUI", "STN", "STY", "ATUI", "CVF")
-MRREL_FIELDS = ("CUI1", "AUI1", "STYPE1", "REL", "CUI2", "AUI2", "STYPE2", "RELA", "RUI", "SRUI", "SAB", "SL", "RG",
-                "DIR", "SUPPRESS", "CVF")  # fmt: skip
+MRREL_FIELDS = (
+    "CUI1",
+    "AUI1",
+    "STYPE1",
+    "REL",
+    "CUI2",
+    "AUI2",
+    "STYPE2",
+    "RELA",
+    "RUI",
+    "SRUI",
+    "SAB",
+    "SL",
+    "RG",
+    "DIR",
+    "SUPPRESS",
+    "CVF",
+)
 SUPPRESSED = ("O", "E", "Y")
 ABBREVIATION_TTYS = ("AB", "ACR", "AA", "AM", "AUN")
 RELATION_RELS = ("RO", "RB", "RN", "RQ")
@@ -65,11 +99,13 @@ def read_rrf(path: Path, fields: tuple[str, ...], keep: list[str], report: ReadR
         reader = csv.open_csv(
             path,
             read_options=csv.ReadOptions(column_names=[*fields, "_end"], block_size=_BLOCK_BYTES, use_threads=False),
-            parse_options=csv.ParseOptions(delimiter="|", quote_char=False, escape_char=False,
-                                           invalid_row_handler=bad_row),
-            convert_options=csv.ConvertOptions(include_columns=keep, column_types={name: pa.string() for name in keep},
-                                               strings_can_be_null=False),
-        )  # fmt: skip
+            parse_options=csv.ParseOptions(
+                delimiter="|", quote_char=False, escape_char=False, invalid_row_handler=bad_row
+            ),
+            convert_options=csv.ConvertOptions(
+                include_columns=keep, column_types={name: pa.string() for name in keep}, strings_can_be_null=False
+            ),
+        )
         yield from reader
     except pa.ArrowInvalid as error:
         raise stopped[0] if stopped else SourceError(path, f"cannot be read as RRF: {error}") from None
@@ -154,17 +190,26 @@ def _name_rows(mrconso: Path, keep: _RowFilter, languages: Collection[str], repo
     for batch in read_rrf(mrconso, MRCONSO_FIELDS, columns, report):
         batch = batch.filter(pc.and_(keep.mask(batch), pc.is_in(batch.column("LAT"), pa.array(list(languages)))))
         text = pc.utf8_trim_whitespace(batch.column("STR"))
-        flagged = pc.and_(pc.and_(pc.equal(batch.column("TS"), "P"), pc.equal(batch.column("STT"), "PF")),
-                          pc.equal(batch.column("ISPREF"), "Y"))  # fmt: skip
-        piece = pa.table({"cui": batch.column("CUI"), "text": text, "flagged": flagged,
-                          "abbreviation": pc.is_in(batch.column("TTY"), pa.array(ABBREVIATION_TTYS))})  # fmt: skip
+        flagged = pc.and_(
+            pc.and_(pc.equal(batch.column("TS"), "P"), pc.equal(batch.column("STT"), "PF")),
+            pc.equal(batch.column("ISPREF"), "Y"),
+        )
+        piece = pa.table(
+            {
+                "cui": batch.column("CUI"),
+                "text": text,
+                "flagged": flagged,
+                "abbreviation": pc.is_in(batch.column("TTY"), pa.array(ABBREVIATION_TTYS)),
+            }
+        )
         empty = pc.equal(pc.utf8_length(text), 0)
         if pc.any(empty).as_py():
             report.note("empty names dropped", count=pc.sum(empty).as_py())
             piece = piece.filter(pc.invert(empty))
         pieces.append(piece)
-    schema = pa.schema([("cui", pa.string()), ("text", pa.string()), ("flagged", pa.bool_()),
-                        ("abbreviation", pa.bool_())])  # fmt: skip
+    schema = pa.schema(
+        [("cui", pa.string()), ("text", pa.string()), ("flagged", pa.bool_()), ("abbreviation", pa.bool_())]
+    )
     rows = pa.concat_tables(pieces).combine_chunks() if pieces else schema.empty_table()
     return rows.append_column("seq", pa.array(np.arange(len(rows), dtype=np.int64)))
 
@@ -184,11 +229,18 @@ def _names(rows: Any, count: int, normalizer: Normalizer) -> dict[str, Any]:
     rows = rows.take(np.sort(first_seen.to_numpy()))  # the first row of each (concept, text)
     is_preferred = pc.equal(rows.column("text"), preferred_text.take(rows.column("row")))
     rows = rows.append_column("later", pc.invert(is_preferred))
-    rows = rows.take(pc.sort_indices(rows, sort_keys=[("row", "ascending"), ("later", "ascending"),
-                                                      ("seq", "ascending")])).combine_chunks()  # fmt: skip
-    kinds = np.where(~rows.column("later").to_numpy(zero_copy_only=False), NameKind.PREFERRED.value,
-                     np.where(rows.column("abbreviation").to_numpy(zero_copy_only=False), NameKind.ABBREVIATION.value,
-                              NameKind.EXACT.value))  # fmt: skip
+    rows = rows.take(
+        pc.sort_indices(rows, sort_keys=[("row", "ascending"), ("later", "ascending"), ("seq", "ascending")])
+    ).combine_chunks()
+    kinds = np.where(
+        ~rows.column("later").to_numpy(zero_copy_only=False),
+        NameKind.PREFERRED.value,
+        np.where(
+            rows.column("abbreviation").to_numpy(zero_copy_only=False),
+            NameKind.ABBREVIATION.value,
+            NameKind.EXACT.value,
+        ),
+    )
     texts = rows.column("text").chunk(0)
     return {
         "concept": rows.column("row").chunk(0),
@@ -205,10 +257,15 @@ def _semantic_types(mrsty: Path, cuis: Any, report: ReadReport) -> Any:
 
     if not mrsty.exists():
         return _empty_lists(len(cuis))
-    pieces = [pa.table({"row": pc.index_in(batch.column("CUI"), value_set=cuis), "tui": batch.column("TUI")})
-              for batch in read_rrf(mrsty, MRSTY_FIELDS, ["CUI", "TUI"], report)]  # fmt: skip
-    table = pa.concat_tables(pieces).combine_chunks() if pieces else pa.table({"row": pa.array([], pa.int32()),
-                                                                                 "tui": pa.array([], pa.string())})
+    pieces = [
+        pa.table({"row": pc.index_in(batch.column("CUI"), value_set=cuis), "tui": batch.column("TUI")})
+        for batch in read_rrf(mrsty, MRSTY_FIELDS, ["CUI", "TUI"], report)
+    ]
+    table = (
+        pa.concat_tables(pieces).combine_chunks()
+        if pieces
+        else pa.table({"row": pa.array([], pa.int32()), "tui": pa.array([], pa.string())})
+    )
     table = table.filter(pc.is_valid(table.column("row")))
     return _lists_by_row(table.column("row"), table.column("tui"), len(cuis))
 
@@ -235,8 +292,9 @@ def _lists_by_row(row: Any, value: Any, count: int) -> Any:
     return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
-def _hierarchy_and_relations(mrrel: Path, cuis: Any, ids: Any, keep: _RowFilter,
-                             report: ReadReport) -> tuple[Any, dict[str, Any]]:  # fmt: skip
+def _hierarchy_and_relations(
+    mrrel: Path, cuis: Any, ids: Any, keep: _RowFilter, report: ReadReport
+) -> tuple[Any, dict[str, Any]]:
     """``PAR`` rows as a parents list column (child row → parent ids); ``RO``/``RB``/``RN``/``RQ`` rows as
     ``(UMLS:CUI2, RELA or REL, UMLS:CUI1)`` triples grouped by head in concept order, each once."""
     import pyarrow as pa
@@ -260,17 +318,26 @@ def _hierarchy_and_relations(mrrel: Path, cuis: Any, ids: Any, keep: _RowFilter,
         tail.append(row1.filter(is_relation))
         rela = batch.column("RELA").filter(is_relation)
         relation.append(pc.if_else(pc.equal(pc.utf8_length(rela), 0), rel.filter(is_relation), rela))
-    parents = _lists_by_row(pa.chunked_array(child, pa.int32()), ids.take(pa.chunked_array(parent, pa.int32())),
-                            len(cuis))  # fmt: skip
-    triples = pa.table({"row": pa.chunked_array(head, pa.int32()), "relation": pa.chunked_array(relation, pa.string()),
-                        "tail": pa.chunked_array(tail, pa.int32())})  # fmt: skip
+    parents = _lists_by_row(
+        pa.chunked_array(child, pa.int32()), ids.take(pa.chunked_array(parent, pa.int32())), len(cuis)
+    )
+    triples = pa.table(
+        {
+            "row": pa.chunked_array(head, pa.int32()),
+            "relation": pa.chunked_array(relation, pa.string()),
+            "tail": pa.chunked_array(tail, pa.int32()),
+        }
+    )
     key = pc.binary_join_element_wise(triples.column("relation"), pc.cast(triples.column("tail"), pa.string()), "|")
     grouped = _lists_by_row(triples.column("row"), key, len(cuis))
     rows = np.repeat(np.arange(len(cuis)), np.diff(grouped.offsets.to_numpy()))
     relation_and_tail = pc.split_pattern(grouped.flatten(), "|", max_splits=1)
     tails = pc.cast(pc.list_element(relation_and_tail, 1), pa.int32())
-    return parents, {"head": ids.take(pa.array(rows)), "relation": pc.list_element(relation_and_tail, 0),
-                     "tail": ids.take(tails)}  # fmt: skip
+    return parents, {
+        "head": ids.take(pa.array(rows)),
+        "relation": pc.list_element(relation_and_tail, 0),
+        "tail": ids.take(tails),
+    }
 
 
 def _break_cycles(parents: Any, ids: Any, report: ReadReport) -> Any:

@@ -22,8 +22,15 @@ from medlink.training.losses.multi_similarity import MultiSimilarityLoss, multi_
 
 
 class RelationMultiSimilarityLoss(nn.Module):
-    def __init__(self, relations: int, dimension: int, alpha: float = 2.0, beta: float = 50.0, lam: float = 0.5,
-                 epsilon: float = 0.1) -> None:  # fmt: skip
+    def __init__(
+        self,
+        relations: int,
+        dimension: int,
+        alpha: float = 2.0,
+        beta: float = 50.0,
+        lam: float = 0.5,
+        epsilon: float = 0.1,
+    ) -> None:
         super().__init__()
         self.matrices = nn.Parameter(torch.eye(dimension).repeat(relations, 1, 1))
         self.alpha, self.beta, self.lam, self.epsilon = alpha, beta, lam, epsilon
@@ -33,11 +40,19 @@ class RelationMultiSimilarityLoss(nn.Module):
         projected = torch.einsum("kd,kde->ke", heads, self.matrices[relation_ids])  # (M_r)ᵀ h as a row vector
         return functional.normalize(projected, dim=1) @ functional.normalize(tails, dim=1).T
 
-    def forward(self, heads: torch.Tensor, relation_ids: torch.Tensor, tails: torch.Tensor,
-                tail_concepts: torch.Tensor) -> torch.Tensor:  # fmt: skip
+    def forward(
+        self, heads: torch.Tensor, relation_ids: torch.Tensor, tails: torch.Tensor, tail_concepts: torch.Tensor
+    ) -> torch.Tensor:
         positive = tail_concepts[:, None] == tail_concepts[None, :]
-        return multi_similarity(self.similarity(heads, relation_ids, tails), positive, ~positive, self.alpha,
-                                self.beta, self.lam, self.epsilon)  # fmt: skip
+        return multi_similarity(
+            self.similarity(heads, relation_ids, tails),
+            positive,
+            ~positive,
+            self.alpha,
+            self.beta,
+            self.lam,
+            self.epsilon,
+        )
 
 
 class CoderLoss(nn.Module):
@@ -49,7 +64,13 @@ class CoderLoss(nn.Module):
         self.relations = RelationMultiSimilarityLoss(relations, dimension)
         self.mu = mu
 
-    def forward(self, heads: torch.Tensor, relation_ids: torch.Tensor, tails: torch.Tensor,
-                head_concepts: torch.Tensor, tail_concepts: torch.Tensor) -> torch.Tensor:  # fmt: skip
+    def forward(
+        self,
+        heads: torch.Tensor,
+        relation_ids: torch.Tensor,
+        tails: torch.Tensor,
+        head_concepts: torch.Tensor,
+        tail_concepts: torch.Tensor,
+    ) -> torch.Tensor:
         terms = self.terms(torch.cat([heads, tails]), torch.cat([head_concepts, tail_concepts]))
         return terms + self.mu * self.relations(heads, relation_ids, tails, tail_concepts)

@@ -19,8 +19,15 @@ from torch import nn
 from torch.nn import functional
 
 
-def multi_similarity(similarity: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor, alpha: float,
-                     beta: float, lam: float, epsilon: float) -> torch.Tensor:  # fmt: skip
+def multi_similarity(
+    similarity: torch.Tensor,
+    positive: torch.Tensor,
+    negative: torch.Tensor,
+    alpha: float,
+    beta: float,
+    lam: float,
+    epsilon: float,
+) -> torch.Tensor:
     """The MS loss for a similarity matrix and boolean masks of which pairs are positive and negative."""
     inf = torch.tensor(float("inf"), dtype=similarity.dtype, device=similarity.device)
     easiest_positive = torch.where(positive, similarity, inf).min(dim=1, keepdim=True).values

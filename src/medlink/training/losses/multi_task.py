@@ -63,6 +63,7 @@ class MultiTaskLoss(nn.Module):
         self.head = head
         self.triplet = TripletLoss("euclidean", margin)
 
-    def forward(self, mentions: torch.Tensor, positives: torch.Tensor, negatives: torch.Tensor,
-                counts: torch.Tensor) -> torch.Tensor:  # fmt: skip
+    def forward(
+        self, mentions: torch.Tensor, positives: torch.Tensor, negatives: torch.Tensor, counts: torch.Tensor
+    ) -> torch.Tensor:
         return self.triplet(mentions, positives, negatives) + count_loss(self.head, mentions, counts)

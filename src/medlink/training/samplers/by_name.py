@@ -57,8 +57,10 @@ def code_prefix_sampler(config: TrainConfig, examples: Examples, model: TermEnco
     return grouped(config, examples, lambda: negatives)
 
 
-def grouped(config: TrainConfig, examples: Examples,
-            neighbours: Callable[[], Sequence[Sequence[int]]]) -> MinedBatchSampler:  # fmt: skip
+def grouped(
+    config: TrainConfig, examples: Examples, neighbours: Callable[[], Sequence[Sequence[int]]]
+) -> MinedBatchSampler:
     """Batches of a concept and its negatives: ``neighbours()[label]`` lists them, called once per epoch."""
-    return MinedBatchSampler(examples.labels, neighbours, config.batch_size, config.per_concept, config.seed,
-                             config.negatives + 1)  # fmt: skip
+    return MinedBatchSampler(
+        examples.labels, neighbours, config.batch_size, config.per_concept, config.seed, config.negatives + 1
+    )

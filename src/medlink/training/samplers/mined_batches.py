@@ -17,8 +17,15 @@ from medlink.training.samplers.positive_batches import PositiveBatchSampler
 
 
 class MinedBatchSampler(PositiveBatchSampler):
-    def __init__(self, labels: Sequence[int], neighbours: Callable[[], Sequence[Sequence[int]]], batch_size: int,
-                 per_concept: int = 2, seed: int = 0, group_size: int = 4) -> None:  # fmt: skip
+    def __init__(
+        self,
+        labels: Sequence[int],
+        neighbours: Callable[[], Sequence[Sequence[int]]],
+        batch_size: int,
+        per_concept: int = 2,
+        seed: int = 0,
+        group_size: int = 4,
+    ) -> None:
         """``neighbours()[label]``: labels of the concepts nearest to that label's concept, nearest first (called
         once per epoch, with the model as it is then). ``group_size``: a seed concept and up to this many minus one
         of its neighbours sit together; several groups fill a batch."""

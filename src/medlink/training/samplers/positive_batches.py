@@ -40,7 +40,10 @@ class PositiveBatchSampler:
             batch = []
             for label in order[start : start + concepts_per_batch]:
                 rows = self.rows[label]
-                chosen = rng.sample(rows, self.per_concept) if len(rows) >= self.per_concept else \
-                    [rows[i % len(rows)] for i in range(self.per_concept)]  # fmt: skip
+                chosen = (
+                    rng.sample(rows, self.per_concept)
+                    if len(rows) >= self.per_concept
+                    else [rows[i % len(rows)] for i in range(self.per_concept)]
+                )
                 batch.extend(chosen)
             yield batch

@@ -17,8 +17,14 @@ from medlink.training.samplers.positive_batches import PositiveBatchSampler
 
 
 class SiblingBatchSampler(PositiveBatchSampler):
-    def __init__(self, labels: Sequence[int], parents: Sequence[Sequence[str]], batch_size: int,
-                 per_concept: int = 2, seed: int = 0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        labels: Sequence[int],
+        parents: Sequence[Sequence[str]],
+        batch_size: int,
+        per_concept: int = 2,
+        seed: int = 0,
+    ) -> None:
         """``parents[label]``: the parent ids of the concept with that label."""
         super().__init__(labels, batch_size, per_concept, seed)
         self.parents = parents

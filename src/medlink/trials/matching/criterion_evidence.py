@@ -31,11 +31,14 @@ _SHORT_CRITERION_WORDS = 6  # a longer criterion naming a sex is usually about s
 
 _NUMBER = r"(\d{1,3})"
 _AGE_RANGE = re.compile(rf"{_NUMBER}\s*(?:-|–|to|and)\s*{_NUMBER}\s*(?:years|yrs)", re.IGNORECASE)
-_AGE_MIN = re.compile(rf"(?:≥|>=|>|at least|over|older than|above|aged)\s*{_NUMBER}\s*(?:years|yrs)?"
-                      rf"|{_NUMBER}\s*(?:years|yrs)(?:\s+of age|\s+old)?\s*(?:or|and)\s*(?:older|over|above)",
-                      re.IGNORECASE)  # fmt: skip
-_AGE_MAX = re.compile(rf"(?:≤|<=|<|under|younger than|less than|below|up to)\s*{_NUMBER}\s*(?:years|yrs)",
-                      re.IGNORECASE)  # fmt: skip
+_AGE_MIN = re.compile(
+    rf"(?:≥|>=|>|at least|over|older than|above|aged)\s*{_NUMBER}\s*(?:years|yrs)?"
+    rf"|{_NUMBER}\s*(?:years|yrs)(?:\s+of age|\s+old)?\s*(?:or|and)\s*(?:older|over|above)",
+    re.IGNORECASE,
+)
+_AGE_MAX = re.compile(
+    rf"(?:≤|<=|<|under|younger than|less than|below|up to)\s*{_NUMBER}\s*(?:years|yrs)", re.IGNORECASE
+)
 # an age limit, not a duration ("diagnosed less than 5 years ago")
 _AGE_CONTEXT = re.compile(r"\bage\b|\baged\b|years? old|years? of age|\bolder\b|\byounger\b", re.IGNORECASE)
 _FEMALE = re.compile(r"\b(women|woman|female|females|girls)\b", re.IGNORECASE)
@@ -81,8 +84,9 @@ def read_criterion(text: str, scanner: ConceptScanner | None) -> CriterionFacts:
     return CriterionFacts(text, scanner.findings(text) if scanner else (), minimum, maximum, _sex_limit(text))
 
 
-def read_note_facts(note: PatientNote, scanner: ConceptScanner | None,
-                    findings: Sequence[Finding] | None = None) -> NoteFacts:  # fmt: skip
+def read_note_facts(
+    note: PatientNote, scanner: ConceptScanner | None, findings: Sequence[Finding] | None = None
+) -> NoteFacts:
     """``findings``: the scanner's findings in the note when the caller has them already (else it scans)."""
     present: dict[str, str] = {}
     denied: dict[str, str] = {}
@@ -96,22 +100,23 @@ def read_note_facts(note: PatientNote, scanner: ConceptScanner | None,
     return NoteFacts(note, present, denied, family)
 
 
-def judge_criteria(side: str, criteria: Sequence[CriterionFacts], facts: NoteFacts,
-                   not_excluding: Collection[str] = ()) -> tuple[CriterionVerdict, ...]:  # fmt: skip
+def judge_criteria(
+    side: str, criteria: Sequence[CriterionFacts], facts: NoteFacts, not_excluding: Collection[str] = ()
+) -> tuple[CriterionVerdict, ...]:
     """A verdict per criterion. ``not_excluding``: concepts that do not exclude (the trial's own conditions and
     above)."""
     return tuple(_judge(side, criterion, facts, not_excluding) for criterion in criteria)
 
 
-def _judge(side: str, criterion: CriterionFacts, facts: NoteFacts, not_excluding: Collection[str]
-           ) -> CriterionVerdict:  # fmt: skip
+def _judge(side: str, criterion: CriterionFacts, facts: NoteFacts, not_excluding: Collection[str]) -> CriterionVerdict:
     def verdict(value: str, evidence: str = "") -> CriterionVerdict:
         return CriterionVerdict(side, criterion.text, value, evidence)
 
     note = facts.note
     if note.age is not None and (criterion.minimum_age is not None or criterion.maximum_age is not None):
         inside = (criterion.minimum_age is None or note.age >= criterion.minimum_age) and (
-            criterion.maximum_age is None or note.age <= criterion.maximum_age)  # fmt: skip
+            criterion.maximum_age is None or note.age <= criterion.maximum_age
+        )
         return verdict(MET if inside else NOT_MET, f"age {note.age:g}")
     if criterion.sex is not None and note.sex is not None:
         return verdict(MET if note.sex == criterion.sex else NOT_MET, f"sex {note.sex}")
@@ -147,8 +152,9 @@ def _sex_limit(text: str) -> str | None:
     return "female" if female else "male"
 
 
-def criteria_signals(inclusion: Sequence[CriterionVerdict], exclusion: Sequence[CriterionVerdict]
-                     ) -> tuple[float, float]:  # fmt: skip
+def criteria_signals(
+    inclusion: Sequence[CriterionVerdict], exclusion: Sequence[CriterionVerdict]
+) -> tuple[float, float]:
     """(share of the inclusion criteria met, whether any inclusion criterion is not met or exclusion met)."""
     met = sum(v.verdict == MET for v in inclusion) / len(inclusion) if inclusion else 0.0
     failed = any(v.verdict == NOT_MET for v in inclusion) or any(v.verdict == MET for v in exclusion)

@@ -47,9 +47,13 @@ def eligibility_pairs(trials: list[TrainingTrial], config: EligibilityConfig) ->
     return pairs
 
 
-def train_eligibility_reranker(base: str | Path, trials: list[TrainingTrial], output: Path | str,
-                               config: EligibilityConfig | None = None, progress: bool = True
-                               ) -> TrainResult:  # fmt: skip
+def train_eligibility_reranker(
+    base: str | Path,
+    trials: list[TrainingTrial],
+    output: Path | str,
+    config: EligibilityConfig | None = None,
+    progress: bool = True,
+) -> TrainResult:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     config = config or EligibilityConfig()
@@ -68,20 +72,32 @@ def train_eligibility_reranker(base: str | Path, trials: list[TrainingTrial], ou
     state = {"config": {**asdict(config), "device": None}, "base": str(base), "pairs": len(pairs)}
     checkpoint = workdir / "checkpoint.pt"
     loss_function = torch.nn.BCEWithLogitsLoss()
-    with runtime.checkpointed_steps(checkpoint, state, device, model, optimizer, scheduler, total, config,
-                                    "training reranker", progress) as steps:  # fmt: skip
+    with runtime.checkpointed_steps(
+        checkpoint, state, device, model, optimizer, scheduler, total, config, "training reranker", progress
+    ) as steps:
         while not steps.done:
             start = (steps.step % per_epoch) * config.batch_size
             batch = pairs[start : start + config.batch_size]
-            inputs = tokenizer([b[0] for b in batch], [b[1] for b in batch], truncation="longest_first",
-                               max_length=config.max_length, padding=True, return_tensors="pt").to(device)  # fmt: skip
+            inputs = tokenizer(
+                [b[0] for b in batch],
+                [b[1] for b in batch],
+                truncation="longest_first",
+                max_length=config.max_length,
+                padding=True,
+                return_tensors="pt",
+            ).to(device)
             labels = torch.tensor([b[2] for b in batch], device=device)
             loss = loss_function(model(**inputs).logits.squeeze(-1), labels)
             loss.backward()
             steps.take(loss.item())
     model.eval()
-    export_reranker(model.to("cpu"), tokenizer, output, {**state, "steps": steps.step, "last_loss": steps.last_loss},
-                    config.quantize)  # fmt: skip
+    export_reranker(
+        model.to("cpu"),
+        tokenizer,
+        output,
+        {**state, "steps": steps.step, "last_loss": steps.last_loss},
+        config.quantize,
+    )
     shutil.rmtree(workdir, ignore_errors=True)
     return TrainResult(steps.step, steps.seconds, steps.last_loss, steps.resumed_from)
 

@@ -48,8 +48,9 @@ class TrainingTrial:
 
 def training_trials(records: Iterable[TrialRecord]) -> list[TrainingTrial]:
     """Records with a description and inclusion criteria (the others teach nothing here), sorted by NCT id."""
-    trials = [TrainingTrial(r.nct_id, description(r), criteria_text(r.inclusion), criteria_text(r.exclusion))
-              for r in records]  # fmt: skip
+    trials = [
+        TrainingTrial(r.nct_id, description(r), criteria_text(r.inclusion), criteria_text(r.exclusion)) for r in records
+    ]
     return sorted((t for t in trials if t.description and t.inclusion), key=lambda t: t.nct_id)
 
 
@@ -62,8 +63,9 @@ class TrialMatcherLoss(torch.nn.Module):
         self.weight = trial_to_patient_weight
         self.generator = torch.Generator().manual_seed(seed)
 
-    def forward(self, inclusion: torch.Tensor, descriptions: torch.Tensor, exclusion: torch.Tensor,
-                has_exclusion: torch.Tensor) -> torch.Tensor:  # fmt: skip
+    def forward(
+        self, inclusion: torch.Tensor, descriptions: torch.Tensor, exclusion: torch.Tensor, has_exclusion: torch.Tensor
+    ) -> torch.Tensor:
         size = len(descriptions)
         # each row's negative trial: a random other row of the batch (shift by 1 … size−1)
         shift = torch.randint(1, size, (size,), generator=self.generator).to(descriptions.device) if size > 1 else None
@@ -77,16 +79,23 @@ class TrialMatcherLoss(torch.nn.Module):
         return loss
 
 
-def train_trial_encoders(base: str | Path, trials: list[TrainingTrial], output: Path | str,
-                         config: TrialTrainConfig | None = None, progress: bool = True) -> TrainResult:  # fmt: skip
+def train_trial_encoders(
+    base: str | Path,
+    trials: list[TrainingTrial],
+    output: Path | str,
+    config: TrialTrainConfig | None = None,
+    progress: bool = True,
+) -> TrainResult:
     config = config or TrialTrainConfig()
     if len(trials) < 2:
         raise ValueError(f"training needs at least 2 records with inclusion criteria, found {len(trials)}")
     output, workdir, device = runtime.start_run(output, config)
-    encoders = torch.nn.ModuleDict({
-        PATIENT: TermEncoderModel(base, max_length=config.max_length),
-        TRIAL: TermEncoderModel(base, max_length=config.max_length),
-    }).to(device)  # fmt: skip
+    encoders = torch.nn.ModuleDict(
+        {
+            PATIENT: TermEncoderModel(base, max_length=config.max_length),
+            TRIAL: TermEncoderModel(base, max_length=config.max_length),
+        }
+    ).to(device)
     for encoder in encoders.values():
         cast(TermEncoderModel, encoder).freeze(config.freeze_layers)
     loss_function = TrialMatcherLoss(config.margin, config.trial_to_patient_weight, config.seed)
@@ -94,11 +103,17 @@ def train_trial_encoders(base: str | Path, trials: list[TrainingTrial], output: 
     total_steps = config.max_steps or batches_per_epoch * config.epochs
     optimizer = torch.optim.AdamW([p for p in encoders.parameters() if p.requires_grad], lr=config.lr)
     scheduler = runtime.linear_warmup_and_decay(optimizer, total_steps, config.warmup)
-    state = {"config": {**asdict(config), "device": None}, "base": str(base), "trials": len(trials),
-             "first": trials[0].nct_id, "last": trials[-1].nct_id}  # fmt: skip
+    state = {
+        "config": {**asdict(config), "device": None},
+        "base": str(base),
+        "trials": len(trials),
+        "first": trials[0].nct_id,
+        "last": trials[-1].nct_id,
+    }
     checkpoint = workdir / "checkpoint.pt"
-    with runtime.checkpointed_steps(checkpoint, state, device, encoders, optimizer, scheduler, total_steps, config,
-                                    "training", progress) as steps:  # fmt: skip
+    with runtime.checkpointed_steps(
+        checkpoint, state, device, encoders, optimizer, scheduler, total_steps, config, "training", progress
+    ) as steps:
         while not steps.done:
             batch = _batch(trials, config, steps.step, batches_per_epoch)
             inclusion = encoders[PATIENT]([t.inclusion for t in batch] + [t.exclusion or "-" for t in batch])

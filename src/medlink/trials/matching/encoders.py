@@ -71,8 +71,11 @@ def load_trial_encoders(name: str | None = None, quantize: str = "none") -> Tria
     if folder is None:
         encoder = load_encoder(name, quantize=quantize, max_length=MAX_TOKENS)
         return TrialEncoders(name, encoder, encoder)
-    return TrialEncoders(name, load_encoder(str(folder / PATIENT), quantize=quantize, max_length=MAX_TOKENS),
-                         load_encoder(str(folder / TRIAL), quantize=quantize, max_length=MAX_TOKENS))  # fmt: skip
+    return TrialEncoders(
+        name,
+        load_encoder(str(folder / PATIENT), quantize=quantize, max_length=MAX_TOKENS),
+        load_encoder(str(folder / TRIAL), quantize=quantize, max_length=MAX_TOKENS),
+    )
 
 
 def _trial_model_folder(name: str) -> Path | None:

@@ -19,8 +19,9 @@ from medlink.trials.normalization.normalizer import TrialNormalizer
 from medlink.trials.records import TrialRecord
 
 
-def indexed_trials(records: Iterable[TrialRecord], normalizer: TrialNormalizer, scanner: ConceptScanner,
-                   batch: int = 256) -> list[IndexedTrial]:  # fmt: skip
+def indexed_trials(
+    records: Iterable[TrialRecord], normalizer: TrialNormalizer, scanner: ConceptScanner, batch: int = 256
+) -> list[IndexedTrial]:
     trials: list[IndexedTrial] = []
     records = iter(records)
     while chunk := list(islice(records, batch)):
@@ -31,18 +32,26 @@ def indexed_trials(records: Iterable[TrialRecord], normalizer: TrialNormalizer, 
     return trials
 
 
-def index_records(records: Iterable[TrialRecord], output: Path | str, encoders: TrialEncoders,
-                  normalizer: TrialNormalizer, scanner: ConceptScanner, progress: bool = False
-                  ) -> TrialIndex:  # fmt: skip
+def index_records(
+    records: Iterable[TrialRecord],
+    output: Path | str,
+    encoders: TrialEncoders,
+    normalizer: TrialNormalizer,
+    scanner: ConceptScanner,
+    progress: bool = False,
+) -> TrialIndex:
     trials = indexed_trials(records, normalizer, scanner)
     index = TrialIndex.build(trials, encoders, progress)
     index.save(output, {"concept_terminology": scanner.terminology.fingerprint()})
     return index
 
 
-def index_texts(texts: Mapping[str, str], encoders: TrialEncoders, scanner: ConceptScanner | None,
-                progress: bool = False) -> TrialIndex:  # fmt: skip
+def index_texts(
+    texts: Mapping[str, str], encoders: TrialEncoders, scanner: ConceptScanner | None, progress: bool = False
+) -> TrialIndex:
     """An in-memory index of trials known only by a text each (title and summary, as BIRCO gives them)."""
-    trials = [IndexedTrial(nct_id, description=text, concepts=scanner.scan(text) if scanner else ())
-              for nct_id, text in sorted(texts.items())]  # fmt: skip
+    trials = [
+        IndexedTrial(nct_id, description=text, concepts=scanner.scan(text) if scanner else ())
+        for nct_id, text in sorted(texts.items())
+    ]
     return TrialIndex.build(trials, encoders, progress)

@@ -47,8 +47,12 @@ def read_birco(path: Path | str) -> Collection:
     unknown = sorted(q for q in qrels if q not in data["query"])
     if unknown:
         raise MedlinkError(f"{path}: judgements for patients with no query text: {', '.join(unknown[:5])}")
-    return Collection(path.stem, {str(k): str(v) for k, v in data["query"].items()}, qrels,
-                      {str(k): str(v) for k, v in data["corpus"].items()})  # fmt: skip
+    return Collection(
+        path.stem,
+        {str(k): str(v) for k, v in data["query"].items()},
+        qrels,
+        {str(k): str(v) for k, v in data["corpus"].items()},
+    )
 
 
 def read_trec(folder: Path | str) -> Collection:
@@ -56,8 +60,9 @@ def read_trec(folder: Path | str) -> Collection:
     queries, qrels_file = folder / "queries.jsonl", folder / "qrels" / "test.tsv"
     for needed in (queries, qrels_file):
         if not needed.is_file():
-            raise MedlinkError(f"{folder}: a TREC CT folder needs queries.jsonl and qrels/test.tsv; "
-                               f"{needed} is missing")  # fmt: skip
+            raise MedlinkError(
+                f"{folder}: a TREC CT folder needs queries.jsonl and qrels/test.tsv; {needed} is missing"
+            )
     notes: dict[str, str] = {}
     for number, line in enumerate(queries.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -73,8 +78,9 @@ def read_trec(folder: Path | str) -> Collection:
         if number == 1 and not fields[-1].strip().lstrip("-").isdigit():
             continue  # the header
         if len(fields) != 3 or not fields[2].strip().lstrip("-").isdigit():
-            raise MedlinkError(f"{qrels_file}:{number}: expected query-id, corpus-id and an integer grade, "
-                               "tab-separated")  # fmt: skip
+            raise MedlinkError(
+                f"{qrels_file}:{number}: expected query-id, corpus-id and an integer grade, tab-separated"
+            )
         qrels.setdefault(fields[0], {})[fields[1]] = int(fields[2])
     unknown = sorted(q for q in qrels if q not in notes)
     if unknown:

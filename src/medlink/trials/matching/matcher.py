@@ -49,6 +49,7 @@ DEFAULT_TOP = 10  # trials returned for a note unless asked otherwise
 CRITERIA_TOP = 100  # over a whole index, only the first stage's best are checked criterion by criterion
 CRITERIA_KEPT = 20_000  # trials whose criteria stay read (a bounded memory in a long-running service)
 
+
 @dataclass(frozen=True)
 class CriterionMatch:
     text: str
@@ -72,12 +73,19 @@ class TrialMatch:
     criteria: tuple[CriterionVerdict, ...] = ()  # every criterion met, not met or unknown, with the note's words
 
     def to_dict(self) -> dict[str, Any]:
-        return {"nct_id": self.nct_id, "title": self.title, "rank": self.rank, "score": round(self.score, 4),
-                "signals": {k: round(v, 4) for k, v in self.signals.items()},
-                "best_inclusion": [{"text": c.text, "score": round(c.score, 4)} for c in self.best_inclusion],
-                "fired_exclusions": list(self.fired_exclusions), "age_ok": self.age_ok, "sex_ok": self.sex_ok,
-                "shared_concepts": list(self.shared_concepts),
-                "criteria": [verdict.to_dict() for verdict in self.criteria]}  # fmt: skip
+        return {
+            "nct_id": self.nct_id,
+            "title": self.title,
+            "rank": self.rank,
+            "score": round(self.score, 4),
+            "signals": {k: round(v, 4) for k, v in self.signals.items()},
+            "best_inclusion": [{"text": c.text, "score": round(c.score, 4)} for c in self.best_inclusion],
+            "fired_exclusions": list(self.fired_exclusions),
+            "age_ok": self.age_ok,
+            "sex_ok": self.sex_ok,
+            "shared_concepts": list(self.shared_concepts),
+            "criteria": [verdict.to_dict() for verdict in self.criteria],
+        }
 
 
 @dataclass(frozen=True)
@@ -115,8 +123,13 @@ class MatchResult:
     warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"age": self.note.age, "sex": self.note.sex, "concepts": list(self.concepts),
-                "warnings": list(self.warnings), "trials": [t.to_dict() for t in self.trials]}  # fmt: skip
+        return {
+            "age": self.note.age,
+            "sex": self.note.sex,
+            "concepts": list(self.concepts),
+            "warnings": list(self.warnings),
+            "trials": [t.to_dict() for t in self.trials],
+        }
 
 
 @dataclass
@@ -182,8 +195,7 @@ class TrialMatcher:
         signals = self._signals(cosines, bm25[rows], rows, trials, facts, reach, criteria)
         return Candidates(note, tuple(note_concepts), patient, rows, trials, signals, facts, reach)
 
-    def relevance(self, found: Candidates, positions: Sequence[int], reading: NoteReading | None = None
-                  ) -> np.ndarray:  # fmt: skip
+    def relevance(self, found: Candidates, positions: Sequence[int], reading: NoteReading | None = None) -> np.ndarray:
         """The reranker's score of the candidates at ``positions``, reading the note as ``reading`` (default: the
         matcher's) says."""
         assert self.reranker is not None
@@ -235,8 +247,16 @@ class TrialMatcher:
         """cos(note, D), cos(note, I), cos(note, E) of the trials at ``rows``."""
         return {view: np.asarray(self.index.vectors[view][rows], dtype=np.float32) @ patient for view in VIEWS}
 
-    def _signals(self, cosines: dict[str, np.ndarray], bm25: np.ndarray, rows: np.ndarray, trials: list[IndexedTrial],
-                 facts: NoteFacts, reach: frozenset[str], criteria: bool) -> Signals:  # fmt: skip
+    def _signals(
+        self,
+        cosines: dict[str, np.ndarray],
+        bm25: np.ndarray,
+        rows: np.ndarray,
+        trials: list[IndexedTrial],
+        facts: NoteFacts,
+        reach: frozenset[str],
+        criteria: bool,
+    ) -> Signals:
         concepts, excluded, demographics, met, failed = (np.zeros(len(trials)) for _ in range(5))
         note = facts.note
         for i, trial in enumerate(trials):
@@ -260,17 +280,22 @@ class TrialMatcher:
                 terminology = self.scanner.terminology
                 for concept in trial.concepts:
                     own.update(terminology.ancestors(concept) if concept in terminology else ())
-            self._read[row] = ReadTrial(tuple(read_criterion(text, self.scanner) for text in trial.inclusion),
-                                        tuple(read_criterion(text, self.scanner) for text in trial.exclusion),
-                                        frozenset(own))  # fmt: skip
+            self._read[row] = ReadTrial(
+                tuple(read_criterion(text, self.scanner) for text in trial.inclusion),
+                tuple(read_criterion(text, self.scanner) for text in trial.exclusion),
+                frozenset(own),
+            )
         return self._read[row]
 
-    def _verdicts(self, facts: NoteFacts, row: int, trial: IndexedTrial
-                  ) -> tuple[tuple[CriterionVerdict, ...], tuple[CriterionVerdict, ...]]:  # fmt: skip
+    def _verdicts(
+        self, facts: NoteFacts, row: int, trial: IndexedTrial
+    ) -> tuple[tuple[CriterionVerdict, ...], tuple[CriterionVerdict, ...]]:
         """Each inclusion and exclusion criterion of ``trial`` checked against the note."""
         read = self._read_trial(row, trial)
-        return (judge_criteria(INCLUSION, read.inclusion, facts),
-                judge_criteria(EXCLUSION, read.exclusion, facts, read.own))  # fmt: skip
+        return (
+            judge_criteria(INCLUSION, read.inclusion, facts),
+            judge_criteria(EXCLUSION, read.exclusion, facts, read.own),
+        )
 
     def _reach(self, concepts: Sequence[str]) -> frozenset[str]:
         """``concepts`` and every concept above them: a trial's concept is the note's when it is in there."""
@@ -284,16 +309,32 @@ class TrialMatcher:
     def _explain(self, rank: int, found: Candidates, i: int, score: float) -> TrialMatch:
         trial, row, note = found.trials[i], int(found.rows[i]), found.note
         closest = self.index.criteria_vectors("I", row) @ found.patient if trial.inclusion else np.zeros(0)
-        best = tuple(CriterionMatch(trial.inclusion[j], float(closest[j]))
-                     for j in np.argsort(-closest, kind="stable")[: self.explain_top])  # fmt: skip
+        best = tuple(
+            CriterionMatch(trial.inclusion[j], float(closest[j]))
+            for j in np.argsort(-closest, kind="stable")[: self.explain_top]
+        )
         inclusion, exclusion = self._verdicts(found.facts, row, trial)
-        fired = tuple(c.text for c in self._read_trial(row, trial).exclusion
-                      if self._excluding(found.reach, row, trial, [f.concept_id for f in c.findings if not f.negated]))
+        fired = tuple(
+            c.text
+            for c in self._read_trial(row, trial).exclusion
+            if self._excluding(found.reach, row, trial, [f.concept_id for f in c.findings if not f.negated])
+        )
         shared = self._names([c for c in trial.concepts if c in found.reach])
         verdict = check_demographics(note, trial.minimum_age, trial.maximum_age, trial.sex)
         values = {name: float(getattr(found.signals, name)[i]) for name in Signals.__dataclass_fields__}
-        return TrialMatch(trial.nct_id, trial.title, rank, score, values, best, fired, verdict.age_ok,
-                          verdict.sex_ok, shared, inclusion + exclusion)  # fmt: skip
+        return TrialMatch(
+            trial.nct_id,
+            trial.title,
+            rank,
+            score,
+            values,
+            best,
+            fired,
+            verdict.age_ok,
+            verdict.sex_ok,
+            shared,
+            inclusion + exclusion,
+        )
 
     def _excluding(self, reach: frozenset[str], row: int, trial: IndexedTrial, named: Sequence[str]) -> tuple[str, ...]:
         """The diseases of the note (``reach``: with what is above them) among ``named`` (an exclusion's), leaving
@@ -321,6 +362,8 @@ def _note_warnings(text: str) -> tuple[str, ...]:
         warnings.append(f"the note has {len(stripped):,} characters; only the first {MAX_NOTE_CHARS:,} were read")
     letters = [c for c in stripped if c.isalpha()]
     if letters and sum(c.isascii() for c in letters) / len(letters) < 0.5:
-        warnings.append("the note is mostly not in Latin script; medlink's trial encoders and BM25 read English, "
-                        "so these scores are unreliable")  # fmt: skip
+        warnings.append(
+            "the note is mostly not in Latin script; medlink's trial encoders and BM25 read English, "
+            "so these scores are unreliable"
+        )
     return tuple(warnings)

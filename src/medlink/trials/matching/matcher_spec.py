@@ -29,21 +29,34 @@ class MatcherSpec:
     """
 
     index_dir: Path | None = None
-    encoders: str | None = setting(None, "Trial encoders: a folder from `medlink trials train`, or a term encoder "
-                                         "name for both sides (default: the index's own, else the shipped ones).")
-    reranker: str | None = setting(None, "Cross-encoder over the top trials: 'msmarco' (pip install "
-                                         "'medlink[rerank]') or an ONNX cross-encoder folder (default: none).",
-                                   flag="--rerank")  # fmt: skip
+    encoders: str | None = setting(
+        None,
+        "Trial encoders: a folder from `medlink trials train`, or a term encoder "
+        "name for both sides (default: the index's own, else the shipped ones).",
+    )
+    reranker: str | None = setting(
+        None,
+        "Cross-encoder over the top trials: 'msmarco' (pip install "
+        "'medlink[rerank]') or an ONNX cross-encoder folder (default: none).",
+        flag="--rerank",
+    )
     weights: FusionWeights = field(default_factory=FusionWeights)
     concepts: bool = setting(True, "Compare the diseases of the note and the trials.")
     rerank_top: int = setting(20, "How many top trials the reranker reads.", minimum=1)
-    expand_query: bool = setting(True, "Add the names of the note's diseases to its BM25 query.",
-                                 flag="--expand/--no-expand")  # fmt: skip
-    fusion: str = setting(WEIGHTED, "How the first-stage signals are combined: 'weighted' (z-scores, --weights) or "
-                                    "'rrf' (reciprocal-rank fusion).", choices=FUSIONS)  # fmt: skip
-    reading: str = setting(WHOLE, "How the reranker reads a long note: 'whole', 'findings' (its first sentence "
-                                  "and the sentences naming a disease) or 'windows' (best window).",
-                           choices=READINGS)  # fmt: skip
+    expand_query: bool = setting(
+        True, "Add the names of the note's diseases to its BM25 query.", flag="--expand/--no-expand"
+    )
+    fusion: str = setting(
+        WEIGHTED,
+        "How the first-stage signals are combined: 'weighted' (z-scores, --weights) or 'rrf' (reciprocal-rank fusion).",
+        choices=FUSIONS,
+    )
+    reading: str = setting(
+        WHOLE,
+        "How the reranker reads a long note: 'whole', 'findings' (its first sentence "
+        "and the sentences naming a disease) or 'windows' (best window).",
+        choices=READINGS,
+    )
     rerank_tokens: int = setting(256, "The reranker's window in tokens, note and trial together.", minimum=16)
 
     def build(self, trial_texts: Mapping[str, str] | None = None, progress: bool = False) -> TrialMatcher:
@@ -56,15 +69,26 @@ class MatcherSpec:
             encoders = load_trial_encoders(self.encoders or index.manifest.get("encoder_name"))
             built_with = index.manifest.get("concept_terminology")
             if scanner and built_with and built_with != scanner.terminology.fingerprint():
-                raise TrialIndexError(f"{self.index_dir} was built with another disease terminology than this "
-                                      f"medlink's embedded MeSH; rebuild it with `medlink trials index`")  # fmt: skip
+                raise TrialIndexError(
+                    f"{self.index_dir} was built with another disease terminology than this "
+                    f"medlink's embedded MeSH; rebuild it with `medlink trials index`"
+                )
         elif trial_texts:
             encoders = load_trial_encoders(self.encoders)
             index = index_texts(trial_texts, encoders, scanner, progress)
         else:
-            raise MedlinkError("no trials to match against: give a trial index (--index) or a collection with trial "
-                               "texts (--birco)")  # fmt: skip
+            raise MedlinkError(
+                "no trials to match against: give a trial index (--index) or a collection with trial texts (--birco)"
+            )
         reranker = load_reranker(self.reranker, self.rerank_tokens) if self.reranker else None
-        return TrialMatcher(index, encoders, scanner, self.weights, reranker, self.rerank_top,
-                            expand_query=self.expand_query, fusion=self.fusion,
-                            reading=NoteReading(self.reading))  # fmt: skip
+        return TrialMatcher(
+            index,
+            encoders,
+            scanner,
+            self.weights,
+            reranker,
+            self.rerank_top,
+            expand_query=self.expand_query,
+            fusion=self.fusion,
+            reading=NoteReading(self.reading),
+        )

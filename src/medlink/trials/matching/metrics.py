@@ -14,8 +14,14 @@ from medlink.errors import MedlinkError
 Run = Mapping[str, Mapping[str, float]]  # patient → trial → score
 Qrels = Mapping[str, Mapping[str, int]]  # patient → trial → grade
 
-MEASURES = {"ndcg@10": "nDCG@10", "p@10": "P@10", "p@10(eligible)": "P(rel=2)@10", "mrr": "RR", "r-prec": "Rprec",
-            "recall@100": "R@100"}  # fmt: skip
+MEASURES = {
+    "ndcg@10": "nDCG@10",
+    "p@10": "P@10",
+    "p@10(eligible)": "P(rel=2)@10",
+    "mrr": "RR",
+    "r-prec": "Rprec",
+    "recall@100": "R@100",
+}
 
 
 def evaluate(run: Run, qrels: Qrels) -> dict[str, float]:
@@ -32,6 +38,7 @@ def evaluate(run: Run, qrels: Qrels) -> dict[str, float]:
         if metric.query_id in qrels:
             totals[metric.measure] += float(metric.value)
     return {name: round(totals[measure] / max(1, len(qrels)), 4) for name, measure in measures.items()}
+
 
 def per_patient(run: Run, qrels: Qrels, measure: str = "ndcg@10") -> dict[str, float]:
     """One measure for each judged patient (0 for a patient the run leaves out), for paired tests."""

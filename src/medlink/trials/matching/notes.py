@@ -15,11 +15,14 @@ from medlink.errors import MedlinkError
 MAX_NOTE_CHARS = 20_000  # longer notes are cut here: the encoders read 256 tokens and BM25 gains nothing more
 
 _UNIT_YEARS = {"year": 1.0, "yr": 1.0, "month": 1 / 12, "mo": 1 / 12, "week": 1 / 52, "wk": 1 / 52, "day": 1 / 365}
-_AGE = re.compile(r"""
+_AGE = re.compile(
+    r"""
     \b(\d{1,3}(?:\.\d)?)[\s-]*(year|yr|month|mo|week|wk|day)s?[\s-]*old\b   # "58-year-old", "3 months old"
     | \b(?:aged?|age\ of)\s+(\d{1,3})\b                                    # "aged 58", "age of 58"
     | \b(\d{1,3})\s*(?:yo|y/o|y\.o\.|yr\ old)\b                           # "58 yo", "58 y/o"
-""", re.IGNORECASE | re.VERBOSE)
+""",
+    re.IGNORECASE | re.VERBOSE,
+)
 _FEMALE = re.compile(r"\b(woman|women|female|girl|lady|she|her|mother|pregnant|gravida)\b", re.IGNORECASE)
 _MALE = re.compile(r"\b(man|men|male|boy|gentleman|he|his|him)\b", re.IGNORECASE)
 _SEX_WORD = re.compile(r"\b(woman|female|girl|lady|man|male|boy|gentleman)\b", re.IGNORECASE)
@@ -72,8 +75,9 @@ class Demographics:
         return self.age_ok is False or self.sex_ok is False
 
 
-def check_demographics(note: PatientNote, minimum_age: float | None, maximum_age: float | None,
-                       sex: str) -> Demographics:  # fmt: skip
+def check_demographics(
+    note: PatientNote, minimum_age: float | None, maximum_age: float | None, sex: str
+) -> Demographics:
     age_ok = None
     if note.age is not None and (minimum_age is not None or maximum_age is not None):
         age_ok = (minimum_age is None or note.age >= minimum_age) and (maximum_age is None or note.age <= maximum_age)

@@ -30,8 +30,10 @@ def read_peer_rankings(path: Path, qrels: Qrels, collection: str) -> dict[str, R
         if not isinstance(ranking, dict) or not all(isinstance(v, list) for v in ranking.values()):
             raise MedlinkError(f"{path}: system {name!r}: expected {{patient id: [trial ids, best first]}}")
         _check_patients(path, name, set(ranking), set(qrels), collection)
-        runs[name] = {patient: {str(trial): float(len(trials) - place) for place, trial in enumerate(trials)}
-                      for patient, trials in ranking.items()}  # fmt: skip
+        runs[name] = {
+            patient: {str(trial): float(len(trials) - place) for place, trial in enumerate(trials)}
+            for patient, trials in ranking.items()
+        }
     return runs
 
 
@@ -39,10 +41,14 @@ def _check_patients(path: Path, name: str, ranked: set[str], judged: set[str], c
     if ranked == judged:
         return
     problems = []
-    for what, ids in (("ranks patients the collection does not judge", ranked - judged),
-                      ("leaves out judged patients", judged - ranked)):  # fmt: skip
+    for what, ids in (
+        ("ranks patients the collection does not judge", ranked - judged),
+        ("leaves out judged patients", judged - ranked),
+    ):
         if ids:
             listed = ", ".join(sorted(ids)[:SHOWN]) + (f" and {len(ids) - SHOWN} more" if len(ids) > SHOWN else "")
             problems.append(f"{what}: {listed}")
-    raise MedlinkError(f"{path}: system {name!r} does not match {collection}: {'; '.join(problems)} "
-                       f"(peers' rankings are for the collection they were made on)")  # fmt: skip
+    raise MedlinkError(
+        f"{path}: system {name!r} does not match {collection}: {'; '.join(problems)} "
+        f"(peers' rankings are for the collection they were made on)"
+    )

@@ -34,8 +34,9 @@ class PoolEvidence:
     qrels: dict[str, int]
 
 
-def gather_pool_evidence(matcher: TrialMatcher, collection: Collection, readings: Sequence[NoteReading],
-                         progress: bool = False) -> list[PoolEvidence]:  # fmt: skip
+def gather_pool_evidence(
+    matcher: TrialMatcher, collection: Collection, readings: Sequence[NoteReading], progress: bool = False
+) -> list[PoolEvidence]:
     """The evidence on every judged trial the index holds, for every judged patient of ``collection``."""
     from tqdm import tqdm
 
@@ -47,28 +48,46 @@ def gather_pool_evidence(matcher: TrialMatcher, collection: Collection, readings
         relevance = {}
         if matcher.reranker is not None:
             relevance = {reading.mode: matcher.relevance(found, everything, reading) for reading in readings}
-        gathered.append(PoolEvidence(collection.name, patient, tuple(found.ids), found.signals, relevance,
-                                     dict(judged.qrels[patient])))  # fmt: skip
+        gathered.append(
+            PoolEvidence(
+                collection.name, patient, tuple(found.ids), found.signals, relevance, dict(judged.qrels[patient])
+            )
+        )
     return gathered
 
 
 def gathering_key(matcher: TrialMatcher, readings: Sequence[NoteReading]) -> dict[str, Any]:
     """What the saved evidence depends on."""
     reranker, manifest = matcher.reranker, matcher.index.manifest
-    return {"medlink_version": __version__, "encoders": matcher.encoders.name, "expand_query": matcher.expand_query,
-            "index": {"trials": len(matcher.index), "files": manifest.get("files"),
-                      "concept_terminology": manifest.get("concept_terminology")},
-            "concepts": matcher.scanner is not None, "signals": list(Signals.__dataclass_fields__),
-            "reranker": getattr(reranker, "name", None),
-            "reranker_tokens": getattr(reranker, "max_length", None),
-            "readings": [reading.mode for reading in readings]}  # fmt: skip
+    return {
+        "medlink_version": __version__,
+        "encoders": matcher.encoders.name,
+        "expand_query": matcher.expand_query,
+        "index": {
+            "trials": len(matcher.index),
+            "files": manifest.get("files"),
+            "concept_terminology": manifest.get("concept_terminology"),
+        },
+        "concepts": matcher.scanner is not None,
+        "signals": list(Signals.__dataclass_fields__),
+        "reranker": getattr(reranker, "name", None),
+        "reranker_tokens": getattr(reranker, "max_length", None),
+        "readings": [reading.mode for reading in readings],
+    }
 
 
 def save_pool_evidence(evidence: Sequence[PoolEvidence], key: dict[str, Any], path: Path) -> None:
-    rows = [{"collection": e.collection, "patient": e.patient, "trials": list(e.trials), "qrels": e.qrels,
-             "signals": {f.name: getattr(e.signals, f.name).tolist() for f in fields(Signals)},
-             "relevance": {name: values.tolist() for name, values in e.relevance.items()}}
-            for e in evidence]  # fmt: skip
+    rows = [
+        {
+            "collection": e.collection,
+            "patient": e.patient,
+            "trials": list(e.trials),
+            "qrels": e.qrels,
+            "signals": {f.name: getattr(e.signals, f.name).tolist() for f in fields(Signals)},
+            "relevance": {name: values.tolist() for name, values in e.relevance.items()},
+        }
+        for e in evidence
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
     partial.write_text(json.dumps({"key": key, "patients": rows}))
@@ -85,9 +104,14 @@ def load_pool_evidence(path: Path, key: dict[str, Any]) -> list[PoolEvidence] | 
         raise MedlinkError(f"{path}: unreadable saved evidence ({error}); delete it to gather again") from None
     if saved.get("key") != key:
         return None
-    return [PoolEvidence(row["collection"], row["patient"], tuple(row["trials"]),
-                         Signals(**{name: np.asarray(values, dtype=np.float64)
-                                    for name, values in row["signals"].items()}),
-                         {name: np.asarray(values, dtype=np.float64) for name, values in row["relevance"].items()},
-                         {str(t): int(g) for t, g in row["qrels"].items()})
-            for row in saved["patients"]]  # fmt: skip
+    return [
+        PoolEvidence(
+            row["collection"],
+            row["patient"],
+            tuple(row["trials"]),
+            Signals(**{name: np.asarray(values, dtype=np.float64) for name, values in row["signals"].items()}),
+            {name: np.asarray(values, dtype=np.float64) for name, values in row["relevance"].items()},
+            {str(t): int(g) for t, g in row["qrels"].items()},
+        )
+        for row in saved["patients"]
+    ]

@@ -24,8 +24,9 @@ class Runs:
     collection: Collection  # the judged part that was ranked
 
 
-def rank_collection(matcher: TrialMatcher, collection: Collection, protocol: str = POOL, depth: int = 100,
-                    progress: bool = False) -> Runs:  # fmt: skip
+def rank_collection(
+    matcher: TrialMatcher, collection: Collection, protocol: str = POOL, depth: int = 100, progress: bool = False
+) -> Runs:
     from tqdm import tqdm
 
     index = matcher.index
@@ -46,4 +47,3 @@ def rank_collection(matcher: TrialMatcher, collection: Collection, protocol: str
         # rank order is what counts: scores turned into descending ranks keep reranked heads above their tails
         system[patient] = {m.nct_id: float(len(result.trials) - m.rank + 1) for m in result.trials}
     return Runs(system, bm25, judged)
-

@@ -94,15 +94,17 @@ def fuse_signals(signals: Signals, weights: FusionWeights, fusion: str = WEIGHTE
         return reciprocal_rank_fusion(signals, weights)
     if fusion != WEIGHTED:
         raise ValueError(f"unknown fusion {fusion!r}; known: {', '.join(FUSIONS)}")
-    return (weights.description * standardize(signals.description)
-            + weights.inclusion * standardize(signals.inclusion)
-            - weights.exclusion * standardize(signals.exclusion)
-            + weights.bm25 * standardize(signals.bm25)
-            + weights.concepts * signals.concepts
-            - weights.exclusion_concepts * signals.exclusion_concepts
-            - weights.demographics * signals.demographics
-            + weights.criteria_met * signals.criteria_met
-            - weights.criteria_failed * signals.criteria_failed)  # fmt: skip
+    return (
+        weights.description * standardize(signals.description)
+        + weights.inclusion * standardize(signals.inclusion)
+        - weights.exclusion * standardize(signals.exclusion)
+        + weights.bm25 * standardize(signals.bm25)
+        + weights.concepts * signals.concepts
+        - weights.exclusion_concepts * signals.exclusion_concepts
+        - weights.demographics * signals.demographics
+        + weights.criteria_met * signals.criteria_met
+        - weights.criteria_failed * signals.criteria_failed
+    )
 
 
 def reciprocal_rank_fusion(signals: Signals, weights: FusionWeights, k: int = RRF_K) -> np.ndarray:
@@ -112,8 +114,11 @@ def reciprocal_rank_fusion(signals: Signals, weights: FusionWeights, k: int = RR
     lists = (signals.description, signals.inclusion, -signals.exclusion, signals.bm25, signals.concepts)
     fused = sum((1.0 / (k + _ranks(values)) for values in lists), np.zeros(len(signals.description)))
     first = 1.0 / (k + 1)
-    fused = fused - first * (signals.exclusion_concepts - weights.criteria_met * signals.criteria_met
-                             + weights.criteria_failed * signals.criteria_failed)  # fmt: skip
+    fused = fused - first * (
+        signals.exclusion_concepts
+        - weights.criteria_met * signals.criteria_met
+        + weights.criteria_failed * signals.criteria_failed
+    )
     return fused - len(lists) * signals.demographics.astype(np.float64)  # below every trial that is not ruled out
 
 
@@ -130,8 +135,9 @@ def reranked_head(scores: np.ndarray, ids: list[str], top: int) -> tuple[list[in
     return order[:top], order[top:]
 
 
-def with_reranker(scores: np.ndarray, head: list[int], tail: list[int], relevance: np.ndarray,
-                  weight: float) -> np.ndarray:  # fmt: skip
+def with_reranker(
+    scores: np.ndarray, head: list[int], tail: list[int], relevance: np.ndarray, weight: float
+) -> np.ndarray:
     """Scores where the head is ordered by z(first stage) + weight · z(reranker) over the head, and stays above
     the tail, which keeps its order."""
     scores = np.asarray(scores, dtype=np.float64).copy()

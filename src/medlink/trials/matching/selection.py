@@ -62,8 +62,12 @@ class RankingSetting:
         return f"{label} + rerank {self.reading} top {self.rerank_top} × {self.rerank_weight:g}"
 
     def weights(self, base: FusionWeights) -> FusionWeights:
-        return replace(base, criteria_met=self.criteria, criteria_failed=self.criteria,
-                       rerank=self.rerank_weight if self.reading else base.rerank)  # fmt: skip
+        return replace(
+            base,
+            criteria_met=self.criteria,
+            criteria_failed=self.criteria,
+            rerank=self.rerank_weight if self.reading else base.rerank,
+        )
 
     def options(self, reranker: str) -> str:
         """The command-line options that rank this way."""
@@ -75,9 +79,12 @@ class RankingSetting:
         return options + (f" --weights {','.join(weights)}" if weights else "")
 
 
-def settings_grid(readings: Sequence[str], tops: Sequence[int] = RERANK_TOPS,
-                  weights: Sequence[float] = RERANK_WEIGHTS,
-                  criteria: Sequence[float] = CRITERIA_WEIGHTS) -> list[RankingSetting]:  # fmt: skip
+def settings_grid(
+    readings: Sequence[str],
+    tops: Sequence[int] = RERANK_TOPS,
+    weights: Sequence[float] = RERANK_WEIGHTS,
+    criteria: Sequence[float] = CRITERIA_WEIGHTS,
+) -> list[RankingSetting]:
     grid = [RankingSetting(fusion, checks) for fusion, checks in product(FUSIONS, criteria)]
     reranked = product(FUSIONS, criteria, readings, tops, weights)
     grid += [RankingSetting(fusion, checks, reading, top, weight) for fusion, checks, reading, top, weight in reranked]
@@ -120,9 +127,14 @@ class Selection:
     objective: str
 
 
-def select_setting(evidence: Sequence[PoolEvidence], settings: Sequence[RankingSetting],
-                   today: RankingSetting = RankingSetting(), weights: FusionWeights | None = None,
-                   folds: int = 5, objective: str = WORST) -> Selection:  # fmt: skip
+def select_setting(
+    evidence: Sequence[PoolEvidence],
+    settings: Sequence[RankingSetting],
+    today: RankingSetting = RankingSetting(),
+    weights: FusionWeights | None = None,
+    folds: int = 5,
+    objective: str = WORST,
+) -> Selection:
     """Score every setting on every patient, choose by ``objective`` and report the held-out figures."""
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}; known: {', '.join(OBJECTIVES)}")
@@ -160,14 +172,23 @@ def select_setting(evidence: Sequence[PoolEvidence], settings: Sequence[RankingS
     held_out = []
     for c in collections:
         without = best(~members[c])
-        held_out.append(HeldOut(c, int(members[c].sum()), _mean(table[0, members[c]]),
-                                _mean(table[without, members[c]]), settings[without].label,
-                                _mean(by_topic[members[c]]), _mean(table[chosen, members[c]])))  # fmt: skip
+        held_out.append(
+            HeldOut(
+                c,
+                int(members[c].sum()),
+                _mean(table[0, members[c]]),
+                _mean(table[without, members[c]]),
+                settings[without].label,
+                _mean(by_topic[members[c]]),
+                _mean(table[chosen, members[c]]),
+            )
+        )
     per_collection = {c: table[:, members[c]].mean(axis=1) for c in collections}
     macro = np.mean([per_collection[c] for c in collections], axis=0)
-    leaderboard = tuple((settings[i].label, round(float(macro[i]), 4),
-                         {c: round(float(per_collection[c][i]), 4) for c in collections})
-                        for i in np.argsort(-macro, kind="stable"))  # fmt: skip
+    leaderboard = tuple(
+        (settings[i].label, round(float(macro[i]), 4), {c: round(float(per_collection[c][i]), 4) for c in collections})
+        for i in np.argsort(-macro, kind="stable")
+    )
     return Selection(settings[chosen], today, tuple(held_out), leaderboard, folds, objective)
 
 

@@ -11,8 +11,12 @@ from medlink.trials.records import TrialRecord
 
 
 def description(record: TrialRecord) -> str:
-    parts = [record.title, "; ".join(record.conditions),
-             "; ".join(intervention.name for intervention in record.interventions), record.brief_summary]  # fmt: skip
+    parts = [
+        record.title,
+        "; ".join(record.conditions),
+        "; ".join(intervention.name for intervention in record.interventions),
+        record.brief_summary,
+    ]
     return ". ".join(part.strip().rstrip(".") for part in parts if part and part.strip())
 
 

@@ -36,8 +36,9 @@ class TrialTrainConfig(TrainingLoopSettings):
 
     margin: float = 0.3  # of the cosine-distance triplet (distances lie in [0, 2])
     trial_to_patient_weight: float = 1.0  # λ of L_t2p
-    freeze_layers: int = setting(0, "Keep the embeddings and this many lower layers of both encoders as in the "
-                                    "base model.", minimum=0)  # fmt: skip
+    freeze_layers: int = setting(
+        0, "Keep the embeddings and this many lower layers of both encoders as in the base model.", minimum=0
+    )
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class EligibilityConfig(TrainingLoopSettings):
 
     lr: float = 3e-5
     max_length: int = 256
-    other_trial_negatives: bool = setting(False, "Also teach that another trial's inclusion criteria do not fit "
-                                                 "(an addition to the paper).")  # fmt: skip
+    other_trial_negatives: bool = setting(
+        False, "Also teach that another trial's inclusion criteria do not fit (an addition to the paper)."
+    )
     quantize: str = setting("none", "int8: dynamic quantization of the exported MatMuls.", choices=("none", "int8"))

@@ -63,11 +63,21 @@ class IndexedTrial:
     exclusion_concepts: tuple[str, ...] = ()
 
     @classmethod
-    def from_record(cls, record: TrialRecord, concepts: Sequence[str] = (),
-                    exclusion_concepts: Sequence[str] = ()) -> IndexedTrial:  # fmt: skip
-        return cls(record.nct_id, record.title, description(record), record.inclusion[:MAX_CRITERIA],
-                   record.exclusion[:MAX_CRITERIA], record.minimum_age, record.maximum_age, record.sex or "all",
-                   tuple(concepts), tuple(exclusion_concepts))  # fmt: skip
+    def from_record(
+        cls, record: TrialRecord, concepts: Sequence[str] = (), exclusion_concepts: Sequence[str] = ()
+    ) -> IndexedTrial:
+        return cls(
+            record.nct_id,
+            record.title,
+            description(record),
+            record.inclusion[:MAX_CRITERIA],
+            record.exclusion[:MAX_CRITERIA],
+            record.minimum_age,
+            record.maximum_age,
+            record.sex or "all",
+            tuple(concepts),
+            tuple(exclusion_concepts),
+        )
 
     @property
     def text(self) -> str:
@@ -113,9 +123,11 @@ class TrialIndex:
     def check_encoders(self, encoders: TrialEncoders) -> None:
         built = self.manifest.get("fingerprints")
         if built is not None and built != encoders.fingerprints():
-            raise TrialIndexError(f"this trial index was built with encoders {self.manifest.get('encoder_name')!r} "
-                                  f"and cannot be searched with {encoders.name!r}: their vectors differ. Rebuild "
-                                  f"it with `medlink trials index … --encoders {encoders.name}`")  # fmt: skip
+            raise TrialIndexError(
+                f"this trial index was built with encoders {self.manifest.get('encoder_name')!r} "
+                f"and cannot be searched with {encoders.name!r}: their vectors differ. Rebuild "
+                f"it with `medlink trials index … --encoders {encoders.name}`"
+            )
 
     # --- building -------------------------------------------------------------------------------------------
 
@@ -133,9 +145,12 @@ class TrialIndex:
             "E": _encode_optional(encoders, [criteria_text(t.exclusion) for t in trials], progress),
             "I-criteria": _encode_optional(encoders, [c for t in trials for c in t.inclusion], progress),
             "E-criteria": _encode_optional(encoders, [c for t in trials for c in t.exclusion], progress),
-        }  # fmt: skip
-        manifest = {"encoder_name": encoders.name, "encoders": _jsonable(encoders.identity()),
-                    "fingerprints": encoders.fingerprints()}
+        }
+        manifest = {
+            "encoder_name": encoders.name,
+            "encoders": _jsonable(encoders.identity()),
+            "fingerprints": encoders.fingerprints(),
+        }
         return cls(list(trials), vectors, Bm25.build([t.text for t in trials]), manifest)
 
     # --- saving and loading ---------------------------------------------------------------------------------
@@ -149,10 +164,16 @@ class TrialIndex:
                 np.save(staging / f"{name}.npy", np.asarray(matrix, dtype=np.float16))
             self.bm25.save(staging / "bm25")
             files = {str(p.relative_to(staging)): sha256_of(p) for p in sorted(staging.rglob("*")) if p.is_file()}
-            manifest = {"format": INDEX_FORMAT, "version": INDEX_VERSION, "medlink_version": __version__,
-                        **self.manifest, **(extra or {}), "trials": len(self.trials),
-                        "criteria": {side: int(self._offsets[side][-1]) for side in ("I", "E")},
-                        "files": files}  # fmt: skip
+            manifest = {
+                "format": INDEX_FORMAT,
+                "version": INDEX_VERSION,
+                "medlink_version": __version__,
+                **self.manifest,
+                **(extra or {}),
+                "trials": len(self.trials),
+                "criteria": {side: int(self._offsets[side][-1]) for side in ("I", "E")},
+                "files": files,
+            }
             (staging / MANIFEST).write_text(json.dumps(manifest, indent=2))
         self.manifest = manifest
         return folder
@@ -164,12 +185,15 @@ class TrialIndex:
         if verify:
             verify_checksums(folder, manifest["files"], TrialIndexError, "trial index")
         trials = _read_trials(folder / TRIALS)
-        vectors = {name: np.load(folder / f"{name}.npy", mmap_mode="r")
-                   for name in ("D", "I", "E", "I-criteria", "E-criteria")}  # fmt: skip
+        vectors = {
+            name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in ("D", "I", "E", "I-criteria", "E-criteria")
+        }
         for name in VIEWS:
             if len(vectors[name]) != len(trials):
-                raise TrialIndexError(f"{folder / (name + '.npy')} has {len(vectors[name])} rows for "
-                                      f"{len(trials)} trials; rebuild the index")  # fmt: skip
+                raise TrialIndexError(
+                    f"{folder / (name + '.npy')} has {len(vectors[name])} rows for "
+                    f"{len(trials)} trials; rebuild the index"
+                )
         return cls(trials, vectors, Bm25.load(folder / "bm25", len(trials)), manifest)
 
 
@@ -223,7 +247,9 @@ def _read_manifest(folder: Path) -> dict[str, Any]:
     if manifest.get("format") != INDEX_FORMAT:
         raise TrialIndexError(f"{path}: not a medlink trial index manifest (a concept index? those link terms)")
     if manifest.get("version") != INDEX_VERSION:
-        raise TrialIndexError(f"{folder} is trial index format version {manifest.get('version')}; this medlink "
-                              f"({__version__}) reads version {INDEX_VERSION}. Rebuild it with "
-                              "`medlink trials index`")  # fmt: skip
+        raise TrialIndexError(
+            f"{folder} is trial index format version {manifest.get('version')}; this medlink "
+            f"({__version__}) reads version {INDEX_VERSION}. Rebuild it with "
+            "`medlink trials index`"
+        )
     return manifest

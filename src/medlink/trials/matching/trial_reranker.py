@@ -50,8 +50,9 @@ class OnnxCrossEncoder:
         self._tokenizer.enable_truncation(self.max_length)
         options = ort.SessionOptions()
         options.log_severity_level = 3
-        self._session = ort.InferenceSession(str(self.folder / "model.onnx"), options,
-                                             providers=["CPUExecutionProvider"])  # fmt: skip
+        self._session = ort.InferenceSession(
+            str(self.folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
+        )
 
     def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
         """One relevance logit per document for ``query``; higher is more relevant."""
@@ -63,9 +64,11 @@ class OnnxCrossEncoder:
             pairs = [(query, document or " ") for document in documents[start : start + self.batch_size]]
             batch = self._tokenizer.encode_batch(pairs)
             width = max(len(e.ids) for e in batch)
-            feed = {"input_ids": _padded([e.ids for e in batch], width),
-                    "attention_mask": _padded([e.attention_mask for e in batch], width),
-                    "token_type_ids": _padded([e.type_ids for e in batch], width)}  # fmt: skip
+            feed = {
+                "input_ids": _padded([e.ids for e in batch], width),
+                "attention_mask": _padded([e.attention_mask for e in batch], width),
+                "token_type_ids": _padded([e.type_ids for e in batch], width),
+            }
             logits = self._session.run(None, {k: v for k, v in feed.items() if k in inputs})[0]
             scores[start : start + len(batch)] = np.asarray(logits, dtype=np.float32).reshape(len(batch), -1)[:, -1]
         return scores

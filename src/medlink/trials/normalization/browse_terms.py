@@ -128,15 +128,28 @@ class BrowseScorer:
         for record, trial in pairs:
             evaluation.records += 1
             self._tally(evaluation.conditions, trial.conditions, record.condition_browse, evaluation.unresolved)
-            self._tally(evaluation.interventions, trial.interventions, record.intervention_browse,
-                        evaluation.unresolved, evaluation.by_type)  # fmt: skip
-            in_scope = [replace(item, concepts=tuple(c for c in item.concepts if self.intervention_scope.allows(c)))
-                        for item in trial.interventions]  # fmt: skip
+            self._tally(
+                evaluation.interventions,
+                trial.interventions,
+                record.intervention_browse,
+                evaluation.unresolved,
+                evaluation.by_type,
+            )
+            in_scope = [
+                replace(item, concepts=tuple(c for c in item.concepts if self.intervention_scope.allows(c)))
+                for item in trial.interventions
+            ]
             self._tally(evaluation.interventions_in_scope, in_scope, record.intervention_browse, Counter())
         return evaluation
 
-    def _tally(self, tally: Tally, linked: Sequence[LinkedText], browse: Sequence[str], unresolved: Counter[str],
-               by_type: dict[str, Tally] | None = None) -> None:  # fmt: skip
+    def _tally(
+        self,
+        tally: Tally,
+        linked: Sequence[LinkedText],
+        browse: Sequence[str],
+        unresolved: Counter[str],
+        by_type: dict[str, Tally] | None = None,
+    ) -> None:
         gold = set()
         for term in browse:
             concept = self.resolve(term)

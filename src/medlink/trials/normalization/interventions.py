@@ -26,8 +26,9 @@ PLACEBO, STANDARD_OF_CARE = "placebo", "standard-of-care"
 # with the conditions terminology's vocabulary of procedures, devices and behaviours, or are nil.
 DRUG_TYPES = frozenset({"drug", "biological", "dietary supplement", "combination product"})
 
-_PLACEBO = re.compile(r"\b(?:placebos?|sham|dummy|vehicle(?:\s+control)?|matching\s+(?:tablets?|capsules?))\b",
-                      re.IGNORECASE)  # fmt: skip
+_PLACEBO = re.compile(
+    r"\b(?:placebos?|sham|dummy|vehicle(?:\s+control)?|matching\s+(?:tablets?|capsules?))\b", re.IGNORECASE
+)
 _STANDARD_OF_CARE = re.compile(
     r"^(?:(?:the\s+)?(?:standard|usual|routine|conventional|current|best\s+supportive)\s+(?:of\s+)?"
     r"(?:medical\s+)?(?:care|treatment|therapy|practice|management)|soc|no\s+(?:intervention|treatment)|"

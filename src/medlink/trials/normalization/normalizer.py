@@ -178,15 +178,19 @@ class TrialNormalizer:
         }
         out = []
         for record, results, items in zip(records, condition_results, prepared, strict=True):
-            conditions = tuple(self._finish(text, r, CONDITION)
-                               for text, r in zip(self._condition_texts(record), results, strict=True))  # fmt: skip
+            conditions = tuple(
+                self._finish(text, r, CONDITION) for text, r in zip(self._condition_texts(record), results, strict=True)
+            )
             if self.keywords:  # a keyword counts only when it names a disease exactly
                 conditions = conditions[: len(record.conditions)] + tuple(
-                    c for c in conditions[len(record.conditions) :] if c.stage == Stage.EXACT.value and c.concepts)
+                    c for c in conditions[len(record.conditions) :] if c.stage == Stage.EXACT.value and c.concepts
+                )
             if self.refine:
                 conditions = self._refined(record, conditions)
-            interventions = tuple(self._intervention(item, ready, linked[field_of(item.type)])
-                                  for item, ready in zip(record.interventions, items, strict=True))  # fmt: skip
+            interventions = tuple(
+                self._intervention(item, ready, linked[field_of(item.type)])
+                for item, ready in zip(record.interventions, items, strict=True)
+            )
             out.append(NormalizedTrial(record.nct_id, conditions, interventions))
         return out
 
@@ -220,10 +224,13 @@ class TrialNormalizer:
             # the most specific only: "Leukemia, Hairy Cell" says "Leukemia" too
             narrower = [c for c in narrower if not any(c in lineages[other] for other in narrower)]
             if narrower:
-                row = replace(row, concepts=row.concepts + tuple(narrower),
-                              names=row.names + tuple(terminology.concept_preferred_name(c) for c in narrower),
-                              stage=REFINED, reason=f"{row.stage}, then narrower concepts named in the title or "
-                                                    f"summary added; {row.reason}")  # fmt: skip
+                row = replace(
+                    row,
+                    concepts=row.concepts + tuple(narrower),
+                    names=row.names + tuple(terminology.concept_preferred_name(c) for c in narrower),
+                    stage=REFINED,
+                    reason=f"{row.stage}, then narrower concepts named in the title or summary added; {row.reason}",
+                )
             refined.append(row)
         return tuple(refined)
 
@@ -240,26 +247,44 @@ class TrialNormalizer:
         unique = list(dict.fromkeys(texts))
         return dict(zip(unique, linker.link_many(unique), strict=True))
 
-    def _intervention(self, item: Intervention, ready: PreparedIntervention,
-                      linked: dict[str, LinkResult]) -> LinkedText:  # fmt: skip
+    def _intervention(
+        self, item: Intervention, ready: PreparedIntervention, linked: dict[str, LinkResult]
+    ) -> LinkedText:
         if ready.nil_class is not None:
-            return LinkedText(item.name, (), (), None, Stage.NIL.value, item.type, ready.nil_class,
-                              f"a {ready.nil_class} intervention: no concept applies")  # fmt: skip
+            return LinkedText(
+                item.name,
+                (),
+                (),
+                None,
+                Stage.NIL.value,
+                item.type,
+                ready.nil_class,
+                f"a {ready.nil_class} intervention: no concept applies",
+            )
         field_name = field_of(item.type)
-        parts = [self._finish(spellings[0], _best_spelling([linked[s] for s in spellings]), field_name)
-                 for spellings in ready.parts]  # fmt: skip
+        parts = [
+            self._finish(spellings[0], _best_spelling([linked[s] for s in spellings]), field_name)
+            for spellings in ready.parts
+        ]
         if not parts:
             return LinkedText(item.name, (), (), None, Stage.EMPTY.value, item.type, reason="nothing left to link")
         if len(parts) == 1:
             only = parts[0]
-            return LinkedText(item.name, only.concepts, only.names, only.score, only.stage, item.type,
-                              reason=only.reason)  # fmt: skip
+            return LinkedText(
+                item.name, only.concepts, only.names, only.score, only.stage, item.type, reason=only.reason
+            )
         concepts = tuple(dict.fromkeys(c for part in parts for c in part.concepts))
         names = tuple(n for part in parts for n in part.names)
         scores = [part.score for part in parts if part.concepts and part.score is not None]
-        return LinkedText(item.name, concepts, names, min(scores) if scores else None,
-                          Stage.COMPOSITE.value if concepts else Stage.NIL.value, item.type,
-                          reason="combination: " + "; ".join(f"{p.text} → {p.stage}" for p in parts))  # fmt: skip
+        return LinkedText(
+            item.name,
+            concepts,
+            names,
+            min(scores) if scores else None,
+            Stage.COMPOSITE.value if concepts else Stage.NIL.value,
+            item.type,
+            reason="combination: " + "; ".join(f"{p.text} → {p.stage}" for p in parts),
+        )
 
     def _finish(self, text: str, result: LinkResult, field_name: str) -> LinkedText:
         """The result as a row: one concept unless the linker claimed several (composites); nil under the
@@ -274,9 +299,15 @@ class TrialNormalizer:
         threshold = self.thresholds.of(field_name)
         retrieved = result.stage not in (Stage.EXACT, Stage.NIL, Stage.EMPTY)
         if concepts and retrieved and threshold is not None and (result.score or 0.0) < threshold:
-            return LinkedText(text, (), (), result.score, Stage.NIL.value,
-                              reason=f"best candidate {result.matched_name!r} scored {result.score:.3f}, below the "
-                                     f"{field_name} nil threshold {threshold:.3f}")  # fmt: skip
+            return LinkedText(
+                text,
+                (),
+                (),
+                result.score,
+                Stage.NIL.value,
+                reason=f"best candidate {result.matched_name!r} scored {result.score:.3f}, below the "
+                f"{field_name} nil threshold {threshold:.3f}",
+            )
         terminology = self._linker(field_name).terminology
         names = tuple(terminology.concept_preferred_name(c) for c in concepts)
         # another spelling decided (qualifiers dropped, a salt, another name): say which

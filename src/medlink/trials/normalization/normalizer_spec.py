@@ -26,16 +26,23 @@ class NormalizerSpec:
     conditions: LinkerRecipe = field(default_factory=lambda: LinkerRecipe(embedded=DESCRIPTORS))
     interventions: LinkerRecipe | None = field(default_factory=lambda: LinkerRecipe(embedded=MESH))
     thresholds: NilThresholds = field(default_factory=NilThresholds)
-    batch_records: int = setting(256, "Records linked together (larger: fuller encoder batches, more memory).",
-                                 minimum=1)  # fmt: skip
+    batch_records: int = setting(
+        256, "Records linked together (larger: fuller encoder batches, more memory).", minimum=1
+    )
     refine: bool = setting(True, "Add to each linked condition the narrower concepts the title or summary names.")
     shorthand: bool = setting(True, "Also search strings with clinical shorthand spelled out ('T2DM', 'NSCLC').")
-    respell: bool = setting(True, "Also search British spellings the American way, salts as their parent drug, "
-                                  "labelled compounds without their isotope label, possessive eponyms as their "
-                                  "disease.")  # fmt: skip
-    qualifiers: bool = setting(True, "Also link conditions without staging and course qualifiers ('Stage IIIB "
-                                     "Breast Cancer', 'Recurrent Adult Burkitt Lymphoma') and keep the better "
-                                     "spelling.")  # fmt: skip
+    respell: bool = setting(
+        True,
+        "Also search British spellings the American way, salts as their parent drug, "
+        "labelled compounds without their isotope label, possessive eponyms as their "
+        "disease.",
+    )
+    qualifiers: bool = setting(
+        True,
+        "Also link conditions without staging and course qualifiers ('Stage IIIB "
+        "Breast Cancer', 'Recurrent Adult Burkitt Lymphoma') and keep the better "
+        "spelling.",
+    )
 
     @property
     def recipes(self) -> tuple[LinkerRecipe, ...]:
@@ -48,22 +55,33 @@ class NormalizerSpec:
             interventions = conditions
         else:
             interventions = Linker.from_recipe(self.interventions, _drug_config(self.interventions, config), progress)
-        return TrialNormalizer(conditions, interventions, self.thresholds, self.batch_records, refine=self.refine,
-                               qualifiers=self.qualifiers)  # fmt: skip
+        return TrialNormalizer(
+            conditions,
+            interventions,
+            self.thresholds,
+            self.batch_records,
+            refine=self.refine,
+            qualifiers=self.qualifiers,
+        )
 
 
 def drug_recipe_for(linker: Linker) -> LinkerRecipe | None:
     """The embedded MeSH (descriptors + supplementary records) with ``linker``'s choices (exact only, the HNSW beam)
     when ``linker`` is an embedded default, else ``None``: a linker of the user's own links drugs itself."""
     recipe = linker.recipe
-    if (recipe is None or recipe.index_dir is not None or recipe.terminology_dir is not None
-            or recipe.ranker_dir is not None):  # fmt: skip
+    if (
+        recipe is None
+        or recipe.index_dir is not None
+        or recipe.terminology_dir is not None
+        or recipe.ranker_dir is not None
+    ):
         return None
     return replace(recipe, embedded=MESH, reranker_dir=None)
 
 
-def normalizer_around(linker: Linker, thresholds: NilThresholds | None = None, progress: bool = False
-                      ) -> TrialNormalizer:  # fmt: skip
+def normalizer_around(
+    linker: Linker, thresholds: NilThresholds | None = None, progress: bool = False
+) -> TrialNormalizer:
     """The normalizer a service that holds ``linker`` answers with, deciding as ``medlink trials normalize`` does:
     conditions by ``linker`` itself (nothing reloaded), drug-like interventions by the embedded drug default when
     ``linker`` is the embedded default (whose thresholds were calibrated with it), else by ``linker`` too."""
@@ -74,8 +92,9 @@ def normalizer_around(linker: Linker, thresholds: NilThresholds | None = None, p
         return TrialNormalizer(conditions, conditions, thresholds or NilThresholds())
     own = linker.config
     drug_config = replace(_NO_NIL, shorthand=own.shorthand, shorthand_file=own.shorthand_file, respell=own.respell)
-    return TrialNormalizer(conditions, Linker.from_recipe(drugs, _drug_config(drugs, drug_config), progress),
-                           thresholds or NilThresholds())  # fmt: skip
+    return TrialNormalizer(
+        conditions, Linker.from_recipe(drugs, _drug_config(drugs, drug_config), progress), thresholds or NilThresholds()
+    )
 
 
 def _drug_config(recipe: LinkerRecipe, config: LinkerConfig) -> LinkerConfig:

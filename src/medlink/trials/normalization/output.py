@@ -134,15 +134,19 @@ def write_parquet(rows: Iterable[dict[str, Any]], path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    linked = [("text", pa.string()), ("concepts", pa.list_(pa.string())), ("names", pa.list_(pa.string())),
-              ("score", pa.float64()), ("stage", pa.string())]  # fmt: skip
+    linked = [
+        ("text", pa.string()),
+        ("concepts", pa.list_(pa.string())),
+        ("names", pa.list_(pa.string())),
+        ("score", pa.float64()),
+        ("stage", pa.string()),
+    ]
     condition = pa.struct(linked)
     intervention = pa.struct([linked[0], ("type", pa.string()), *linked[1:], ("nil_class", pa.string())])
-    schema = pa.schema([("nct_id", pa.string()), ("conditions", pa.list_(condition)),
-                        ("interventions", pa.list_(intervention))])  # fmt: skip
+    schema = pa.schema(
+        [("nct_id", pa.string()), ("conditions", pa.list_(condition)), ("interventions", pa.list_(intervention))]
+    )
     pending = iter(rows)
     with pq.ParquetWriter(path, schema) as writer:
         while chunk := list(islice(pending, ROWS_AT_A_TIME)):
             writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
-
-

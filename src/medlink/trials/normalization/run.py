@@ -32,8 +32,14 @@ class RunSummary:
     seconds: float
 
 
-def normalize_to_file(sources: Sequence[Path], output: Path, spec: NormalizerSpec, workers: int = 1,
-                      report: ReadReport | None = None, progress: bool = False) -> RunSummary:  # fmt: skip
+def normalize_to_file(
+    sources: Sequence[Path],
+    output: Path,
+    spec: NormalizerSpec,
+    workers: int = 1,
+    report: ReadReport | None = None,
+    progress: bool = False,
+) -> RunSummary:
     """Normalize every record of ``sources`` into ``output`` (``.jsonl`` or ``.parquet``), resuming a killed run."""
     report = report or ReadReport()
     counts = {"read": 0, "skipped": 0}
@@ -69,8 +75,9 @@ def _normalized(batches: Iterator[list[TrialRecord]], normalizer: TrialNormalize
         yield normalizer.normalize_batch(batch)
 
 
-def _normalized_by_workers(batches: Iterator[list[TrialRecord]], spec: NormalizerSpec,
-                           workers: int) -> Iterator[list[NormalizedTrial]]:  # fmt: skip
+def _normalized_by_workers(
+    batches: Iterator[list[TrialRecord]], spec: NormalizerSpec, workers: int
+) -> Iterator[list[NormalizedTrial]]:
     # medlink's own workers (ONNX Runtime and torch threads do not survive a fork; the caller's script is never
     # imported again), one thread each as they share the cores; a few batches read ahead of the writer
     with WorkerProcesses(workers, env={"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}) as pool:

@@ -30,14 +30,17 @@ class ThresholdCalibration:
         return {"thresholds": vars(self.thresholds), "candidates": self.candidates, "f1": self.f1}
 
 
-def calibrate_thresholds(normalizer: TrialNormalizer, scorer: BrowseScorer,
-                         records: Sequence[TrialRecord]) -> ThresholdCalibration:  # fmt: skip
+def calibrate_thresholds(
+    normalizer: TrialNormalizer, scorer: BrowseScorer, records: Sequence[TrialRecord]
+) -> ThresholdCalibration:
     unthresholded = NilThresholds(None, None, None)
     trials = list(replace(normalizer, thresholds=unthresholded).normalize(records))
     scores: dict[str, tuple[list[float], list[float]]] = {f: ([], []) for f in (CONDITION, DRUG, OTHER)}
     for record, trial in zip(records, trials, strict=True):
-        for items, browse in ((trial.conditions, record.condition_browse),
-                              (trial.interventions, record.intervention_browse)):  # fmt: skip
+        for items, browse in (
+            (trial.conditions, record.condition_browse),
+            (trial.interventions, record.intervention_browse),
+        ):
             gold = scorer.gold_ids(browse)
             for item in items:
                 if item.stage not in _RETRIEVAL_STAGES or item.score is None or not item.concepts:
@@ -61,4 +64,3 @@ def calibrate_thresholds(normalizer: TrialNormalizer, scorer: BrowseScorer,
         best = max(f1[field_name], key=lambda s: f1[field_name][s])
         chosen[field_name] = candidates[field_name].get(best) if best != "none" else None
     return ThresholdCalibration(NilThresholds(**chosen), candidates, f1)
-
