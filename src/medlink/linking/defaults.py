@@ -55,13 +55,6 @@ def default_drug_terminology_path(progress: bool = False) -> Path:
     source, source_format = default_supplementary_source()
     sha256 = sha256_of(source)
 
-    def current(folder: Path) -> bool:
-        try:
-            read_manifest(folder)
-        except (MedlinkError, OSError):  # missing, unreadable or of another schema version: compile it again
-            return False
-        return True
-
     def build(folder: Path) -> None:
         if progress:
             print(
@@ -75,7 +68,20 @@ def default_drug_terminology_path(progress: bool = False) -> Path:
         save_terminology(builder.build(), folder)
 
     name = f"mesh-{_UNION_RECIPE}-{descriptors.fingerprint()}-{sha256[:16]}"
-    return prebuilt_terminology(name) or cached_entry(cache_root() / "terminologies" / name, current, build)
+    prebuilt = prebuilt_terminology(name)
+    if prebuilt is not None and _readable_store(prebuilt):
+        return prebuilt
+    return cached_entry(cache_root() / "terminologies" / name, _readable_store, build)
+
+
+def _readable_store(folder: Path) -> bool:
+    """Whether ``folder`` holds a compiled terminology this medlink reads; one missing, unreadable or of another
+    schema version is compiled again (in the cache; a prebuilt one is passed over)."""
+    try:
+        read_manifest(folder)
+    except (MedlinkError, OSError):
+        return False
+    return True
 
 
 MESH = "mesh"  # the name of the embedded MeSH, descriptors and supplementary records (recipe.py re-exports it)

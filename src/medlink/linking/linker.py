@@ -186,10 +186,13 @@ class Linker:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         with self._lock:
             if name not in self.__dict__:
-                parts = self.recipe.parts(self.config)
-                for part in Linker._BUILT_ON_USE:
-                    setattr(self, part, getattr(parts, part))
+                self._take(self.recipe.parts(self.config))
         return self.__dict__[name]
+
+    def _take(self, parts: LinkerParts) -> None:
+        """Hold what ``parts`` has of the linker's parts (an unpickled copy's, or those a deferred build made)."""
+        for part in Linker._BUILT_ON_USE:
+            setattr(self, part, getattr(parts, part))
 
     def link(self, mention: str | Mention) -> LinkResult:
         return self.link_many([mention])[0]
@@ -410,14 +413,8 @@ class Linker:
         """Take the parts a deferred build made (the sieves over the index, its calibrated settings); what was
         decided before is kept: exact decisions do not depend on them."""
         self._deferred = None
-        self.terminology, self.sieves, self._config = parts.terminology, tuple(parts.sieves), parts.config
-        self.counter, self.term_test, self.reranker, self.form_test = (
-            parts.counter,
-            parts.term_test,
-            parts.reranker,
-            parts.form_test,
-        )
-        self.calibrated_nil_threshold = parts.calibrated_nil_threshold
+        self._take(parts)
+        self._config = parts.config
         self._scope, self._type_scopes, self._rewriter_built = None, {}, None
 
     def _link_composites(self, pending: list[tuple[str, str]]) -> dict[str, LinkResult]:

@@ -19,8 +19,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from medlink.errors import MedlinkError
-
 MODULE, DATA = "medlink_default_index", "data"  # the distribution's module and its data folder (what its
 # `medlink.models` entry point, "default-index" in `medlink models`, returns)
 INDEX, TERMINOLOGIES = "index", "terminologies"
@@ -42,29 +40,24 @@ def prebuilt_root() -> Path | None:
 
 
 def prebuilt_terminology(name: str) -> Path | None:
-    """The prebuilt compiled terminology cached under ``name``, when the package has one this medlink reads (one of
-    another schema is passed over, as a cache entry would be rebuilt)."""
-    from medlink.terminology.store import read_manifest
-
+    """Where the package holds the compiled terminology cached under ``name``, when it holds one (the caller checks
+    that this medlink reads it, as it checks its cache entry)."""
     root = prebuilt_root()
-    if root is None:
-        return None
-    try:
-        read_manifest(root / TERMINOLOGIES / name)
-    except (MedlinkError, OSError):
-        return None
-    return root / TERMINOLOGIES / name
+    folder = root / TERMINOLOGIES / name if root else None
+    return folder if folder is not None and folder.is_dir() else None
 
 
 def prebuilt_index(terminology: str, encoder: str, expected: dict[str, Any]) -> Path | None:
     """The prebuilt index when it was built with ``encoder`` over ``terminology`` (fingerprints) and its manifest
     holds every value of ``expected`` (the shipped calibration), else ``None``."""
-    from medlink.index.vector_index import is_current_index, read_index_manifest
+    from medlink.index.vector_index import IndexFileError, read_index_manifest
 
     root = prebuilt_root()
-    folder = root / INDEX if root else None
-    if folder is None or not is_current_index(folder):
+    if root is None:
         return None
-    manifest = read_index_manifest(folder)
+    try:
+        manifest = read_index_manifest(root / INDEX)
+    except IndexFileError:  # missing, or of another index format version: built into the cache instead
+        return None
     wanted = {"terminology": terminology, "encoder_fingerprint": encoder, **expected}
-    return folder if all(manifest.get(key) == value for key, value in wanted.items()) else None
+    return root / INDEX if all(manifest.get(key) == value for key, value in wanted.items()) else None
