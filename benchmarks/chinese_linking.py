@@ -20,7 +20,7 @@ from pathlib import Path
 
 from medlink.evaluation.corpus_formats import load_corpus
 from medlink.linking import Linker
-from medlink.linking.defaults import default_index
+from medlink.linking.defaults import descriptors_index
 from medlink.linking.linker import open_index_linker, ranker_linker
 from medlink.terminology import load_terminology
 
@@ -50,7 +50,7 @@ def main() -> None:
     english = sorted({m.text for m in load_corpus(f"pubtator:{SHARED}/ncbi-disease/NCBItestset_corpus.txt")})
     icd = load_terminology(args.terminology)
     zh = timed(lambda: ranker_linker(icd, args.ranker), chinese, args.repeats)
-    folder = default_index()
+    folder = descriptors_index()
     en = timed(lambda: open_index_linker(folder), english, args.repeats)
     print(
         json.dumps(

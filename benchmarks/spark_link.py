@@ -101,13 +101,13 @@ def main() -> None:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
-    from medlink.linking.defaults import default_index
+    from medlink.linking.defaults import descriptors_index
     from medlink.spark import link_to_parquet
 
     if args.terminology:
         mentions = terminology_mentions(args.terminology, args.rows)
     else:
-        default_index(progress=False)
+        descriptors_index(progress=False)
         mentions = repeat_heavy(condition_strings(), args.rows)
     spark = (
         SparkSession.builder.master(args.master)

@@ -35,7 +35,7 @@ from medlink.evaluation.unknowns import (
     supplementary_names,
 )
 from medlink.linking import Linker, LinkerConfig
-from medlink.linking.defaults import default_index
+from medlink.linking.defaults import descriptors_index
 from medlink.linking.recipe import DESCRIPTORS, LinkerRecipe
 from medlink.resources import supplementary_records_path
 from medlink.terminology import load_default_terminology
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     Linker.from_recipe(LinkerRecipe(embedded=DESCRIPTORS), config),
                 )
             )
-            reduced = held_out_linker(descriptors, held, default_index(), Path(work) / name, config)
+            reduced = held_out_linker(descriptors, held, descriptors_index(), Path(work) / name, config)
             rows.append(row(f"every name of 500 held-out descriptors, {name}", held_names, reduced))
             rows.append(row(f"invented drug-like names, default, {name}", invented, default))
     print("| set | nil | ancestor | look-alike |\n|---|---:|---:|---:|")

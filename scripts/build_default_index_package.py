@@ -29,11 +29,11 @@ def main() -> None:
     os.environ["MEDLINK_CACHE"] = str(cache)
     os.environ["MEDLINK_NO_PREBUILT"] = "1"  # build from the sources, never from an installed copy of the package
     from medlink.folders import staged_folder
-    from medlink.linking.defaults import default_drug_terminology_path, default_index
+    from medlink.linking.defaults import default_drug_terminology_path, descriptors_index
     from medlink.linking.prebuilt import INDEX, TERMINOLOGIES
     from medlink.models.checksums import record_checksums
 
-    index = default_index(progress=True)
+    index = descriptors_index(progress=True)
     terminology = default_drug_terminology_path(progress=True)
     ignore = shutil.ignore_patterns(".*")  # lock files and staging folders of the cache
     with staged_folder(args.output, "checksums.json", "the prebuilt default's data") as staging:

@@ -32,7 +32,7 @@ from medlink.evaluation.unknowns import (
     supplementary_names,
 )
 from medlink.linking import Linker, LinkerConfig
-from medlink.linking.defaults import default_index
+from medlink.linking.defaults import descriptors_index
 from medlink.linking.mentions.form import FEATURES
 from medlink.linking.recipe import DESCRIPTORS, LinkerRecipe
 from medlink.resources import DEFAULT_FORM, resource_path, supplementary_records_path
@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     examples.add_unknowns("supplementary names", only_descriptors, records)
     held = held_out_ids(descriptors, CALIBRATION, 500)
     with tempfile.TemporaryDirectory() as work:
-        reduced = held_out_linker(descriptors, held, default_index(), Path(work), OFF)
+        reduced = held_out_linker(descriptors, held, descriptors_index(), Path(work), OFF)
         examples.add_unknowns("held-out descriptors", reduced, held_out_names(descriptors, held))
     examples.add_unknowns("invented names", union, invented_names(union.terminology, CALIBRATION, 1_000))
     fit = fit_form_model(examples, args.budget)

@@ -22,7 +22,7 @@ from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.corpus_formats import load_corpus
 from medlink.evaluation.nil_calibration import calibrate_with_negatives, in_terminology
 from medlink.linking import Linker, LinkerConfig
-from medlink.linking.defaults import default_index
+from medlink.linking.defaults import descriptors_index
 from medlink.resources import DEFAULT_NIL, resource_path
 
 TRAINING = (
@@ -42,7 +42,7 @@ def main() -> None:
         mentions += in_terminology(load_corpus(spec.format(data=args.data.resolve())), linker).mentions
     corpus = Corpus("NCBI-disease train + BC5CDR train (gold in MeSH descriptors)", tuple(mentions))
     result = calibrate_with_negatives(linker, corpus, args.max_loss, encoder=load_encoder(DEFAULT_MODEL))
-    index = json.loads((default_index() / "manifest.json").read_text())
+    index = json.loads((descriptors_index() / "manifest.json").read_text())
     shipped = {
         **asdict(result),
         "max_loss": args.max_loss,

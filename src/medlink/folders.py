@@ -161,10 +161,26 @@ def read_manifest_json(path: Path, error: type[Exception], missing: str) -> dict
     return manifest
 
 
+def contained_file(folder: Path, name: object, error: type[Exception], what: str) -> Path:
+    """``folder / name`` when ``name`` (read from ``folder``'s manifest) names a place inside ``folder`` that is
+    a regular file or nothing yet; else ``error``. A manifest is data: one listing ``/dev/zero``, ``../..`` or a
+    link out of the folder must not make medlink read there (a checksum of ``/dev/zero`` never ends)."""
+    path = folder / str(name)
+    if (
+        not isinstance(name, str)
+        or not name
+        or Path(name).is_absolute()
+        or not path.resolve().is_relative_to(folder.resolve())
+        or (path.exists() and not path.is_file())
+    ):
+        raise error(f"{folder}: its manifest lists {name!r}, which is not a file inside the {what}; rebuild it")
+    return path
+
+
 def verify_checksums(folder: Path, files: dict[str, str], error: type[Exception], what: str) -> None:
     """Every file a manifest lists is there and unchanged, else ``error`` saying which and to rebuild ``what``."""
     for name, checksum in files.items():
-        path = folder / name
+        path = contained_file(folder, name, error, what)
         if not path.exists():
             raise error(f"{path} is missing: the {what} is incomplete; rebuild it")
         if sha256_of(path) != checksum:

@@ -47,6 +47,71 @@ class WorkerStartError(WorkerProcessError):
     """No worker process could be started (no interpreter to run: an embedded Python)."""
 
 
+class WorkerProcess:
+    """One worker subprocess, started (and greeted) when made. :meth:`call` runs a function in it; one call at a
+    time. :meth:`kill` stops it at once, whatever it is doing: a thread waiting in :meth:`call` then gets a
+    :class:`WorkerProcessError`. ``environment``: the worker's whole environment (default:
+    :func:`worker_environment`)."""
+
+    def __init__(self, environment: Mapping[str, str] | None = None) -> None:
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-P", "-c", _WORKER],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=dict(environment) if environment is not None else worker_environment(),
+            )
+        except OSError as error:
+            raise WorkerStartError(f"cannot start a worker process with {sys.executable} ({error})") from None
+        assert self._process.stdout is not None
+        try:
+            _await_greeting(self._process.stdout)
+        except (EOFError, WorkerProcessError) as problem:
+            code = _end(self._process)
+            why = problem if isinstance(problem, WorkerProcessError) else f"it ended at start (exit code {code})"
+            raise WorkerStartError(f"a worker process with {sys.executable} did not start: {why}") from None
+        self.broken = False  # it died or its channel is garbled: no more calls
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def call(self, function: Callable[..., T], *args: Any) -> T:
+        """``function(*args)`` in the worker; its exception is raised here."""
+        process = self._process
+        assert process.stdin is not None and process.stdout is not None
+        if self.broken:
+            raise WorkerProcessError("this worker process has ended")
+        try:
+            _write(process.stdin, (function, args))
+            ok, value = _read(process.stdout)
+        except (EOFError, BrokenPipeError, OSError, WorkerProcessError) as problem:
+            self.broken = True
+            code = _end(process)
+            what = f"while running {getattr(function, '__qualname__', function)}"
+            if isinstance(problem, WorkerProcessError):
+                raise WorkerProcessError(f"{problem} {what}") from None
+            raise WorkerProcessError(f"a worker process ended unexpectedly (exit code {code}) {what}") from None
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def kill(self) -> None:
+        """End it now (a thread waiting on its answer reads the end of its output and returns)."""
+        self.broken = True
+        self._process.kill()
+
+    def close(self, wait: float = 5) -> None:
+        """Tell it to stop (its input closes); kill it if it has not within ``wait`` seconds."""
+        _close_quietly(self._process.stdin)
+        try:
+            self._process.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        _close_quietly(self._process.stdout)
+
+
 class WorkerProcesses:
     """Up to ``workers`` subprocesses, started on first use. ``env`` is added to each worker's environment (for
     example ``OMP_NUM_THREADS=1`` where the workers share the cores).
@@ -58,13 +123,10 @@ class WorkerProcesses:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, not {workers}")
         self.workers = workers
-        # The caller's import path, as multiprocessing passes it, made absolute now (the caller may change folder
-        # before a worker starts): the functions sent are found where the caller found them.
-        path = os.pathsep.join(os.path.abspath(entry) for entry in sys.path if entry)
-        self._env = {**os.environ, "PYTHONPATH": path, **(env or {})}
+        self._env = worker_environment(env)  # now: the caller may change folder before a worker starts
         self._threads = ThreadPoolExecutor(workers, thread_name_prefix="medlink-worker")
         self._local = threading.local()  # each thread's own worker process
-        self._started: list[subprocess.Popen[bytes]] = []
+        self._started: list[WorkerProcess] = []
         self._lock = threading.Lock()
 
     def submit(self, function: Callable[..., T], *args: Any) -> Future[T]:
@@ -87,18 +149,14 @@ class WorkerProcesses:
         """End the workers once the submitted calls are done (each is told to stop: its input closes; killed if it
         has not within 5 s); with ``kill``, at once, cancelling what is still queued."""
         if kill:
-            self._kill_all()
+            with self._lock:
+                for worker in self._started:
+                    worker.kill()
         self._threads.shutdown(wait=True, cancel_futures=kill)
         with self._lock:
             started, self._started = self._started, []
-        for process in started:
-            _close_quietly(process.stdin)
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            _close_quietly(process.stdout)
+        for worker in started:
+            worker.close()
 
     def __enter__(self) -> WorkerProcesses:
         return self
@@ -108,47 +166,21 @@ class WorkerProcesses:
     ) -> None:
         self.close(kill=error is not None)
 
-    def _kill_all(self) -> None:
-        with self._lock:
-            for process in self._started:
-                process.kill()  # a thread waiting on its answer reads the end of its output and returns
-
     def _call(self, function: Callable[..., T], args: tuple[Any, ...]) -> T:
-        process = getattr(self._local, "process", None)
-        if process is None:
-            process = self._local.process = self._start()
-        assert process.stdin is not None and process.stdout is not None
-        try:
-            _write(process.stdin, (function, args))
-            ok, value = _read(process.stdout)
-        except (EOFError, BrokenPipeError, OSError, WorkerProcessError) as problem:
-            self._local.process = None
-            code = _end(process)
-            what = f"while running {getattr(function, '__qualname__', function)}"
-            if isinstance(problem, WorkerProcessError):
-                raise WorkerProcessError(f"{problem} {what}") from None
-            raise WorkerProcessError(f"a worker process ended unexpectedly (exit code {code}) {what}") from None
-        if not ok:
-            raise value
-        return value  # type: ignore[no-any-return]
+        worker: WorkerProcess | None = getattr(self._local, "worker", None)
+        if worker is None or worker.broken:
+            worker = self._local.worker = WorkerProcess(self._env)
+            with self._lock:
+                self._started.append(worker)
+        return worker.call(function, *args)
 
-    def _start(self) -> subprocess.Popen[bytes]:
-        try:
-            process = subprocess.Popen(
-                [sys.executable, "-P", "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=self._env
-            )
-        except OSError as error:
-            raise WorkerStartError(f"cannot start a worker process with {sys.executable} ({error})") from None
-        with self._lock:
-            self._started.append(process)
-        assert process.stdout is not None
-        try:
-            _await_greeting(process.stdout)
-        except (EOFError, WorkerProcessError) as problem:
-            code = _end(process)
-            why = problem if isinstance(problem, WorkerProcessError) else f"it ended at start (exit code {code})"
-            raise WorkerStartError(f"a worker process with {sys.executable} did not start: {why}") from None
-        return process
+
+def worker_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment for a worker, with ``env`` added and the caller's import path, as
+    multiprocessing passes it, made absolute now (the caller may change folder before a worker starts): the
+    functions sent are found where the caller found them."""
+    path = os.pathsep.join(os.path.abspath(entry) for entry in sys.path if entry)
+    return {**os.environ, "PYTHONPATH": path, **(env or {})}
 
 
 def run_in_processes(

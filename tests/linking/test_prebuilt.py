@@ -19,7 +19,7 @@ from medlink.encoders.onnx import OnnxEncoder
 from medlink.encoders.registry import DEFAULT_MODEL
 from medlink.index import VectorIndex, build_index, ontology_entries
 from medlink.linking import Linker, LinkerConfig, NilCause, Stage
-from medlink.linking.defaults import default_drug_terminology_path, default_index, shipped_nil_threshold
+from medlink.linking.defaults import default_drug_terminology_path, descriptors_index, shipped_nil_threshold
 from medlink.linking.pipeline import dense_parts, exact_parts
 from medlink.linking.prebuilt import NO_PREBUILT, prebuilt_index, prebuilt_root
 from medlink.linking.settings import LinkerParts
@@ -31,7 +31,7 @@ from medlink.terminology.records import Name, NameKind, make_concept
 def test_the_prebuilt_package_matches_what_medlink_ships() -> None:
     root = prebuilt_root()
     assert root is not None, "medlink-default-index is not installed"
-    assert default_index(progress=False).is_relative_to(root), "stale: run scripts/build_default_index_package.py"
+    assert descriptors_index(progress=False).is_relative_to(root), "stale: run scripts/build_default_index_package.py"
     assert default_drug_terminology_path().is_relative_to(root), "stale: run scripts/build_default_index_package.py"
 
 

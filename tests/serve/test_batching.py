@@ -10,7 +10,10 @@ from collections.abc import Sequence
 import pytest
 
 from medlink.linking import Linker, LinkResult, Stage
-from medlink.serve.batching import LinkBatcher, OverBudget, Saturated
+from medlink.serve.batching import LinkBatcher
+from medlink.serve.busy import OverBudget, Saturated
+from medlink.serve.work import ServiceWork
+from medlink.serve.workers import InProcess
 from medlink.terminology import load_default_terminology
 
 
@@ -29,9 +32,10 @@ class SlowSieve:
         return [None] * len(items)
 
 
-def slow_linker(seconds: float) -> tuple[Linker, SlowSieve]:
+def slow_linker(seconds: float) -> tuple[InProcess, SlowSieve]:
+    """A runner over a linker whose one sieve is slow (in a thread: what ``--workers 0`` runs)."""
     sieve = SlowSieve(seconds)
-    return Linker(load_default_terminology(), sieves=[sieve]), sieve
+    return InProcess(ServiceWork(Linker(load_default_terminology(), sieves=[sieve]))), sieve
 
 
 def run(coroutine):
@@ -114,20 +118,69 @@ def test_a_client_that_goes_away_leaves_no_work_behind() -> None:
     assert sum(sieve.batches) < 60
 
 
+class Measuring:
+    """Work that notes the lengths of each chunk it is given."""
+
+    def __init__(self) -> None:
+        self.chunks: list[list[int]] = []
+
+    def measure(self, chunk: list[str]) -> list[int]:
+        self.chunks.append([len(text) for text in chunk])
+        return [len(text) for text in chunk]
+
+
 def test_long_documents_are_annotated_in_chunks_of_at_most_batch_chars() -> None:
     from medlink.serve.core import AT_A_TIME, ServiceCore
     from medlink.serve.settings import ServiceSettings
 
-    core = ServiceCore(None, ServiceSettings(batch_chars=1_000), None)  # type: ignore[arg-type]  # no linking here
-    chunks: list[list[int]] = []
-
-    def work(chunk: list[str]) -> list[int]:
-        chunks.append([len(text) for text in chunk])
-        return [len(text) for text in chunk]
+    work = Measuring()
+    runner = InProcess(work)  # type: ignore[arg-type]  # any object's methods run the same way
+    core = ServiceCore(None, ServiceSettings(batch_chars=1_000), None, runner)  # type: ignore[arg-type]
+    chunks = work.chunks
 
     texts = ["a" * 400] * 5 + ["b" * 3_000] + ["c" * 10] * 40
-    assert asyncio.run(core._in_chunks(work, texts, "annotated", "documents", size=len)) == [len(t) for t in texts]
+    measured = asyncio.run(core._in_chunks("measure", (), texts, "annotated", "documents", size=len))
+    assert measured == [len(t) for t in texts]
     assert chunks[:3] == [[400, 400], [400, 400], [400]] and chunks[3] == [3_000]  # one long document goes alone
     assert all(len(chunk) <= AT_A_TIME and (len(chunk) == 1 or sum(chunk) <= 1_000) for chunk in chunks)
-    records = asyncio.run(core._in_chunks(work, ["r" * 5_000] * 40, "normalized", "records"))  # no size: count only
+    records = asyncio.run(core._in_chunks("measure", (), ["r" * 5_000] * 40, "normalized", "records"))
     assert len(records) == 40 and [len(chunk) for chunk in chunks[-3:]] == [AT_A_TIME, AT_A_TIME, 8]
+
+
+class Stalling:
+    """A runner (two at once, as two worker processes) that stops, as a pool does, any batch holding "stall"
+    once the earliest budget among its requests has passed; it links the rest with ``linker``."""
+
+    concurrency = 2
+
+    def __init__(self, linker: InProcess) -> None:
+        self.linker, self.batches = linker, []
+
+    async def run(self, method: str, args: tuple, deadline: float) -> list:
+        (mentions,) = args
+        self.batches.append(list(mentions))
+        if "stall" in mentions:
+            await asyncio.sleep(max(0.0, deadline - time.monotonic()))
+            raise OverBudget("stopped")
+        return await self.linker.run(method, args, deadline)
+
+
+def test_a_stopped_batch_fails_only_its_culprit_and_the_others_are_answered_after_it() -> None:
+    linker, _ = slow_linker(0.01)
+    runner = Stalling(linker)
+
+    async def scenario() -> tuple[object, object]:
+        batcher = LinkBatcher(runner, batch_chars=1_000, wait_seconds=0.3, request_seconds=0.5)  # type: ignore[arg-type]
+        batcher.start()
+        culprit = asyncio.create_task(batcher.link(["stall"]))
+        await asyncio.sleep(0.2)  # joins the culprit's batch: its budget ends 0.2 s later
+        neighbour = asyncio.create_task(batcher.link(["heart attack", "asthma"]))
+        outcomes = await asyncio.gather(culprit, neighbour, return_exceptions=True)
+        await batcher.stop()
+        return outcomes[0], outcomes[1]
+
+    culprit, neighbour = run(scenario())
+    assert isinstance(culprit, OverBudget)
+    assert [result.mention for result in neighbour] == ["heart attack", "asthma"]  # type: ignore[attr-defined]
+    assert runner.batches[0] == ["stall", "heart attack", "asthma"]  # together at first, then apart
+    assert ["heart attack", "asthma"] in runner.batches[1:]

@@ -63,7 +63,7 @@ def test_everything_shown_is_escaped_and_the_policy_forbids_inline_script(url: s
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
     policy = page.headers["content-security-policy"]
     assert "script-src 'self'" in policy and "default-src 'none'" in policy and "unsafe-inline" not in policy
-    assert page.headers["x-content-type-options"] == "nosniff" and page.headers["referrer-policy"] == "no-referrer"
+    assert page.headers["x-content-type-options"] == "nosniff" and page.headers["referrer-policy"] == "same-origin"
     assert all('src="/static/' in tag for tag in page.text.split("<script")[1:])  # no inline script at all
     assert " style=" not in page.text  # nor inline style, which the policy would refuse
 

@@ -68,6 +68,8 @@ def _option(spec: dataclasses.Field, kind: Any) -> Callable[[Callable], Callable
         if "/" in flag:
             return click.option(flag, spec.name, show_default=True, **extra)
         return click.option(flag, spec.name, is_flag=True, **extra)
+    if kind is tuple:  # a tuple of strings: the option repeated
+        return click.option(flag, spec.name, multiple=True, help=meta["help"], default=spec.default)
     if kind is Path:
         click_type: Any = PathOption(path_type=Path, **(meta.get("path") or {}))
     elif meta.get("choices"):
@@ -80,7 +82,9 @@ def _option(spec: dataclasses.Field, kind: Any) -> Callable[[Callable], Callable
 
 
 def _base_type(hint: Any) -> Any:
-    """``int`` for ``int`` and ``int | None``."""
+    """``int`` for ``int`` and ``int | None``; ``tuple`` for ``tuple[str, ...]``."""
+    if typing.get_origin(hint) is tuple:
+        return tuple
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
         (base,) = [arg for arg in typing.get_args(hint) if arg is not type(None)]
         return base

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,9 @@ def serve(
       curl -s localhost:8000/v1/link -H 'content-type: application/json' -d '{"mentions": ["heart attack"]}'
 
     When MEDLINK_API_KEY is set, every request but /health must send it (Authorization: Bearer KEY or
-    X-API-Key: KEY). SIGTERM or Ctrl-C stops taking requests, answers those in flight, then exits.
+    X-API-Key: KEY). Requests are worked in --workers processes; work past --request-seconds is stopped (its
+    worker killed and replaced) and answered 503. SIGTERM or Ctrl-C stops taking requests, answers those in
+    flight within their budget, then exits.
     """
     try:
         import uvicorn
@@ -86,5 +89,10 @@ def serve(
 
         matcher = MatcherSpec(trials_index).build()
     uvicorn.run(
-        create_app(linker, settings, matcher), host=host, port=port, log_level=log_level, timeout_graceful_shutdown=30
+        create_app(linker, settings, matcher),
+        host=host,
+        port=port,
+        log_level=log_level,
+        # in-flight requests end within their budget (their workers are killed at it): so does a restart
+        timeout_graceful_shutdown=math.ceil(settings.request_seconds) + 1,
     )

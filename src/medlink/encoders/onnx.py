@@ -13,6 +13,7 @@ docs/performance.md): ONNX fp32 encodes about 1.8x faster than PyTorch fp32 with
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 import warnings
@@ -107,13 +108,20 @@ def export_output(model: Any, sample: Any, fp32: Path, output: str, output_axes:
 
 
 def cpu_session(model: Path, threads: int | None) -> Any:
-    """An ONNX Runtime session on the CPU (``threads``: intra-op threads; ``None``: ONNX Runtime's choice)."""
+    """An ONNX Runtime session on the CPU (``threads``: intra-op threads; ``None``: ``OMP_NUM_THREADS`` when set,
+    which ONNX Runtime's own pool ignores but worker processes sharing the cores set, else ONNX Runtime's choice)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
+    threads = threads or _threads_from_environment()
     if threads:
         options.intra_op_num_threads = threads
     return onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+
+
+def _threads_from_environment() -> int | None:
+    value = os.environ.get("OMP_NUM_THREADS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
 
 
 class OnnxEncoder(KnownIdentity):

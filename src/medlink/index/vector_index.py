@@ -22,7 +22,7 @@ import numpy as np
 
 from medlink.encoders.base import EncoderIdentity, l2_normalize
 from medlink.errors import MedlinkError
-from medlink.folders import read_manifest_json, verify_checksums
+from medlink.folders import contained_file, read_manifest_json, verify_checksums
 from medlink.index import faiss_backend
 from medlink.index.compressed import CompressedParameters, Rescored, vectors_file
 from medlink.index.entries import SOURCES, IndexEntry
@@ -126,7 +126,7 @@ class VectorIndex:
         manifest = read_index_manifest(folder)
         files = manifest["files"]
         for name in files:
-            if not (folder / name).exists():
+            if not contained_file(folder, name, IndexFileError, "index").exists():
                 raise IndexFileError(f"{folder / name} is missing: the index is incomplete; rebuild it")
         if verify:  # the vector files are checked when first searched (a linker deciding by exact match never is)
             verify_checksums(

@@ -58,9 +58,9 @@ def update_embedded(
     from medlink.index.vector_index import is_current_index
     from medlink.linking.defaults import (
         build_default_index,
-        default_drug_index,
-        default_index,
         default_index_path,
+        descriptors_index,
+        mesh_index,
         prebuilt_default_index,
     )
 
@@ -98,8 +98,8 @@ def update_embedded(
         index = default_index_path(terminology, encoder)
         if not is_current_index(index):
             build_default_index(terminology, encoder, index, progress, reuse)
-        default_index(progress)  # the shipped calibration applied
-        default_drug_index(progress)
+        descriptors_index(progress)  # the shipped calibration applied
+        mesh_index(progress)
     except BaseException:
         record_update(previous)
         raise

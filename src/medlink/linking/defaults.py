@@ -105,13 +105,14 @@ def donor_terminology(name: str, progress: bool = False) -> Terminology:
         raise MedlinkError(why) from None
 
 
-def default_drug_index(progress: bool = True) -> Path:
-    """The default index's vectors bound to the descriptors + supplementary records, cached on first use.
+def mesh_index(progress: bool = True) -> Path:
+    """The embedded default's index (all of MeSH): the descriptors' vectors bound to the descriptors +
+    supplementary records, cached on first use.
 
     The cache entry is named after the drug terminology's folder, which names its sources, so the 354k-concept
     terminology is loaded only to build the entry; the linker that opens it checks the fingerprint anyway."""
     terminology_dir = default_drug_terminology_path(progress)
-    base = default_index(progress)
+    base = descriptors_index(progress)
     manifest = read_index_manifest(base)
 
     def build(folder: Path) -> None:
@@ -135,9 +136,9 @@ def default_index_path(terminology: Terminology, encoder: Encoder) -> Path:
     return cache_root() / "indexes" / f"{terminology.fingerprint()}-{encoder.identity.fingerprint()}"
 
 
-def default_index(progress: bool = True) -> Path:
-    """The embedded default's index (MeSH descriptors, medlink's own encoder via ONNX), built and cached on first
-    use.
+def descriptors_index(progress: bool = True) -> Path:
+    """The index over MeSH descriptors alone (``embedded="descriptors"``; the default's is bound from it), with
+    medlink's own encoder via ONNX, built and cached on first use.
 
     Opened where the prebuilt package installed it when it matches; otherwise the first call encodes every name
     (about two minutes on 2 cores) and later calls find it. A cached index
@@ -158,7 +159,7 @@ def default_index(progress: bool = True) -> Path:
 
 
 def default_index_ready() -> bool:
-    """Whether :func:`default_index` opens the default's index without encoding anything: prebuilt, or cached."""
+    """Whether :func:`descriptors_index` opens the default's index without encoding anything: prebuilt, or cached."""
     terminology = load_default_terminology()
     encoder = load_encoder(DEFAULT_MODEL)
     return prebuilt_default_index(terminology, encoder) is not None or is_current_index(

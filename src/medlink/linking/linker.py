@@ -51,6 +51,11 @@ from medlink.terminology import Terminology
 __all__ = ["Linker", "LinkerConfig", "Sieve", "dense_linker", "open_index_linker", "ranker_linker"]
 
 
+# Longer keys are not cached: they hardly repeat, and a cache bounded by count must bound each entry's size too
+# (NFKC turns one character into up to 18: a 1,000-character mention can make a key of 18,000).
+LONGEST_CACHED_KEY = 256
+
+
 class Linker:
     """Links mentions to the concepts of one terminology.
 
@@ -222,8 +227,9 @@ class Linker:
         return self._config
 
     def with_config(self, config: LinkerConfig) -> Linker:
-        """A linker with other settings over the same terminology, sieves and encoder (nothing is reloaded). A
-        ``config`` that sets no nil threshold keeps the one the index was calibrated with, as ``Linker.load`` does."""
+        """A linker with other settings over the same terminology, sieves and encoder (nothing is reloaded), which
+        it links one batch at a time with this one. A ``config`` that sets no nil threshold keeps the one the index
+        was calibrated with, as ``Linker.load`` does."""
         if self._deferred is not None and self.recipe is not None:  # its index is not built yet: nor is the copy's
             return Linker.from_recipe(self.recipe, config, self._progress)
         if config.nil_threshold is None and self.calibrated_nil_threshold is not None:
@@ -232,6 +238,7 @@ class Linker:
             self.terminology, self.sieves, config, self.counter, self.term_test, self.reranker, self.form_test
         )
         other.recipe, other.calibrated_nil_threshold = self.recipe, self.calibrated_nil_threshold
+        other._lock = self._lock  # the sieves (encoder, index) are shared: so is the lock that keeps them one at a time
         return other
 
     def _link_mentions(self, mentions: Iterable[str | Mention]) -> list[LinkResult]:
@@ -479,7 +486,7 @@ class Linker:
         self._by_text.clear()
 
     def _remember(self, key: str, result: LinkResult, cache: dict[str, LinkResult]) -> None:
-        if self.config.cache_size <= 0:
+        if self.config.cache_size <= 0 or len(key) > LONGEST_CACHED_KEY:
             return
         if len(cache) >= self.config.cache_size:
             cache.clear()  # a simple bound; a full cache means the stream has little repetition anyway

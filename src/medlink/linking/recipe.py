@@ -14,10 +14,10 @@ from pathlib import Path
 from medlink.errors import MedlinkError
 from medlink.linking.defaults import (
     MESH,
-    default_drug_index,
     default_drug_terminology_path,
-    default_index,
     default_index_ready,
+    descriptors_index,
+    mesh_index,
     shipped_nil_threshold,
 )
 from medlink.linking.pipeline import DEFAULT_SIEVES, exact_parts, index_parts, ranker_parts
@@ -97,7 +97,7 @@ class LinkerRecipe:
 
     def default_index(self, progress: bool = False) -> Path:
         """The embedded default's index this recipe links with, built and cached on first use."""
-        return default_drug_index(progress) if self.embedded == MESH else default_index(progress)
+        return mesh_index(progress) if self.embedded == MESH else descriptors_index(progress)
 
     def index_ready(self) -> bool:
         """Whether :meth:`parts` opens its index without building it (so always, but for the embedded default's

@@ -10,7 +10,12 @@ and hands every request its share. Three rules keep one large or slow request fr
 - **a time budget**: a request still unanswered ``request_seconds`` after it arrived fails with
   :class:`OverBudget`, and its remaining mentions are dropped (so are those of a client that went away);
 - **a bounded queue**: a request that would make more than ``max_queued`` mentions wait is refused at once with
-  :class:`Saturated`, which the service answers with 503 and ``Retry-After``.
+  :class:`Saturated`, which the service answers with 503 and ``Retry-After``;
+- **a stopped batch hurts only its culprit**: with worker processes, a batch that outlives the earliest budget
+  among its requests is stopped (its worker killed); the requests still within budget go back to the queue, each
+  linked from then on in batches of its own, so a mention that stalls the linker takes down no one else twice.
+
+Up to ``runner.concurrency`` batches are linked at once (one per worker process).
 """
 
 from __future__ import annotations
@@ -18,22 +23,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from medlink.linking import Linker, LinkResult, Mention
+from medlink.linking import LinkResult, Mention
+from medlink.serve.busy import OverBudget, Saturated
 
-
-class Busy(Exception):
-    """The service cannot take this work now (503 with Retry-After); the message says why."""
-
-
-class Saturated(Busy):
-    """Too many mentions are waiting already: try again shortly."""
-
-
-class OverBudget(Busy):
-    """The request was not answered within its time budget; its remaining work was dropped."""
+if TYPE_CHECKING:
+    from medlink.serve.workers import Runner
 
 
 @dataclass
@@ -42,15 +41,17 @@ class _Request:
     done: asyncio.Future[list[LinkResult]]
     deadline: float
     results: list[LinkResult | None] = field(init=False)
-    taken: int = 0  # mentions handed to a batch so far
+    pending: deque[int] = field(init=False)  # positions not yet handed to a batch
     linked: int = 0  # mentions whose result is in
+    alone: bool = False  # in a stopped batch once: linked in batches of its own since
 
     def __post_init__(self) -> None:
         self.results = [None] * len(self.mentions)
+        self.pending = deque(range(len(self.mentions)))
 
     @property
     def waiting(self) -> int:
-        return len(self.mentions) - self.taken
+        return len(self.pending)
 
 
 def _chars(mention: str | Mention) -> int:
@@ -59,9 +60,10 @@ def _chars(mention: str | Mention) -> int:
 
 @dataclass
 class LinkBatcher:
-    """Links the mentions of concurrent requests together; ``observe`` is told each batch's size."""
+    """Links the mentions of concurrent requests together through ``runner``; ``observe`` is told each batch's
+    size."""
 
-    linker: Linker
+    runner: Runner
     batch_chars: int = 16_000
     wait_seconds: float = 0.002
     request_seconds: float = 10.0
@@ -70,13 +72,14 @@ class LinkBatcher:
     _active: list[_Request] = field(default_factory=list, init=False)
     _wake: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     _task: asyncio.Task[None] | None = field(default=None, init=False)
+    _linking: set[asyncio.Task[None]] = field(default_factory=set, init=False)
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="medlink-link-batcher")
 
     async def stop(self) -> None:
         """Links what is still queued, then stops (the server stops taking requests first)."""
-        while self._active:
+        while self._active or self._linking:
             await asyncio.sleep(self.wait_seconds or 0.001)
         if self._task is not None:
             self._task.cancel()
@@ -100,47 +103,54 @@ class LinkBatcher:
         return await request.done
 
     async def _run(self) -> None:
+        slots = asyncio.Semaphore(self.runner.concurrency)
         while True:
             await self._wake.wait()
             self._wake.clear()
             if self.wait_seconds:
                 await asyncio.sleep(self.wait_seconds)  # a moment for concurrent requests to join
             while self._active:
+                await slots.acquire()
                 self._drop_finished()
                 batch = self._next_batch()
-                if batch:
-                    await self._link(batch)
+                if not batch:
+                    slots.release()
+                    break  # what is active is being linked already; a new request or a stopped batch wakes us
+                task = asyncio.create_task(self._link(batch))
+                self._linking.add(task)
+                task.add_done_callback(self._linking.discard)
+                task.add_done_callback(lambda _: slots.release())
 
     def _drop_finished(self) -> None:
         """Forget requests whose client went away, and fail those past their time budget."""
         now = time.monotonic()
-        for request in list(self._active):
+        for request in self._active:
             if not request.done.done() and now > request.deadline:
                 request.done.set_exception(
                     OverBudget(
                         f"not linked within the request budget of {self.request_seconds:g} s "
-                        f"({request.taken:,} of {len(request.mentions):,} mentions reached): send fewer or shorter "
+                        f"({request.linked:,} of {len(request.mentions):,} mentions linked): send fewer or shorter "
                         "mentions per request"
                     )
                 )
-            if request.done.done():
-                self._active.remove(request)
+        self._active = [request for request in self._active if not request.done.done()]  # one pass, not a remove each
 
     def _next_batch(self) -> list[tuple[_Request, int]]:
         """One mention from each waiting request in turn, until the batch holds ``batch_chars`` characters (and
-        always at least one mention)."""
+        always at least one mention); a request that was in a stopped batch is batched alone."""
+        alone = [request for request in self._active if request.alone and request.waiting]
+        takers = alone[:1] or [request for request in self._active if not request.alone]
         batch: list[tuple[_Request, int]] = []
         budget = self.batch_chars
         while budget > 0:
             took = False
-            for request in self._active:
+            for request in takers:
                 if request.waiting and budget > 0:
-                    cost = _chars(request.mentions[request.taken])
+                    cost = _chars(request.mentions[request.pending[0]])
                     if batch and cost > budget:
                         budget = 0
                         break
-                    batch.append((request, request.taken))
-                    request.taken += 1
+                    batch.append((request, request.pending.popleft()))
                     budget -= cost
                     took = True
             if not took:
@@ -149,12 +159,22 @@ class LinkBatcher:
 
     async def _link(self, batch: list[tuple[_Request, int]]) -> None:
         mentions = [request.mentions[position] for request, position in batch]
+        requests = list({id(request): request for request, _ in batch}.values())
+        deadline = min(request.deadline for request in requests)
         try:
-            results = await asyncio.to_thread(self.linker.link_many, mentions)
+            results = await self.runner.run("link_many", (mentions,), deadline)
+        except OverBudget:  # the batch was stopped: its requests within budget try again, each on its own
+            for request, position in reversed(batch):
+                request.pending.appendleft(position)
+            for request in requests:
+                request.alone = True
+            self._wake.set()
+            return
         except Exception as error:  # every request of the batch learns of it; the batcher goes on
-            for request in {id(request): request for request, _ in batch}.values():
+            for request in requests:
                 if not request.done.done():
                     request.done.set_exception(error)
+            self._wake.set()
             return
         self.observe(len(mentions))
         for (request, position), result in zip(batch, results, strict=True):
@@ -162,3 +182,4 @@ class LinkBatcher:
             request.linked += 1
             if request.linked == len(request.mentions) and not request.done.done():
                 request.done.set_result(request.results)  # type: ignore[arg-type]  # every slot is filled
+        self._wake.set()

@@ -1,6 +1,6 @@
-"""What the API routes and the web pages share: the linker behind its fair batcher, the trial normalizer (made on
-first use), the trial matcher, and the limits they answer within. Work the service cannot take now raises
-:class:`Busy`, which both sides answer with 503."""
+"""What the API routes and the web pages share: the linker behind its fair batcher, the runner that does the work
+(worker processes, or threads), the trial matcher, and the limits they answer within. Work the service cannot take
+now raises :class:`Busy`, which both sides answer with 503."""
 
 from __future__ import annotations
 
@@ -12,17 +12,19 @@ from typing import TYPE_CHECKING, Any
 
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, LinkResult, Mention
-from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig
-from medlink.linking.annotation.tagger import SpanTagger
-from medlink.serve.batching import Busy, LinkBatcher
+from medlink.linking.annotation.annotator import Annotation
+from medlink.serve.batching import LinkBatcher
+from medlink.serve.busy import Busy
 from medlink.serve.settings import ServiceSettings
+from medlink.serve.workers import Runner
 
 if TYPE_CHECKING:  # the trial modules load only when a trial request comes
     from medlink.trials.matching.matcher import MatchResult, TrialMatcher
-    from medlink.trials.normalization.normalizer import NormalizedTrial, TrialNormalizer
+    from medlink.trials.normalization.normalizer import NormalizedTrial
     from medlink.trials.records import TrialRecord
 
 AT_A_TIME = 16  # trial records normalized, or documents annotated, between two looks at the request's time budget
+_SET_UP_SECONDS = 300  # the trial normalizer's one-time set-up (it loads the drug terminology, built on first use)
 
 
 NO_TRIAL_INDEX = "this service has no trial index: start it with --trials-index DIR"
@@ -34,17 +36,23 @@ class NoTrialIndex(MedlinkError):
 
 @dataclass
 class ServiceCore:
-    linker: Linker
+    linker: Linker  # this process's copy: the terminology and limits the routes read (the runner does the work)
     settings: ServiceSettings
     batcher: LinkBatcher
+    runner: Runner
     matcher: TrialMatcher | None = None
-    tagger: SpanTagger | None = None  # the span tagger annotation uses (the packaged one, when installed)
-    _normalizer: TrialNormalizer | None = None
-    _normalizer_made: asyncio.Lock = field(default_factory=asyncio.Lock)  # concurrent first requests make it once
-    _trial_slots: asyncio.Semaphore | None = None
+    _heavy_at_once: int = field(init=False)
+    _trial_slots: asyncio.Semaphore = field(init=False)
+    _normalizer_lock: asyncio.Lock = field(init=False)
+    _normalizer_ready: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
-        self._trial_slots = asyncio.Semaphore(self.settings.max_concurrent_trials)
+        heavy = self.settings.max_concurrent_trials
+        if self.runner.concurrency > 1:  # one worker is always left to link with, whatever the heavy requests do
+            heavy = min(heavy, self.runner.concurrency - 1)
+        self._heavy_at_once = heavy
+        self._trial_slots = asyncio.Semaphore(heavy)
+        self._normalizer_lock = asyncio.Lock()
 
     async def link(self, mentions: Sequence[str | Mention]) -> list[LinkResult]:
         return await self.batcher.link(list(mentions))
@@ -52,42 +60,47 @@ class ServiceCore:
     async def normalize(self, records: list[TrialRecord]) -> list[NormalizedTrial]:
         """Records normalized a chunk at a time within the request's time budget (the one-time set-up of the
         normalizer, which loads the drug terminology, not counted)."""
-        from medlink.trials.normalization.normalizer_spec import normalizer_around
-
         async with self._trial_slot():
-            async with self._normalizer_made:
-                if self._normalizer is None:
-                    self._normalizer = await asyncio.to_thread(normalizer_around, self.linker)
-                ready = self._normalizer
-            return await self._in_chunks(ready.normalize_batch, records, "normalized", "records")
+            await self._prepare_normalizer()
+            return await self._in_chunks("normalize_batch", (), records, "normalized", "records")
 
-    async def annotate(self, texts: list[str], config: AnnotatorConfig) -> list[list[Annotation]]:
-        """Documents annotated in a worker thread, a few at a time (annotation links many spans at once), within
-        the request's time budget."""
+    async def annotate(self, texts: list[str], context: bool, entity_type: str | None) -> list[list[Annotation]]:
+        """Documents annotated a few at a time (annotation links many spans at once), within the request's time
+        budget."""
         async with self._trial_slot():
             return await self._in_chunks(
-                lambda chunk: self.linker.annotate_many(chunk, config), texts, "annotated", "documents", size=len
+                "annotate_many", (context, entity_type), texts, "annotated", "documents", size=len
             )
 
     async def match(self, note: str, top: int) -> MatchResult:
         if self.matcher is None:
             raise NoTrialIndex(NO_TRIAL_INDEX)
-        matcher = self.matcher
         async with self._trial_slot():
-            return await asyncio.to_thread(matcher.match, note, top)
+            deadline = time.monotonic() + self.settings.request_seconds
+            return await self.runner.run("match", (note, top), deadline)  # type: ignore[no-any-return]
+
+    async def _prepare_normalizer(self) -> None:
+        """The normalizer set up once by the runner, outside any request's budget (every worker in turn may need
+        it: a worker started after a kill makes its own on its first chunk)."""
+        async with self._normalizer_lock:
+            if not self._normalizer_ready:
+                for _ in range(self.runner.concurrency):
+                    await self.runner.run("prepare_normalizer", (), time.monotonic() + _SET_UP_SECONDS)
+                self._normalizer_ready = True
 
     async def _in_chunks(
         self,
-        work: Callable[[list[Any]], list[Any]],
+        method: str,
+        extra: tuple[Any, ...],
         items: list[Any],
         done: str,
         what: str,
         size: Callable[[Any], int] | None = None,
     ) -> list[Any]:
-        """``work`` over ``items`` a chunk at a time in a worker thread (the items are independent), looking at the
-        request's time budget between chunks. A chunk holds :data:`AT_A_TIME` items, and with ``size`` (a document's
-        length) no more than ``settings.batch_chars`` of them once it has one: sixteen documents of the longest
-        allowed size were half a minute of work between two looks at a ten-second budget."""
+        """The runner's ``method`` over ``items`` a chunk at a time (``extra``: its other arguments; the items are
+        independent), each chunk within what is left of the request's time budget. A chunk holds
+        :data:`AT_A_TIME` items, and with ``size`` (a document's length) no more than ``settings.batch_chars`` of
+        them once it has one: in a thread, work cannot be stopped, only not begun."""
         deadline = time.monotonic() + self.settings.request_seconds
         results: list[Any] = []
         start = 0
@@ -103,15 +116,12 @@ class ServiceCore:
                 if held + more > self.settings.batch_chars:
                     break
                 held, end = held + more, end + 1
-            results += await asyncio.to_thread(work, items[start:end])
+            results += await self.runner.run(method, (items[start:end], *extra), deadline)
             start = end
         return results
 
     def _trial_slot(self) -> asyncio.Semaphore:
         """A slot for heavy work (trial requests, annotation), or :class:`Busy` when all are taken."""
-        assert self._trial_slots is not None  # made in __post_init__
         if self._trial_slots.locked():
-            raise Busy(
-                f"{self.settings.max_concurrent_trials} trial or annotation requests are running already; retry shortly"
-            )
+            raise Busy(f"{self._heavy_at_once} trial or annotation requests are running already; retry shortly")
         return self._trial_slots

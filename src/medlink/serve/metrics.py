@@ -8,8 +8,9 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 class ServiceMetrics:
-    """Requests by route and status, request latency, mentions linked and the sizes of linker batches; the
-    process collector adds resident memory, CPU time and open files."""
+    """Requests by route and status, request latency, mentions linked, the sizes of linker batches, and worker
+    processes killed and restarted; the process collector adds resident memory, CPU time and open files (of the
+    service's own process)."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -29,6 +30,15 @@ class ServiceMetrics:
             "medlink_link_batch_mentions",
             "Mentions per linker batch (requests gathered)",
             buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096),
+            registry=self.registry,
+        )
+
+        self.worker_kills = Counter(
+            "medlink_worker_kills", "Worker processes killed: their work ran past its budget", registry=self.registry
+        )
+        self.worker_restarts = Counter(
+            "medlink_worker_restarts",
+            "Worker processes started in the place of killed or dead ones",
             registry=self.registry,
         )
 

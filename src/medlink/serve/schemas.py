@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from medlink.linking.settings import LinkerConfig
 from medlink.trials.matching.matcher import DEFAULT_TOP
 
 
@@ -63,42 +64,53 @@ class ErrorOut(BaseModel):
     problems: list[str] = []
 
 
-# What the service reads of a ClinicalTrials.gov API v2 study, typed as it reads it; other fields pass as they are.
+# What the service reads of a ClinicalTrials.gov API v2 study, typed as it reads it, each text and list with a
+# limit far above what registered records hold (so that no field reaches the normalizer at any length); other
+# fields pass as they are (the body's size bounds them), unread.
 class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+NAME_CHARS = LinkerConfig.max_mention_chars
+PROSE_CHARS = 50_000
+NAME = Annotated[str, Field(max_length=NAME_CHARS)]  # a condition, keyword or drug name
+SHORT = Annotated[str, Field(max_length=200)]  # an id, an age, a sex, an intervention type
+TITLE = Annotated[str, Field(max_length=2_000)]
+PROSE = Annotated[str, Field(max_length=PROSE_CHARS)]  # a summary, the eligibility criteria
+MOST_NAMES = 1_000  # conditions, keywords, interventions or other names of one record
+
+
 class IdentificationModule(_Open):
-    nctId: str = Field(min_length=1, description="The record's NCT id.")
-    officialTitle: str | None = None
-    briefTitle: str | None = None
+    nctId: str = Field(min_length=1, max_length=200, description="The record's NCT id.")
+    officialTitle: TITLE | None = None
+    briefTitle: TITLE | None = None
 
 
 class DescriptionModule(_Open):
-    briefSummary: str | None = None
+    briefSummary: PROSE | None = None
 
 
 class ConditionsModule(_Open):
-    conditions: list[str] | None = None
-    keywords: list[str] | None = None
+    conditions: list[NAME] | None = Field(None, max_length=MOST_NAMES)
+    keywords: list[NAME] | None = Field(None, max_length=MOST_NAMES)
 
 
 class StudyIntervention(_Open):
-    type: str | None = None
-    name: str | None = None
-    otherNames: list[str] | None = None
+    type: SHORT | None = None
+    name: NAME | None = None
+    otherNames: list[NAME] | None = Field(None, max_length=MOST_NAMES)
 
 
 class ArmsInterventionsModule(_Open):
-    interventions: list[StudyIntervention] | None = None
+    interventions: list[StudyIntervention] | None = Field(None, max_length=MOST_NAMES)
 
 
 class EligibilityModule(_Open):
-    eligibilityCriteria: str | None = None
-    minimumAge: str | None = None
-    maximumAge: str | None = None
-    sex: str | None = None
-    healthyVolunteers: bool | None = None
+    eligibilityCriteria: PROSE | None = None
+    minimumAge: SHORT | None = None
+    maximumAge: SHORT | None = None
+    sex: SHORT | None = None
+    healthyVolunteers: StrictBool | None = None
 
 
 class ProtocolSection(_Open):
@@ -110,11 +122,11 @@ class ProtocolSection(_Open):
 
 
 class MeshTerm(_Open):
-    term: str | None = None
+    term: NAME | None = None
 
 
 class BrowseModule(_Open):
-    meshes: list[MeshTerm] | None = None
+    meshes: list[MeshTerm] | None = Field(None, max_length=MOST_NAMES)
 
 
 class DerivedSection(_Open):
@@ -220,6 +232,6 @@ def request_models(
             description="Annotate only concepts of this kind (its MeSH "
             "branches; needs a terminology with tree numbers).",
         )
-        context: bool = Field(True, description="Mark each mention negated or uncertain (ConText).")
+        context: StrictBool = Field(True, description="Mark each mention negated or uncertain (ConText).")
 
     return RequestModels(MentionIn, LinkRequest, TrialsRequest, MatchRequest, AnnotateRequest)

@@ -27,9 +27,18 @@ class ServiceSettings:
     request_seconds: a request not answered within this time gets 503 with the reason, and its remaining work is
         dropped.
     max_queued_mentions: a request that would make more mentions wait than this gets 503 with ``Retry-After``.
-    max_concurrent_trials: trial requests (normalize, match) run at most this many at a time; more get 503.
+    max_concurrent_trials: trial requests (normalize, match) and annotations run at most this many at a time (with
+        several worker processes, at most one fewer than there are: one is always left to link); more get 503.
     max_document_chars, max_note_chars: longer documents and patient notes get 422 naming the limit (a mention's
         limit is the linker's ``max_mention_chars``).
+    workers: worker processes that do the requests' work (serve/workers.py); work past its request's budget is
+        stopped by killing its worker, which is replaced. ``None``: one per core; ``0``: threads of the service's
+        own process, where work once begun cannot be stopped.
+    worker_restarts_per_minute: killed or dead workers replaced per minute at most; beyond, requests get 503
+        until the minute passes.
+    allowed_hosts: without an API key, the host names requests may be addressed to besides ``localhost`` and IP
+        addresses (a web page elsewhere that makes its own name resolve to this machine must not read answers:
+        DNS rebinding), and POST requests from a browser must come from this service's own pages.
     """
 
     api_key: str | None = None
@@ -46,6 +55,20 @@ class ServiceSettings:
     max_concurrent_trials: int = setting(2, "Trial requests (normalize, match) run at once; more get 503.", minimum=1)
     max_document_chars: int = setting(100_000, "Longest document (context of mentions) a request may send.", minimum=1)
     max_note_chars: int = setting(50_000, "Longest patient note a request may send.", minimum=1)
+    workers: int | None = setting(
+        None,
+        "Worker processes doing the requests' work; one past its request's budget is killed and replaced "
+        "(0: threads of the service's process, which cannot be stopped). Default: one per core.",
+        minimum=0,
+    )
+    allowed_hosts: tuple[str, ...] = setting(
+        (),
+        "Without MEDLINK_API_KEY, a host name requests may use besides localhost and IP addresses (repeatable).",
+        flag="--allowed-host",
+    )
+    worker_restarts_per_minute: int = setting(
+        30, "Workers replaced per minute at most; beyond, requests get 503 until the minute passes.", minimum=1
+    )
 
     def __post_init__(self) -> None:
         if self.api_key is not None and not self.api_key.strip():
@@ -58,13 +81,21 @@ class ServiceSettings:
             "max_concurrent_trials",
             "max_document_chars",
             "max_note_chars",
+            "worker_restarts_per_minute",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if self.workers is not None and self.workers < 0:
+            raise ValueError(f"workers must not be negative, not {self.workers}")
         if self.request_seconds <= 0:
             raise ValueError(f"request_seconds must be positive, not {self.request_seconds}")
         if self.batch_wait_seconds < 0:
             raise ValueError(f"batch_wait_seconds must not be negative, not {self.batch_wait_seconds}")
+
+    @property
+    def worker_count(self) -> int:
+        """How many worker processes: ``workers``, or one per core."""
+        return self.workers if self.workers is not None else max(1, os.cpu_count() or 1)
 
     @classmethod
     def from_environment(cls, **overrides: object) -> ServiceSettings:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from medlink.errors import MedlinkError
-from medlink.folders import read_manifest_json, sha256_of, staged_folder
+from medlink.folders import contained_file, read_manifest_json, sha256_of, staged_folder
 from medlink.terminology.key_table import KEY_HASH, KeyTable, row_dtype
 from medlink.terminology.point_reads import FileArray, FileKeyTable, arrow_point_readers
 from medlink.terminology.terminology import (
@@ -214,7 +214,7 @@ def load_terminology(
     manifest = read_manifest(directory)
     mode: str = ("full" if verify else "none") if isinstance(verify, bool) else verify
     for file_name, record in manifest["files"].items():
-        _check_file(directory / file_name, record, mode)
+        _check_file(contained_file(directory, file_name, TerminologyFormatError, "terminology"), record, mode)
     tables, points = {}, {}
     for table_name, file_name in TABLE_FILES.items():
         path = directory / file_name

@@ -12,11 +12,11 @@ from medlink.linking.annotation.approximate import ApproximateNames
 from medlink.linking.annotation.context import assess
 from medlink.linking.annotation.lexicon import Lexicon
 from medlink.linking.annotation.spans import (
+    Overlaps,
     Span,
     abbreviation_spans,
     approximate_spans,
     dictionary_spans,
-    overlaps,
     tagged_spans,
     without_overlaps,
 )
@@ -148,10 +148,10 @@ def _best_supported(linked: dict[Span, LinkResult], tagged: Sequence[TaggedSpan]
     (overlapping one); the annotators' own texts (the lexicon) and the text's short forms need none. Order: the
     lexicon's, the tagger's, then the longest."""
 
+    near_tagged = Overlaps(tagged)
+
     def supported(span: Span) -> bool:
-        return (
-            lexicon.knows(span.key) or span.long_form is not None or span.tagged is not None or overlaps(span, tagged)
-        )
+        return lexicon.knows(span.key) or span.long_form is not None or span.tagged is not None or near_tagged(span)
 
     ranked = sorted(
         (span for span in linked if supported(span)),

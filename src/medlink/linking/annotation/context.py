@@ -76,7 +76,7 @@ UNCERTAIN_AFTER = (
 SCOPE_ENDS = ("but", "however", "although", "though", "except", "which", "yet", "aside from", "apart from")
 WINDOW = 6  # words a trigger reaches
 
-LOOKBACK_CHARS = 1_000  # searched first for the sentence's start: far more than the window's words need
+LOOKBACK_CHARS = 1_000  # read around a mention for its sentence's ends: far more than the window's words need
 _SENTENCE_END = re.compile(r"[.;!?\n]\s|[.;!?\n]$")
 
 
@@ -90,8 +90,9 @@ class ContextFinding:
 def assess(text: str, start: int, end: int, window: int = WINDOW) -> ContextFinding:
     """Whether the mention at ``text[start:end]`` is negated or uncertain, and by which trigger."""
     sentence_start = _sentence_start(text, start)
-    following = _SENTENCE_END.search(text, end)
-    sentence_end = following.start() + 1 if following else len(text)
+    reach = min(len(text), end + LOOKBACK_CHARS)
+    following = _SENTENCE_END.search(text, end, reach)
+    sentence_end = following.start() + 1 if following else reach
     before = _scope(text[sentence_start:start].lower().split()[-window:], from_end=True)
     after = _scope(text[end:sentence_end].lower().split()[:window], from_end=False)
     before_text, after_text = " ".join(before), " ".join(after)
@@ -111,13 +112,11 @@ def assess(text: str, start: int, end: int, window: int = WINDOW) -> ContextFind
 
 
 def _sentence_start(text: str, start: int) -> int:
-    """Where the sentence holding ``start`` begins. The text just before the mention is searched first, the whole
-    text only when no sentence ends there: a scan from the top for every mention made long documents quadratic."""
-    for low in (max(0, start - LOOKBACK_CHARS), 0):
-        ends = [match.end() for match in _SENTENCE_END.finditer(text, low, start)]
-        if ends or low == 0:
-            return max(ends, default=0)
-    return 0
+    """Where the sentence holding ``start`` begins, looked for in the :data:`LOOKBACK_CHARS` before it only (its
+    start when no sentence ends there): a trigger reaches a few words, and a search back to the top of the text
+    for every mention made long unpunctuated documents quadratic."""
+    low = max(0, start - LOOKBACK_CHARS)
+    return max((match.end() for match in _SENTENCE_END.finditer(text, low, start)), default=low)
 
 
 def _scope(words: list[str], from_end: bool) -> list[str]:

@@ -5,8 +5,10 @@ disease (CKD)" makes every later "CKD" a span, read as its long form)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from medlink.linking.annotation.approximate import NearName
 from medlink.linking.annotation.tagger import TaggedSpan
@@ -116,13 +118,14 @@ def abbreviation_spans(text: str, taken: list[Span], is_name: Test, normalize: C
     """Every occurrence of a short form the text defines, outside the spans already taken, when its long form is
     itself a name (a short form for a phrase no name matches would be linked by a guess, and read everywhere)."""
     spans = []
+    in_taken = Overlaps(taken)
     for short, long in find_abbreviations(text).items():
         key = normalize(long)
         if not key or not is_name(key):
             continue
         for match in re.finditer(rf"(?<![\w-]){re.escape(short)}(?![\w-])", text):
             span = Span(*match.span(), short, long, key)
-            if not overlaps(span, taken):
+            if not in_taken(span):
                 spans.append(span)
     return spans
 
@@ -140,15 +143,32 @@ def tagged_spans(tagged: Sequence[TaggedSpan], text: str, normalize: Callable[[s
     ]
 
 
-def overlaps(span: Span, others: Sequence[Span | TaggedSpan]) -> bool:
-    return any(span.start < other.end and other.start < span.end for other in others)
+class Overlaps:
+    """Whether a span overlaps any of ``spans`` (fixed), in logarithmic time: a scan over all of them for every
+    span of a long document was quadratic."""
+
+    def __init__(self, spans: Iterable[Span | TaggedSpan]) -> None:
+        ordered = sorted(spans, key=lambda span: span.start)
+        self._starts = [span.start for span in ordered]
+        self._reach = list(accumulate((span.end for span in ordered), max))  # the furthest end so far
+
+    def __call__(self, span: Span | TaggedSpan) -> bool:
+        before = bisect_left(self._starts, span.end)  # the spans that start before this one ends
+        return before > 0 and self._reach[before - 1] > span.start
 
 
 def without_overlaps(ranked: Sequence[Span]) -> list[Span]:
     """The spans in ``ranked`` order (best supported first), each kept unless it overlaps one kept before it;
     returned in text order."""
+    starts: list[int] = []  # of the kept spans, which never overlap: in the same order, their ends rise too
+    ends: list[int] = []
     kept: list[Span] = []
     for span in ranked:
-        if not overlaps(span, kept):
-            kept.append(span)
+        before = bisect_left(starts, span.end)
+        if before > 0 and ends[before - 1] > span.start:
+            continue
+        place = bisect_left(starts, span.start)
+        starts.insert(place, span.start)
+        ends.insert(place, span.end)
+        kept.append(span)
     return sorted(kept, key=lambda span: span.start)

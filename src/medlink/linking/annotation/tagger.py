@@ -175,7 +175,8 @@ def decode(
             _close(current, spans)
             current = None
         elif label.startswith("I-") and current is not None and current[2] == kind:
-            current = (current[0], end, kind, [*current[3], float(probabilities[index, best[index]])])
+            current[3].append(float(probabilities[index, best[index]]))  # in place: a copy per token was quadratic
+            current = (current[0], end, kind, current[3])
         else:
             _close(current, spans)
             current = (start, end, kind, [float(probabilities[index, best[index]])])

@@ -22,9 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+# The text's blanks are made single first, and the parts stripped after: no \s* runs over a run of spaces.
 _COMBINATION = re.compile(
-    r"\s*(?:\bin combination with\b|\bcombined with\b|\bcombination of\b|\bplus\b|"
-    r"\bversus\b|\bvs\.?(?=\s|$)|\s\+\s|\+)\s*",
+    r"(?:\bin combination with\b|\bcombined with\b|\bcombination of\b|\bplus\b|"
+    r"\bversus\b|\bvs\.?(?=\s|$)|\+)",
     re.IGNORECASE,
 )
 _AND_OR = r"(?:and/or|and|or)"
@@ -41,6 +42,7 @@ _NUMBERED = re.compile(r"^(?:\d|[ivx]+\b)", re.IGNORECASE)
 def split_composite(text: str, is_name: Callable[[str], bool] | None = None) -> list[str] | None:
     """The parts of a composite mention, or ``None`` when it names one thing. With ``is_name`` (does the
     terminology hold this text as a name?), coordinated multi-word names are split whole."""
+    text = " ".join(text.split())
     parts = [part.strip(" ,;") for part in _COMBINATION.split(text) if part and part.strip(" ,;")]
     if len(parts) > 1:
         return parts

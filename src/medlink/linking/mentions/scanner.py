@@ -101,6 +101,9 @@ class ConceptScanner:
             text = standard_spelling(text)
         for clause in _CLAUSES.split(text):
             tokens = self.terminology.normalizer(clause).split()
+            # once per clause, shared by its findings: per finding, a long clause cost quadratic time and memory
+            family = any(token in self._relatives for token in tokens)
+            said = clause.strip()
             start = 0
             while start < len(tokens):
                 width = self._longest_name(tokens, start)
@@ -110,10 +113,9 @@ class ConceptScanner:
                 key = " ".join(tokens[start : start + width])
                 before = tokens[max(0, start - self.negation_window) : start]
                 negated = any(token in self._negations for token in before)
-                family = any(token in self._relatives for token in tokens)
                 for match in self.terminology.lookup_normalized(key):
                     if self._scope is None or self._scope.allows(match.concept_id):
-                        found.append(Finding(match.concept_id, clause.strip(), negated, family))
+                        found.append(Finding(match.concept_id, said, negated, family))
                 start += width
         return tuple(found)
 

@@ -7,6 +7,7 @@ SameSite=Strict, so another site cannot make the browser use it); the JSON API s
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 from collections import defaultdict
@@ -20,9 +21,9 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from medlink.errors import MedlinkError
 from medlink.linking import Mention
-from medlink.serve.batching import Busy
+from medlink.serve.busy import Busy
 from medlink.serve.core import NO_TRIAL_INDEX, ServiceCore
-from medlink.serve.text_checks import text_problems
+from medlink.serve.text_checks import NOT_TEXT, is_text, text_problems
 from medlink.version import __version__
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -37,7 +38,9 @@ SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",  # a query or a note must not leak to the registry's site through a link
+    # a query or a note must not leak to the registry's site through a link; and same-origin, not no-referrer:
+    # under no-referrer a browser sends "Origin: null" with the page's own forms, which the guard cannot tell apart
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",  # results may hold patient notes
 }
 
@@ -95,6 +98,10 @@ def add_pages(app: FastAPI, core: ServiceCore) -> None:
 
     @app.get("/concept/{concept_id}", include_in_schema=False)
     async def concept_page(concept_id: str) -> HTMLResponse:
+        # in a thread: the first children or siblings asked for build the terminology's table of them (seconds)
+        return await asyncio.to_thread(concept_view, concept_id)
+
+    def concept_view(concept_id: str) -> HTMLResponse:
         found = linker.terminology.get(concept_id)
         if found is None:
             return page("missing.html", 404, what=f"No concept {concept_id!r} in this terminology.")
@@ -126,12 +133,16 @@ def add_pages(app: FastAPI, core: ServiceCore) -> None:
             problems.append("the note is empty: paste a patient's note")
         if problems:
             return page("trials.html", 422, problems=problems, **values)
+        from medlink.trials.matching.notes import read_note
+
+        try:
+            read_note(note)  # what is wrong with the note is the person's to fix; any other error is the server's
+        except MedlinkError as error:
+            return page("trials.html", 422, problems=[str(error)], **values)
         try:
             result = await core.match(note, top)
         except Busy as error:
             return page("trials.html", 503, problems=[str(error)], **values)
-        except MedlinkError as error:  # what read_note refuses
-            return page("trials.html", 422, problems=[str(error)], **values)
         return page("trials.html", match=result, registry=REGISTRY, **values)
 
     @app.post("/trials/normalize", include_in_schema=False)
@@ -142,10 +153,14 @@ def add_pages(app: FastAPI, core: ServiceCore) -> None:
         values: dict[str, Any] = {"note": "", "record": record_text, "top": DEFAULT_TRIALS_SHOWN}
         try:
             study = json.loads(record_text)
+            if not is_text(json.dumps(study, ensure_ascii=False)):
+                return page("trials.html", 422, problems=[f"the record {NOT_TEXT}"], **values)
             record = parse_api_study(study)
         except json.JSONDecodeError as error:
             problem = f"the record is not JSON: line {error.lineno}, column {error.colno}: {error.msg}"
             return page("trials.html", 422, problems=[problem], **values)
+        except RecursionError:
+            return page("trials.html", 422, problems=["the record's JSON is nested too deeply"], **values)
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             problem = f"the record is not a ClinicalTrials.gov API v2 study: {error}"
             return page("trials.html", 422, problems=[problem], **values)
@@ -167,7 +182,14 @@ def add_pages(app: FastAPI, core: ServiceCore) -> None:
         if settings.api_key is None or not hmac.compare_digest(key.encode(), settings.api_key.encode()):
             return page("key.html", 401, next=target, problems=["that is not this service's key"])
         response = RedirectResponse(target, status_code=303)
-        response.set_cookie(KEY_COOKIE, key, httponly=True, samesite="strict", path="/")  # a session cookie
+        response.set_cookie(  # a session cookie holding a token made from the key, not the key itself
+            KEY_COOKIE,
+            session_token(key).decode(),
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path="/",
+        )
         return response
 
     @app.get("/static/{name}", include_in_schema=False)
@@ -179,6 +201,12 @@ def add_pages(app: FastAPI, core: ServiceCore) -> None:
             media_type=ASSETS[name],
             headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "max-age=3600"},
         )
+
+
+def session_token(key: str) -> bytes:
+    """What the page's cookie holds: a keyed hash of the API key (a cookie read off a disk or a proxy's log gives
+    page access to this service, never the key for its JSON API)."""
+    return hmac.new(key.encode(), b"medlink page session", "sha256").hexdigest().encode()
 
 
 def key_redirect(path: str, query: str) -> str:

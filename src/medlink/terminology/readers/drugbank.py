@@ -22,10 +22,10 @@ _REQUIRED = ("DrugBank ID", "Common name")
 def read_drugbank_vocabulary(path: Path, report: ReadReport, source: str | None = None) -> Iterator[Concept]:
     with open_text(path) as handle:
         reader = csv.DictReader(handle)
-        missing = [column for column in _REQUIRED if column not in (reader.fieldnames or [])]
-        if missing:
-            raise SourceError(path, f"not a DrugBank vocabulary CSV: missing column(s) {', '.join(missing)}", 1)
         try:
+            missing = [column for column in _REQUIRED if column not in (reader.fieldnames or [])]
+            if missing:
+                raise SourceError(path, f"not a DrugBank vocabulary CSV: missing column(s) {', '.join(missing)}", 1)
             for row in reader:
                 number = reader.line_num
                 if None in row:

@@ -29,7 +29,13 @@ def _rows(path: Path) -> Iterator[tuple[int, list[str]]]:
     delimiter = "," if name.endswith(".csv") else "\t"
     for number, line in iter_lines(path):
         if line.strip() and not line.startswith("#"):
-            yield number, next(csv.reader([line], delimiter=delimiter)) if delimiter == "," else line.split("\t")
+            if delimiter != ",":
+                yield number, line.split("\t")
+                continue
+            try:
+                yield number, next(csv.reader([line], delimiter=delimiter))
+            except csv.Error as error:  # a field over csv's size limit, a stray quote
+                raise SourceError(path, f"malformed CSV ({error})", number) from None
 
 
 def _excel_rows(path: Path) -> Iterator[tuple[int, list[str]]]:

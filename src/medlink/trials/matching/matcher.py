@@ -13,7 +13,7 @@ the note, the age and sex verdicts, and the conditions shared with the note.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -155,10 +155,18 @@ class TrialMatcher:
     expand_query: bool = True
     fusion: str = WEIGHTED
     reading: NoteReading = field(default_factory=NoteReading)
+    made_by: Callable[[], TrialMatcher] | None = field(default=None, compare=False, repr=False)
     _read: dict[int, ReadTrial] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.index.check_encoders(self.encoders)
+
+    def __reduce_ex__(self, protocol: Any) -> str | tuple[Any, ...]:
+        # A matcher made from a trial index pickles as the call that made it (a service's worker processes load
+        # the index themselves, mapped from the same files), not as its arrays and models.
+        if self.made_by is not None:
+            return (self.made_by, ())
+        return super().__reduce_ex__(protocol)
 
     def match(self, note: str, top: int = DEFAULT_TOP) -> MatchResult:
         """The ``top`` trials of the whole index for ``note``."""
@@ -272,20 +280,25 @@ class TrialMatcher:
     def _read_trial(self, row: int, trial: IndexedTrial) -> ReadTrial:
         """What the trial's criteria ask and which concepts are its own, read once per trial and kept: neither
         depends on the note."""
-        if row not in self._read:
-            if len(self._read) >= CRITERIA_KEPT:
-                self._read.clear()  # start over: simpler than an eviction order, and safe beside other threads
-            own = set(trial.concepts)
-            if self.scanner is not None:
-                terminology = self.scanner.terminology
-                for concept in trial.concepts:
-                    own.update(terminology.ancestors(concept) if concept in terminology else ())
-            self._read[row] = ReadTrial(
-                tuple(read_criterion(text, self.scanner) for text in trial.inclusion),
-                tuple(read_criterion(text, self.scanner) for text in trial.exclusion),
-                frozenset(own),
-            )
-        return self._read[row]
+        # One lookup, and the reading returned is this call's own: another thread's clear() between a test and a
+        # second lookup made the second one fail (KeyError).
+        known = self._read.get(row)
+        if known is not None:
+            return known
+        if len(self._read) >= CRITERIA_KEPT:
+            self._read.clear()  # start over: simpler than an eviction order
+        own = set(trial.concepts)
+        if self.scanner is not None:
+            terminology = self.scanner.terminology
+            for concept in trial.concepts:
+                own.update(terminology.ancestors(concept) if concept in terminology else ())
+        reading = ReadTrial(
+            tuple(read_criterion(text, self.scanner) for text in trial.inclusion),
+            tuple(read_criterion(text, self.scanner) for text in trial.exclusion),
+            frozenset(own),
+        )
+        self._read[row] = reading
+        return reading
 
     def _verdicts(
         self, facts: NoteFacts, row: int, trial: IndexedTrial

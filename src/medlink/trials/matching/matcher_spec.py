@@ -91,4 +91,5 @@ class MatcherSpec:
             expand_query=self.expand_query,
             fusion=self.fusion,
             reading=NoteReading(self.reading),
+            made_by=self.build if self.index_dir is not None else None,  # what a copy in another process reloads
         )

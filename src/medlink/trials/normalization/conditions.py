@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from medlink.linking.settings import LinkerConfig
+
 # not "stage 0": carcinoma in situ is a concept of its own
 _STAGE = r"stage\s+[IV]+[A-C]?\d?(?:\s*(?:and|or|/|,)\s*[IV]+[A-C]?\d?)*"
 _GRADE = r"grade\s+[1-4][AB]?"
@@ -26,7 +28,10 @@ _TRAILING = re.compile(r",?\s*protocol\s+specific$", re.IGNORECASE)
 
 
 def condition_spellings(text: str) -> tuple[str, ...]:
-    """``text``, then ``text`` without its staging and course qualifiers when it has any (and something is left)."""
-    written = text.strip()
+    """``text``, then ``text`` without its staging and course qualifiers when it has any (and something is left).
+    A text longer than any name a linker reads is left alone (the linker says why it is nil)."""
+    if len(text) > LinkerConfig.max_mention_chars:
+        return (text,)
+    written = " ".join(text.split())  # one blank between words: the patterns' \s* never runs over a long run
     bare = _LEADING.sub("", _TRAILING.sub("", written)).strip(" ,")
     return (text, bare) if bare and bare.lower() != written.lower() else (text,)

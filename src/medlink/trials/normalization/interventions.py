@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from medlink.linking.mentions.respelling import without_salt
+from medlink.linking.settings import LinkerConfig
 
 PLACEBO, STANDARD_OF_CARE = "placebo", "standard-of-care"
 
@@ -50,12 +51,13 @@ _FORMS = re.compile(
     r"film[\s-]coated|chewable|once|twice|three\s+times|daily|weekly|per\s+day|a\s+day|bid|tid|qd|qid|dose)\b",
     re.IGNORECASE,
 )
+# No leading or trailing \s*: the pieces are stripped, and a leading \s* is tried from every space of a run (quadratic).
 _SPLIT = re.compile(
-    r"\s*(?:\bin\s+combination\s+with\b|\bcombined\s+with\b|\bcombination\s+of\b|\bcombination\b|\bplus\b|"
-    r"\bversus\b|\bvs\.?(?=\s|$)|\bwith\b|\band\b|\+|(?<=[a-z])/(?=[a-z])|;)\s*",
+    r"(?:\bin\s+combination\s+with\b|\bcombined\s+with\b|\bcombination\s+of\b|\bcombination\b|\bplus\b|"
+    r"\bversus\b|\bvs\.?(?=\s|$)|\bwith\b|\band\b|\+|(?<=[a-z])/(?=[a-z])|;)",
     re.IGNORECASE,
 )
-_BRACKETS = re.compile(r"\s*[\[(]([^\])]+)[\])]")
+_BRACKETS = re.compile(r"[\[(]([^\[\]()]+)[\])]")  # innermost only: an attempt ends at the next opener
 _SPACES = re.compile(r"\s+")
 
 
@@ -82,12 +84,17 @@ def nil_class(text: str) -> str | None:
 
 
 def prepare_intervention(name: str, other_names: tuple[str, ...] = (), split: bool = True) -> PreparedIntervention:
-    """Split and clean one registered intervention (``other_names`` are tried after its own spellings)."""
-    kind = nil_class(name)
+    """Split and clean one registered intervention (``other_names`` are tried after its own spellings). A string
+    longer than any name a linker reads (``LinkerConfig.max_mention_chars``) is passed on whole, untouched: the
+    linker says why it is nil, and no pattern here runs over text of unbounded length."""
+    if len(name) > LinkerConfig.max_mention_chars:
+        return PreparedIntervention(name, ((name,),))
+    written = _SPACES.sub(" ", name)  # runs of blanks made one: no pattern below sees a long run
+    kind = nil_class(written)
     if kind is not None:
         return PreparedIntervention(name, nil_class=kind)
-    bracketed = [b.strip() for b in _BRACKETS.findall(name) if b.strip() and not _STRENGTH.fullmatch(b.strip())]
-    base = _BRACKETS.sub(" ", name)
+    bracketed = [b.strip() for b in _BRACKETS.findall(written) if b.strip() and not _STRENGTH.fullmatch(b.strip())]
+    base = _BRACKETS.sub(" ", written)
     pieces = [p for p in (_split(base) if split else [base]) if not _PLACEBO.search(p)]
     parts = []
     for piece in pieces:
