@@ -43,7 +43,7 @@ from service_load import bodies, ordinary_clients
 
 from medlink.linking import LinkerConfig
 
-STUDY = Path(__file__).resolve().parent.parent / "tests" / "data" / "trials" / "api_v2_study.json"
+STUDY = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "trials" / "api_v2_study.json"
 
 
 def family_requests(study: dict) -> Iterator[tuple[str, dict, dict]]:

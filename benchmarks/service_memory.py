@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 
-STUDY = Path(__file__).resolve().parent.parent / "tests" / "data" / "trials" / "api_v2_study.json"
+STUDY = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "trials" / "api_v2_study.json"
 WARM_MENTIONS = ["myocardal infarction", "hypertensoin", "diabetis mellitus type 2", "chronic kidney diseas"]
 
 
@@ -39,11 +39,18 @@ def tree(pid: int) -> list[int]:
     found, frontier = [pid], [pid]
     while frontier:
         parent = frontier.pop()
-        children = Path(f"/proc/{parent}/task/{parent}/children")
-        below = [int(child) for child in children.read_text().split()] if children.exists() else []
+        # per thread: a worker started from one of the service's threads is that thread's child
+        below = [int(child) for task in Path(f"/proc/{parent}/task").glob("*") for child in _children(task)]
         found += below
         frontier += below
     return found
+
+
+def _children(task: Path) -> list[str]:
+    try:
+        return (task / "children").read_text().split()
+    except OSError:  # the thread ended meanwhile
+        return []
 
 
 def memory_mb(pids: list[int]) -> dict[str, float]:

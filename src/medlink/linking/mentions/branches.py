@@ -53,8 +53,15 @@ def type_scope(terminology: Terminology, entity_type: str) -> BranchScope | None
 
 
 def has_tree_numbers(terminology: Terminology) -> bool:
-    """Whether branches can restrict this terminology (MeSH descriptors have tree numbers; MEDIC's TSV does not)."""
-    return any(terminology.concepts["tree_numbers"])
+    """Whether branches can restrict this terminology (MeSH descriptors have tree numbers; MEDIC's TSV does not).
+    Asked of the column as it is (Arrow, for a compiled terminology): a Python list of every concept's tree
+    numbers cost 26 MB for MeSH, in every worker process, to answer yes."""
+    column = terminology.concepts.raw("tree_numbers")
+    if isinstance(column, list):
+        return any(column)
+    import pyarrow.compute as pc
+
+    return bool(pc.max(pc.list_value_length(column)).as_py() or 0)
 
 
 def parse_branches(text: str) -> tuple[str, ...]:

@@ -91,10 +91,15 @@ def normalizer_around(
     if drugs is None:
         return TrialNormalizer(conditions, conditions, thresholds or NilThresholds())
     own = linker.config
-    drug_config = replace(_NO_NIL, shorthand=own.shorthand, shorthand_file=own.shorthand_file, respell=own.respell)
-    return TrialNormalizer(
-        conditions, Linker.from_recipe(drugs, _drug_config(drugs, drug_config), progress), thresholds or NilThresholds()
+    drug_config = _drug_config(
+        drugs, replace(_NO_NIL, shorthand=own.shorthand, shorthand_file=own.shorthand_file, respell=own.respell)
     )
+    # The service's linker is the embedded default itself (all of MeSH) in the usual case: its parts serve the
+    # drugs too, instead of a second copy of the terminology, index and encoder in every process.
+    interventions = (
+        linker.with_config(drug_config) if drugs == linker.recipe else Linker.from_recipe(drugs, drug_config, progress)
+    )
+    return TrialNormalizer(conditions, interventions, thresholds or NilThresholds())
 
 
 def _drug_config(recipe: LinkerRecipe, config: LinkerConfig) -> LinkerConfig:
