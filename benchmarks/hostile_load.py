@@ -68,7 +68,8 @@ def family_requests(study: dict) -> Iterator[tuple[str, dict, dict]]:
                 _record(study, summary=family(PROSE_CHARS), criteria=family(PROSE_CHARS)),
             ]
             yield "/v1/trials/normalize", {"records": records}, {}
-            yield "/v1/link", {"mentions": ["asthma"]}, {"Cookie": family(8_000).encode("utf-8")}
+            cookie = family(8_000).encode("utf-8").decode("latin-1")  # a header carries bytes; aiohttp wants str
+            yield "/v1/link", {"mentions": ["asthma"]}, {"Cookie": cookie}
 
 
 def _record(study: dict, **fields: object) -> dict:

@@ -271,7 +271,10 @@ def serve() -> None:
             data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as error:  # a result that cannot travel is reported, not a crash
             data = pickle.dumps((False, WorkerProcessError(f"the result could not be sent back: {error}")))
-        _write_bytes(answers, data)
+        try:
+            _write_bytes(answers, data)
+        except OSError:  # the caller is gone (it stopped waiting, or ended): so is the reason to go on
+            return
 
 
 def _picklable(error: Exception) -> Exception:

@@ -170,7 +170,7 @@ def test_a_stopped_batch_fails_only_its_culprit_and_the_others_are_answered_afte
     runner = Stalling(linker)
 
     async def scenario() -> tuple[object, object]:
-        batcher = LinkBatcher(runner, batch_chars=1_000, wait_seconds=0.3, request_seconds=0.5)  # type: ignore[arg-type]
+        batcher = LinkBatcher(runner, batch_chars=1_000, wait_seconds=0.3, request_seconds=0.5, stall_seconds=0)  # type: ignore[arg-type]
         batcher.start()
         culprit = asyncio.create_task(batcher.link(["stall"]))
         await asyncio.sleep(0.2)  # joins the culprit's batch: its budget ends 0.2 s later

@@ -53,6 +53,7 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         settings.request_seconds,
         settings.max_queued_mentions,
         metrics.observe_batch,
+        settings.stalled_batch_seconds,
     )
     core = ServiceCore(linker, settings, batcher, runner, matcher)
     models = request_models(

@@ -11,9 +11,10 @@ and hands every request its share. Three rules keep one large or slow request fr
   :class:`OverBudget`, and its remaining mentions are dropped (so are those of a client that went away);
 - **a bounded queue**: a request that would make more than ``max_queued`` mentions wait is refused at once with
   :class:`Saturated`, which the service answers with 503 and ``Retry-After``;
-- **a stopped batch hurts only its culprit**: with worker processes, a batch that outlives the earliest budget
-  among its requests is stopped (its worker killed); the requests still within budget go back to the queue, each
-  linked from then on in batches of its own, so a mention that stalls the linker takes down no one else twice.
+- **a stuck batch is stopped, and hurts only its culprit**: with worker processes, a batch still running when a
+  request in it is past its budget, and for ``stall_seconds`` at least, is stopped (its worker killed); the
+  requests still within budget go back to the queue, each linked from then on in batches of its own, so a
+  mention that stalls the linker takes down no one else twice.
 
 Up to ``runner.concurrency`` batches are linked at once (one per worker process).
 """
@@ -61,7 +62,8 @@ def _chars(mention: str | Mention) -> int:
 @dataclass
 class LinkBatcher:
     """Links the mentions of concurrent requests together through ``runner``; ``observe`` is told each batch's
-    size."""
+    size; ``stall_seconds``: how long a batch may run before it is stuck (a batch of ``batch_chars`` characters
+    takes well under a second)."""
 
     runner: Runner
     batch_chars: int = 16_000
@@ -69,6 +71,7 @@ class LinkBatcher:
     request_seconds: float = 10.0
     max_queued: int = 20_000
     observe: Callable[[int], None] = lambda size: None
+    stall_seconds: float = 2.0
     _active: list[_Request] = field(default_factory=list, init=False)
     _wake: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     _task: asyncio.Task[None] | None = field(default=None, init=False)
@@ -89,7 +92,7 @@ class LinkBatcher:
     @property
     def queued(self) -> int:
         """Mentions waiting to be linked."""
-        return sum(request.waiting for request in self._active)
+        return sum(request.waiting for request in self._active if not request.done.done())
 
     async def link(self, mentions: Sequence[str | Mention]) -> list[LinkResult]:
         if self._task is None or self._task.done():
@@ -100,7 +103,21 @@ class LinkBatcher:
         request = _Request(mentions, loop.create_future(), time.monotonic() + self.request_seconds)
         self._active.append(request)
         self._wake.set()
-        return await request.done
+        expiry = loop.call_later(self.request_seconds, self._expire, request)  # answered at its deadline, whatever
+        try:
+            return await request.done
+        finally:
+            expiry.cancel()
+
+    def _expire(self, request: _Request) -> None:
+        if not request.done.done():
+            request.done.set_exception(
+                OverBudget(
+                    f"not linked within the request budget of {self.request_seconds:g} s "
+                    f"({request.linked:,} of {len(request.mentions):,} mentions linked): send fewer or shorter "
+                    "mentions per request"
+                )
+            )
 
     async def _run(self) -> None:
         slots = asyncio.Semaphore(self.runner.concurrency)
@@ -125,14 +142,8 @@ class LinkBatcher:
         """Forget requests whose client went away, and fail those past their time budget."""
         now = time.monotonic()
         for request in self._active:
-            if not request.done.done() and now > request.deadline:
-                request.done.set_exception(
-                    OverBudget(
-                        f"not linked within the request budget of {self.request_seconds:g} s "
-                        f"({request.linked:,} of {len(request.mentions):,} mentions linked): send fewer or shorter "
-                        "mentions per request"
-                    )
-                )
+            if now > request.deadline:
+                self._expire(request)
         self._active = [request for request in self._active if not request.done.done()]  # one pass, not a remove each
 
     def _next_batch(self) -> list[tuple[_Request, int]]:
@@ -160,9 +171,11 @@ class LinkBatcher:
     async def _link(self, batch: list[tuple[_Request, int]]) -> None:
         mentions = [request.mentions[position] for request, position in batch]
         requests = list({id(request): request for request, _ in batch}.values())
-        deadline = min(request.deadline for request in requests)
+        # Stopped when a request in it is past its budget and it has run long enough to be stuck, not merely long
+        # (a batch that a large request's deadline overtakes finishes: its worker is not restarted for nothing).
+        stopped_at = max(min(request.deadline for request in requests), time.monotonic() + self.stall_seconds)
         try:
-            results = await self.runner.run("link_many", (mentions,), deadline)
+            results = await self.runner.run("link_many", (mentions,), stopped_at)
         except OverBudget:  # the batch was stopped: its requests within budget try again, each on its own
             for request, position in reversed(batch):
                 request.pending.appendleft(position)
