@@ -143,3 +143,35 @@ def test_an_unguarded_script_runs_once_and_answers(tmp_path: Path, how: str) -> 
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "heart attack | myocardial infarction | 60"
     assert done.stderr.count("script started") == 1  # the workers never ran the caller's script
+
+
+def test_a_worker_ends_when_its_caller_is_killed_even_mid_call(tmp_path: Path) -> None:
+    caller = tmp_path / "caller.py"
+    caller.write_text(
+        textwrap.dedent(
+            """
+            import sys, time
+            from medlink.processes import WorkerProcess
+            worker = WorkerProcess()
+            print(worker.pid, flush=True)
+            worker.call(time.sleep, 3600)  # never answers: the caller is killed meanwhile
+            """
+        )
+    )
+    parent = subprocess.Popen([sys.executable, str(caller)], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    worker_pid = int(parent.stdout.readline())
+    time.sleep(0.5)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{worker_pid}").exists() and _state(worker_pid) != "Z":
+        assert time.monotonic() < deadline, "the orphaned worker is still running"
+        time.sleep(0.1)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"

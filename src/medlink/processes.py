@@ -23,6 +23,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -250,6 +251,7 @@ def serve() -> None:
     """A worker's loop: greet, then read a call and answer ``(True, result)`` or ``(False, exception)`` until the
     input ends. The protocol keeps private copies of standard input and output, so what the called code prints goes
     to standard error and nothing it reads can take a call's bytes."""
+    _end_with_parent()
     calls = os.fdopen(os.dup(0), "rb")
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
@@ -275,6 +277,20 @@ def serve() -> None:
             _write_bytes(answers, data)
         except OSError:  # the caller is gone (it stopped waiting, or ended): so is the reason to go on
             return
+
+
+def _end_with_parent() -> None:
+    """A worker whose caller died (killed, say) ends within a second, even in the middle of a call that would
+    never end: an orphan would hold its memory and a core for good."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="medlink-parent-watch", daemon=True).start()
 
 
 def _picklable(error: Exception) -> Exception:

@@ -21,7 +21,13 @@ from medlink.serve.work import annotator_config
 
 
 def add_api_routes(app: FastAPI, core: ServiceCore, models: RequestModels) -> None:
-    settings, linker, matcher = core.settings, core.linker, core.matcher
+    _add_linking(app, core, models)
+    _add_trials(app, core, models)
+    _add_annotation(app, core, models)
+
+
+def _add_linking(app: FastAPI, core: ServiceCore, models: RequestModels) -> None:
+    settings, linker = core.settings, core.linker
 
     @app.post("/v1/link", responses={200: {"model": LinkResponse}, **ERRORS})
     @_body(models.link)
@@ -56,6 +62,10 @@ def add_api_routes(app: FastAPI, core: ServiceCore, models: RequestModels) -> No
             "definition": found.definition,
             "source": found.source,
         }
+
+
+def _add_trials(app: FastAPI, core: ServiceCore, models: RequestModels) -> None:
+    settings, matcher = core.settings, core.matcher
 
     @app.post("/v1/trials/normalize", responses=ERRORS)
     @_body(models.trials)
@@ -100,6 +110,10 @@ def add_api_routes(app: FastAPI, core: ServiceCore, models: RequestModels) -> No
         except Busy as error:
             return busy(str(error))
         return TextJSONResponse(result.to_dict())
+
+
+def _add_annotation(app: FastAPI, core: ServiceCore, models: RequestModels) -> None:
+    settings, linker = core.settings, core.linker
 
     @app.post("/v1/annotate", responses=ERRORS)
     @_body(models.annotate)

@@ -40,6 +40,21 @@ class Runner(Protocol):
 
     async def run(self, method: str, args: tuple[Any, ...], deadline: float) -> Any: ...
 
+    async def _take_idle(self, deadline: float) -> WorkerProcess:
+        """An idle worker, or :class:`OverBudget` at ``deadline``. Not ``asyncio.wait_for``: in Python 3.11 it
+        can lose an item that arrives as it times out, and the pool would be a worker short for good."""
+        getter = asyncio.ensure_future(self._idle.get())
+        try:
+            await asyncio.wait({getter}, timeout=max(0.0, deadline - time.monotonic()))
+        finally:
+            if not getter.done():
+                getter.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await getter
+        if getter.cancelled():
+            raise OverBudget("no worker process became free within the request budget; retry shortly")
+        return getter.result()
+
     async def stop(self) -> None: ...
 
     def describe(self) -> dict[str, int]: ...
@@ -98,10 +113,7 @@ class WorkerPool:
             self._ready(worker)
 
     async def run(self, method: str, args: tuple[Any, ...], deadline: float) -> Any:
-        try:
-            worker = await asyncio.wait_for(self._idle.get(), max(0.0, deadline - time.monotonic()))
-        except TimeoutError:
-            raise OverBudget("no worker process became free within the request budget; retry shortly") from None
+        worker = await self._take_idle(deadline)
         call = asyncio.ensure_future(asyncio.to_thread(worker.call, run, method, *args))
         call.add_done_callback(_quietly)  # a killed worker's call ends with an error nobody awaits
         try:

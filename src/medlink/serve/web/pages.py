@@ -11,6 +11,7 @@ import asyncio
 import hmac
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote
@@ -53,6 +54,9 @@ def is_page(path: str) -> bool:
 OPEN_PAGE_PATHS = frozenset({"/key", *(f"/static/{name}" for name in ASSETS)})
 
 
+Page = Callable[..., HTMLResponse]  # page(template, status=200, **values): a rendered template
+
+
 def add_pages(app: FastAPI, core: ServiceCore) -> None:
     templates = Environment(
         loader=FileSystemLoader(TEMPLATES),
@@ -65,13 +69,20 @@ def add_pages(app: FastAPI, core: ServiceCore) -> None:
         ok, "no verdict (the trial sets no limit, or the note does not say)"
     )
     templates.filters["years"] = lambda age: "unknown" if age is None else f"{age:g}"
-    settings, linker = core.settings, core.linker
 
     def page(template: str, status: int = 200, **values: Any) -> HTMLResponse:
         html = templates.get_template(template).render(
-            version=__version__, trials=core.matcher is not None, keyed=settings.api_key is not None, **values
+            version=__version__, trials=core.matcher is not None, keyed=core.settings.api_key is not None, **values
         )
         return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
+
+    _add_link_pages(app, core, page)
+    _add_trial_pages(app, core, page)
+    _add_key_pages(app, core, page)
+
+
+def _add_link_pages(app: FastAPI, core: ServiceCore, page: Page) -> None:
+    settings, linker = core.settings, core.linker
 
     @app.get("/", include_in_schema=False)
     async def link_page(q: str = "", context: str = "") -> HTMLResponse:
@@ -116,6 +127,10 @@ def add_pages(app: FastAPI, core: ServiceCore) -> None:
             children=_related(linker, linker.terminology.children(found.id)),
             siblings=_related(linker, linker.terminology.siblings(found.id)),
         )
+
+
+def _add_trial_pages(app: FastAPI, core: ServiceCore, page: Page) -> None:
+    settings = core.settings
 
     @app.get("/trials", include_in_schema=False)
     async def trials_page() -> HTMLResponse:
@@ -169,6 +184,10 @@ def add_pages(app: FastAPI, core: ServiceCore) -> None:
         except Busy as error:
             return page("trials.html", 503, problems=[str(error)], **values)
         return page("trials.html", normalized=normalized, registry=REGISTRY, **values)
+
+
+def _add_key_pages(app: FastAPI, core: ServiceCore, page: Page) -> None:
+    settings = core.settings
 
     @app.get("/key", include_in_schema=False)
     async def key_page(next: str = "/") -> HTMLResponse:
