@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from medlink.errors import MedlinkError
-from medlink.processes import WorkerProcessError, WorkerProcesses, run_in_processes
+from medlink.processes import WorkerAnswerError, WorkerProcessError, WorkerProcesses, run_in_processes
 
 
 def square(value: int) -> int:
@@ -87,9 +87,9 @@ def slow(seconds: float) -> float:
 
 def test_errors_and_results_that_cannot_travel_are_reported_not_crashes() -> None:
     with WorkerProcesses(1) as pool:
-        with pytest.raises(WorkerProcessError, match="Unpicklable: nobody can rebuild me"):
+        with pytest.raises(WorkerAnswerError, match="Unpicklable: nobody can rebuild me"):
             pool.submit(raise_unpicklable, 0).result()
-        with pytest.raises(WorkerProcessError, match="could not be sent back"):
+        with pytest.raises(WorkerAnswerError, match="could not be sent back"):
             pool.submit(unsendable, 0).result()
         assert pool.submit(square, 4).result() == 16  # the same worker goes on
 

@@ -48,6 +48,11 @@ class WorkerStartError(WorkerProcessError):
     """No worker process could be started (no interpreter to run: an embedded Python)."""
 
 
+class WorkerAnswerError(MedlinkError):
+    """A call failed in a worker in a way that could not travel back as it was (an exception or a result that
+    does not pickle): the worker itself is fine."""
+
+
 class WorkerProcess:
     """One worker subprocess, started (and greeted) when made. :meth:`call` runs a function in it; one call at a
     time. :meth:`kill` stops it at once, whatever it is doing: a thread waiting in :meth:`call` then gets a
@@ -272,7 +277,7 @@ def serve() -> None:
         try:
             data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as error:  # a result that cannot travel is reported, not a crash
-            data = pickle.dumps((False, WorkerProcessError(f"the result could not be sent back: {error}")))
+            data = pickle.dumps((False, WorkerAnswerError(f"the result could not be sent back: {error}")))
         try:
             _write_bytes(answers, data)
         except OSError:  # the caller is gone (it stopped waiting, or ended): so is the reason to go on
@@ -298,5 +303,5 @@ def _picklable(error: Exception) -> Exception:
     try:
         pickle.loads(pickle.dumps(error))
     except Exception:
-        return WorkerProcessError(f"{type(error).__name__}: {error}")
+        return WorkerAnswerError(f"{type(error).__name__}: {error}")
     return error

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import pytest
 
 from medlink.linking import Linker, LinkResult, Stage
-from medlink.serve.batching import LinkBatcher
+from medlink.serve.batching import STUCK_BUDGETS, LinkBatcher
 from medlink.serve.busy import OverBudget, Saturated
 from medlink.serve.work import ServiceWork
 from medlink.serve.workers import InProcess
@@ -148,39 +148,59 @@ def test_long_documents_are_annotated_in_chunks_of_at_most_batch_chars() -> None
 
 
 class Stalling:
-    """A runner (two at once, as two worker processes) that stops, as a pool does, any batch holding "stall"
-    once the earliest budget among its requests has passed; it links the rest with ``linker``."""
+    """A runner (two at once, as two worker processes) on which a batch holding "stall" hangs until the pool
+    would stop it; it links the rest with ``linker``. Notes when each batch was due to be stopped."""
 
     concurrency = 2
 
     def __init__(self, linker: InProcess) -> None:
-        self.linker, self.batches = linker, []
+        self.linker, self.batches, self.allowed = linker, [], []
 
     async def run(self, method: str, args: tuple, deadline: float) -> list:
         (mentions,) = args
         self.batches.append(list(mentions))
+        self.allowed.append(deadline - time.monotonic())
         if "stall" in mentions:
             await asyncio.sleep(max(0.0, deadline - time.monotonic()))
             raise OverBudget("stopped")
         return await self.linker.run(method, args, deadline)
 
 
-def test_a_stopped_batch_fails_only_its_culprit_and_the_others_are_answered_after_it() -> None:
+def test_a_stuck_batch_is_stopped_after_its_budgets_while_the_other_worker_answers() -> None:
     linker, _ = slow_linker(0.01)
     runner = Stalling(linker)
 
-    async def scenario() -> tuple[object, object]:
-        batcher = LinkBatcher(runner, batch_chars=1_000, wait_seconds=0.3, request_seconds=0.5, stall_seconds=0)  # type: ignore[arg-type]
+    async def scenario() -> tuple[object, object, float]:
+        batcher = LinkBatcher(runner, batch_chars=1_000, wait_seconds=0, request_seconds=0.6)  # type: ignore[arg-type]
         batcher.start()
         culprit = asyncio.create_task(batcher.link(["stall"]))
-        await asyncio.sleep(0.2)  # joins the culprit's batch: its budget ends 0.2 s later
-        neighbour = asyncio.create_task(batcher.link(["heart attack", "asthma"]))
-        outcomes = await asyncio.gather(culprit, neighbour, return_exceptions=True)
+        await asyncio.sleep(0.1)  # the stuck batch holds one worker
+        started = time.monotonic()
+        neighbour = await batcher.link(["heart attack", "asthma"])
+        answered_in = time.monotonic() - started
+        outcome = await asyncio.gather(culprit, return_exceptions=True)
         await batcher.stop()
-        return outcomes[0], outcomes[1]
+        return outcome[0], neighbour, answered_in
 
-    culprit, neighbour = run(scenario())
-    assert isinstance(culprit, OverBudget)
+    culprit, neighbour, answered_in = run(scenario())
+    assert isinstance(culprit, OverBudget) and "request budget of 0.6 s" in str(culprit)  # answered at its deadline
     assert [result.mention for result in neighbour] == ["heart attack", "asthma"]  # type: ignore[attr-defined]
-    assert runner.batches[0] == ["stall", "heart attack", "asthma"]  # together at first, then apart
-    assert ["heart attack", "asthma"] in runner.batches[1:]
+    assert answered_in < 0.3  # by the other worker, not after the stuck batch
+    assert runner.batches[0] == ["stall"] and runner.allowed[0] == pytest.approx(STUCK_BUDGETS * 0.6, abs=0.05)
+
+
+def test_a_worker_taken_as_its_caller_is_cancelled_goes_back_to_the_pool() -> None:
+    from medlink.serve.workers import WorkerPool
+
+    async def scenario() -> int:
+        pool = WorkerPool(ServiceWork(Linker.load(exact_only=True)), 1, 10)  # no process is started here
+        taker = asyncio.create_task(pool._take_idle(time.monotonic() + 5))
+        await asyncio.sleep(0)  # it waits for an idle worker
+        pool._idle.put_nowait("a worker")  # type: ignore[arg-type]
+        await asyncio.sleep(0)  # its getter takes it; the taker has not resumed yet
+        taker.cancel()  # a client that left, at that very moment
+        with pytest.raises(asyncio.CancelledError):
+            await taker
+        return pool._idle.qsize()
+
+    assert run(scenario()) == 1

@@ -105,8 +105,13 @@ def _health_of(app: object) -> Iterator[dict]:
 
 def test_without_a_key_other_hosts_and_other_sites_are_refused(url: str) -> None:
     port = url.rsplit(":", 1)[1]
-    assert httpx.get(f"{url}/health", headers={"Host": f"attacker.example:{port}"}).status_code == 400
-    assert httpx.get(f"{url}/health", headers={"Host": f"localhost:{port}"}).status_code == 200
+    assert httpx.get(f"{url}/?q=asthma", headers={"Host": f"attacker.example:{port}"}).status_code == 400
+    assert httpx.get(f"{url}/?q=asthma", headers={"Host": f"localhost:{port}"}).status_code == 200
+    assert httpx.get(f"{url}/health", headers={"Host": f"probe.internal:{port}"}).status_code == 200  # shows nothing
+    image = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}
+    assert httpx.get(f"{url}/?q=asthma", headers=image).status_code == 403  # another site's <img> makes no work
+    followed = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}
+    assert httpx.get(f"{url}/?q=asthma", headers=followed).status_code == 200  # a shared link still opens
     form = {"note": "A 45-year-old man with asthma."}
     for headers in ({"Origin": "http://attacker.example"}, {"Sec-Fetch-Site": "cross-site"}, {"Origin": "null"}):
         assert httpx.post(f"{url}/trials", data=form, headers=headers).status_code == 403, headers

@@ -36,7 +36,10 @@ def donor_folder(name: object, folder: Path) -> Path:
         return e5_small_path()
     if not isinstance(name, str) or not _plain_name(name):
         raise MedlinkError(f"{folder / SHARED_WEIGHTS_FILE}: 'from' must name a sibling model folder, not {name!r}")
-    return folder.parent / name
+    donor = folder.parent / name
+    if not donor.resolve().is_relative_to(folder.parent.resolve()):  # a sibling that is a link to elsewhere
+        raise MedlinkError(f"{folder / SHARED_WEIGHTS_FILE}: the sibling {donor} links out of {folder.parent}")
+    return donor
 
 
 def _plain_name(name: str) -> bool:
@@ -72,8 +75,8 @@ def assembled_model(folder: Path, cache: Path) -> Path:
     donor = donor_folder(recipe.get("from"), folder)
     shared_files = [_contained_file(name, recipe_path) for name in recipe.get("files", [])]
     _refuse_links_out(folder, recipe_path)
-    for name in shared_files:
-        if (donor / name).is_symlink() and not (donor / name).resolve().is_relative_to(donor.resolve()):
+    for name in shared_files:  # resolved, not only tested as a link: a linked folder on the way counts too
+        if not (donor / name).resolve().is_relative_to(donor.resolve()):
             raise MedlinkError(f"{recipe_path}: the shared file {donor / name} links out of its folder")
     stamp = hashlib.sha256()
     for weights in (folder / WEIGHTS_FILE, donor / WEIGHTS_FILE):

@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 
 from medlink.linking import Linker
 from medlink.linking.annotation.tagger import choose_tagger
@@ -53,7 +53,6 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
         settings.request_seconds,
         settings.max_queued_mentions,
         metrics.observe_batch,
-        settings.stalled_batch_seconds,
     )
     core = ServiceCore(linker, settings, batcher, runner, matcher)
     models = request_models(
@@ -80,15 +79,20 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
     )
     add_error_handlers(app)
 
-    @app.get("/health")
-    async def health() -> dict[str, Any]:
-        """Open without a key (load balancers probe it), so it says what serves, never where it lives on disk."""
+    @app.get("/health", responses={503: {"description": "No worker process is alive (they are being restarted)"}})
+    async def health() -> JSONResponse:
+        """Open without a key (load balancers probe it), so it says what serves, never where it lives on disk;
+        503 while no worker process is alive, so that a balancer sends requests elsewhere."""
         recipe = linker.recipe
         kind = "embedded default" if recipe is None or recipe.index_dir is None else "index"
         if recipe is not None and recipe.ranker_dir is not None:
             kind = "set ranker"
+        ready = runner.ready()
+        return TextJSONResponse(health_of(ready, kind), status_code=200 if ready else 503)
+
+    def health_of(ready: bool, kind: str) -> dict[str, Any]:
         return {
-            "status": "ok",
+            "status": "ok" if ready else "degraded",
             "version": __version__,
             "concepts": len(linker.terminology),
             "linker": kind,

@@ -11,10 +11,9 @@ and hands every request its share. Three rules keep one large or slow request fr
   :class:`OverBudget`, and its remaining mentions are dropped (so are those of a client that went away);
 - **a bounded queue**: a request that would make more than ``max_queued`` mentions wait is refused at once with
   :class:`Saturated`, which the service answers with 503 and ``Retry-After``;
-- **a stuck batch is stopped, and hurts only its culprit**: with worker processes, a batch still running when a
-  request in it is past its budget, and for ``stall_seconds`` at least, is stopped (its worker killed); the
-  requests still within budget go back to the queue, each linked from then on in batches of its own, so a
-  mention that stalls the linker takes down no one else twice.
+- **a stuck batch is stopped**: with worker processes, a batch that has run :data:`STUCK_BUDGETS` request budgets
+  is stopped (its worker killed and replaced); its requests have had their 503 by then, and the other workers
+  went on with the rest.
 
 Up to ``runner.concurrency`` batches are linked at once (one per worker process).
 """
@@ -32,6 +31,9 @@ from typing import TYPE_CHECKING
 from medlink.linking import LinkResult, Mention
 from medlink.serve.busy import OverBudget, Saturated
 
+# A link batch still running after this many request budgets is stuck (a normal one takes seconds at most).
+STUCK_BUDGETS = 3
+
 if TYPE_CHECKING:
     from medlink.serve.workers import Runner
 
@@ -44,7 +46,6 @@ class _Request:
     results: list[LinkResult | None] = field(init=False)
     pending: deque[int] = field(init=False)  # positions not yet handed to a batch
     linked: int = 0  # mentions whose result is in
-    alone: bool = False  # in a stopped batch once: linked in batches of its own since
 
     def __post_init__(self) -> None:
         self.results = [None] * len(self.mentions)
@@ -62,8 +63,7 @@ def _chars(mention: str | Mention) -> int:
 @dataclass
 class LinkBatcher:
     """Links the mentions of concurrent requests together through ``runner``; ``observe`` is told each batch's
-    size; ``stall_seconds``: how long a batch may run before it is stuck (a batch of ``batch_chars`` characters
-    takes well under a second)."""
+    size."""
 
     runner: Runner
     batch_chars: int = 16_000
@@ -71,7 +71,6 @@ class LinkBatcher:
     request_seconds: float = 10.0
     max_queued: int = 20_000
     observe: Callable[[int], None] = lambda size: None
-    stall_seconds: float = 2.0
     _active: list[_Request] = field(default_factory=list, init=False)
     _wake: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     _task: asyncio.Task[None] | None = field(default=None, init=False)
@@ -148,9 +147,8 @@ class LinkBatcher:
 
     def _next_batch(self) -> list[tuple[_Request, int]]:
         """One mention from each waiting request in turn, until the batch holds ``batch_chars`` characters (and
-        always at least one mention); a request that was in a stopped batch is batched alone."""
-        alone = [request for request in self._active if request.alone and request.waiting]
-        takers = alone[:1] or [request for request in self._active if not request.alone]
+        always at least one mention)."""
+        takers = self._active
         batch: list[tuple[_Request, int]] = []
         budget = self.batch_chars
         while budget > 0:
@@ -171,18 +169,13 @@ class LinkBatcher:
     async def _link(self, batch: list[tuple[_Request, int]]) -> None:
         mentions = [request.mentions[position] for request, position in batch]
         requests = list({id(request): request for request, _ in batch}.values())
-        # Stopped when a request in it is past its budget and it has run long enough to be stuck, not merely long
-        # (a batch that a large request's deadline overtakes finishes: its worker is not restarted for nothing).
-        stopped_at = max(min(request.deadline for request in requests), time.monotonic() + self.stall_seconds)
+        # Each request is answered at its own deadline whatever its batches do (``_expire``). A batch itself is
+        # stopped only when it is stuck: it has run STUCK_BUDGETS whole budgets, which no batch of batch_chars
+        # characters takes, even on a machine this overloaded. Stopping one when its first request expired, or
+        # after one budget, restarted workers under mere overload (~3 CPU-seconds each) until none was left.
+        allowed = STUCK_BUDGETS * self.request_seconds
         try:
-            results = await self.runner.run("link_many", (mentions,), stopped_at)
-        except OverBudget:  # the batch was stopped: its requests within budget try again, each on its own
-            for request, position in reversed(batch):
-                request.pending.appendleft(position)
-            for request in requests:
-                request.alone = True
-            self._wake.set()
-            return
+            results = await self.runner.run("link_many", (mentions,), time.monotonic() + allowed)
         except Exception as error:  # every request of the batch learns of it; the batcher goes on
             for request in requests:
                 if not request.done.done():

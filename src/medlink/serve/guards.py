@@ -108,21 +108,25 @@ class Guard:
 
     def _unkeyed_refusal(self, scope: dict) -> str | None:
         """Why a request to a service without a key is refused: addressed to a host name it does not answer to (a
-        page whose own name was made to resolve here: DNS rebinding), or a browser's POST from another site."""
+        page whose own name was made to resolve here: DNS rebinding), or sent by a browser for another site's page
+        (a form's POST, an image's GET that would make it link a thousand terms; following a shared link, a
+        navigation, is no such request)."""
         headers = dict(scope["headers"])
         host = headers.get(b"host", b"").decode("latin-1")
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        name = name.strip("[]").lower()
-        if not (name in LOOPBACK_NAMES or _is_address(name) or name in self._hosts):
+        name = (host.rsplit(":", 1)[0] if not host.endswith("]") else host).strip("[]").lower()
+        # No Host at all is an HTTP/1.0 client (a load balancer's probe): browsers always send one.
+        known = name in LOOPBACK_NAMES or _is_address(name) or name in self._hosts
+        if host and not known and scope["path"] != "/health":  # probes may use any name: /health shows nothing
             return f"host {host!r} is not one this service answers to: start it with --allowed-host {name or 'NAME'}"
-        if scope["method"] in SAFE_METHODS:
-            return None
         # A browser says where a request comes from: Sec-Fetch-Site (every current browser), else Origin ("null"
         # from a sandboxed frame or a page with no referrer). Clients that are not browsers send neither.
         site = headers.get(b"sec-fetch-site", b"").decode("latin-1")
+        mode = headers.get(b"sec-fetch-mode", b"").decode("latin-1")
+        if site in ("cross-site", "same-site") and (scope["method"] not in SAFE_METHODS or mode != "navigate"):
+            return f"a request from another site ({site}) is refused"
         origin = headers.get(b"origin", b"").decode("latin-1")
-        if site in ("cross-site", "same-site") or (site != "same-origin" and origin and not _same(origin, host)):
-            return f"a request from another site ({origin or site}) is refused"
+        if scope["method"] not in SAFE_METHODS and site != "same-origin" and origin and not _same(origin, host):
+            return f"a request from another site ({origin}) is refused"
         return None
 
     def _authorized(self, scope: dict) -> bool:

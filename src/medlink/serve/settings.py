@@ -24,9 +24,6 @@ class ServiceSettings:
         this many characters at a time (one longer document alone), between two looks at the time budget.
     batch_wait_seconds: how long the batcher waits for more requests before linking what it has; a small wait
         fills encoder batches under load and costs an idle request almost nothing.
-    stalled_batch_seconds: with worker processes, a link batch that has run this long and holds a request past
-        its budget is stopped (its worker killed): a batch of ``batch_chars`` takes well under a second, so one
-        this slow is stuck, while a batch that a large request's deadline merely overtakes is let finish.
     request_seconds: a request not answered within this time gets 503 with the reason, and its remaining work is
         dropped.
     max_queued_mentions: a request that would make more mentions wait than this gets 503 with ``Retry-After``.
@@ -49,7 +46,6 @@ class ServiceSettings:
     max_batch: int = setting(1000, "Most mentions (or trial records) in one request.", minimum=1)
     batch_chars: int = 16_000
     batch_wait_seconds: float = 0.002
-    stalled_batch_seconds: float = 2.0
     request_seconds: float = setting(
         10.0, "Seconds a request may take before it gets 503 and its work is dropped.", minimum=0.1
     )
@@ -71,7 +67,7 @@ class ServiceSettings:
         flag="--allowed-host",
     )
     worker_restarts_per_minute: int = setting(
-        30, "Workers replaced per minute at most; beyond, requests get 503 until the minute passes.", minimum=1
+        10, "Workers replaced per minute at most; beyond, requests get 503 until the minute passes.", minimum=1
     )
 
     def __post_init__(self) -> None:

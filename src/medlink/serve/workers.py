@@ -40,24 +40,13 @@ class Runner(Protocol):
 
     async def run(self, method: str, args: tuple[Any, ...], deadline: float) -> Any: ...
 
-    async def _take_idle(self, deadline: float) -> WorkerProcess:
-        """An idle worker, or :class:`OverBudget` at ``deadline``. Not ``asyncio.wait_for``: in Python 3.11 it
-        can lose an item that arrives as it times out, and the pool would be a worker short for good."""
-        getter = asyncio.ensure_future(self._idle.get())
-        try:
-            await asyncio.wait({getter}, timeout=max(0.0, deadline - time.monotonic()))
-        finally:
-            if not getter.done():
-                getter.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await getter
-        if getter.cancelled():
-            raise OverBudget("no worker process became free within the request budget; retry shortly")
-        return getter.result()
-
     async def stop(self) -> None: ...
 
     def describe(self) -> dict[str, int]: ...
+
+    def ready(self) -> bool:
+        """Whether work can be taken now (a pool whose workers all died and are not back yet cannot)."""
+        ...
 
 
 class InProcess:
@@ -79,6 +68,9 @@ class InProcess:
 
     def describe(self) -> dict[str, int]:
         return {"workers": 0}
+
+    def ready(self) -> bool:
+        return True
 
 
 class WorkerPool:
@@ -103,6 +95,7 @@ class WorkerPool:
         self._live: set[WorkerProcess] = set()
         self._restarts: deque[float] = deque()
         self._starting: set[asyncio.Task[None]] = set()
+        self._opening: set[WorkerProcess] = set()  # started, not holding the work yet
         self._stopped = False
 
     async def start(self) -> None:
@@ -136,11 +129,31 @@ class WorkerPool:
         self._idle.put_nowait(worker)
         return result
 
+    async def _take_idle(self, deadline: float) -> WorkerProcess:
+        """An idle worker, or :class:`OverBudget` at ``deadline``. Not ``asyncio.wait_for``: in Python 3.11 it
+        can lose an item that arrives as it times out; and a worker taken just as the caller is cancelled goes
+        back, or the pool would be a worker short for good."""
+        getter = asyncio.ensure_future(self._idle.get())
+        try:
+            await asyncio.wait({getter}, timeout=max(0.0, deadline - time.monotonic()))
+        except asyncio.CancelledError:
+            if getter.done() and not getter.cancelled():
+                self._idle.put_nowait(getter.result())
+            getter.cancel()
+            raise
+        if not getter.done():
+            getter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await getter
+        if getter.cancelled():
+            raise OverBudget("no worker process became free within the request budget; retry shortly")
+        return getter.result()
+
     async def stop(self) -> None:
         self._stopped = True
         for task in self._starting:
             task.cancel()
-        for worker in list(self._live):
+        for worker in [*self._live, *self._opening]:
             worker.kill()
         await asyncio.gather(*(asyncio.to_thread(worker.close, 1) for worker in self._live), return_exceptions=True)
         self._live.clear()
@@ -148,15 +161,24 @@ class WorkerPool:
     def describe(self) -> dict[str, int]:
         return {"workers": len(self._live), "idle_workers": self._idle.qsize()}
 
+    def ready(self) -> bool:
+        return bool(self._live)
+
     def _started(self) -> WorkerProcess:
-        """A new worker holding the work (in a thread: starting one takes seconds)."""
+        """A new worker holding the work (in a thread: starting one takes seconds; :meth:`stop` kills the ones
+        still starting, whose threads it cannot wait for)."""
         worker = WorkerProcess(self._environment)
+        self._opening.add(worker)
         try:
+            if self._stopped:
+                raise WorkerProcessError("the service is stopping")
             worker.call(hold, pickle.loads(self._work))
         except BaseException:
             worker.kill()
             worker.close(1)
             raise
+        finally:
+            self._opening.discard(worker)
         return worker
 
     def _ready(self, worker: WorkerProcess) -> None:

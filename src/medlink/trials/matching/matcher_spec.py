@@ -13,7 +13,7 @@ from medlink.trials.matching.encoders import load_trial_encoders
 from medlink.trials.matching.index_build import index_texts
 from medlink.trials.matching.matcher import TrialMatcher
 from medlink.trials.matching.note_readings import READINGS, WHOLE, NoteReading
-from medlink.trials.matching.scoring import FUSIONS, WEIGHTED, FusionWeights
+from medlink.trials.matching.scoring import FUSIONS, FusionWeights
 from medlink.trials.matching.trial_index import TrialIndex, TrialIndexError
 
 
@@ -42,12 +42,14 @@ class MatcherSpec:
     )
     weights: FusionWeights = field(default_factory=FusionWeights)
     concepts: bool = setting(True, "Compare the diseases of the note and the trials.")
-    rerank_top: int = setting(20, "How many top trials the reranker reads.", minimum=1)
+    rerank_top: int = setting(TrialMatcher.rerank_top, "How many top trials the reranker reads.", minimum=1)
     expand_query: bool = setting(
-        True, "Add the names of the note's diseases to its BM25 query.", flag="--expand/--no-expand"
+        TrialMatcher.expand_query,
+        "Add the names of the note's diseases to its BM25 query.",
+        flag="--expand/--no-expand",
     )
     fusion: str = setting(
-        WEIGHTED,
+        TrialMatcher.fusion,
         "How the first-stage signals are combined: 'weighted' (z-scores, --weights) or 'rrf' (reciprocal-rank fusion).",
         choices=FUSIONS,
     )
