@@ -87,13 +87,14 @@ def test_a_first_use_answers_once_from_an_unguarded_script(tmp_path: Path, way: 
 
 
 def built_in(cache: Path) -> list[str]:
-    """What a first use built into ``cache`` beyond binding the prebuilt index to all of MeSH (``indexes/mesh-*``):
-    an exported encoder, a compiled terminology, an encoded index."""
+    """What a first use built into ``cache`` beyond binding the prebuilt index to all of MeSH (``indexes/mesh-*``)
+    and saving the encoder's graph with its weights in a mapped file (``onnx-mapped/``: a second, no encoding): an
+    exported encoder, a compiled terminology, an encoded index."""
     found = [path for path in cache.glob("*/*") if not path.name.startswith(".")]
     return sorted(
         str(path.relative_to(cache))
         for path in found
-        if not (path.parent.name == "indexes" and path.name.startswith("mesh-"))
+        if not (path.parent.name == "indexes" and path.name.startswith("mesh-")) and path.parent.name != "onnx-mapped"
     )
 
 
