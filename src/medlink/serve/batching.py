@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -42,18 +41,16 @@ if TYPE_CHECKING:
 class _Request:
     mentions: Sequence[str | Mention]
     done: asyncio.Future[list[LinkResult]]
-    deadline: float
     results: list[LinkResult | None] = field(init=False)
-    pending: deque[int] = field(init=False)  # positions not yet handed to a batch
+    taken: int = 0  # mentions handed to a batch so far
     linked: int = 0  # mentions whose result is in
 
     def __post_init__(self) -> None:
         self.results = [None] * len(self.mentions)
-        self.pending = deque(range(len(self.mentions)))
 
     @property
     def waiting(self) -> int:
-        return len(self.pending)
+        return len(self.mentions) - self.taken
 
 
 def _chars(mention: str | Mention) -> int:
@@ -99,7 +96,7 @@ class LinkBatcher:
         if self.queued + len(mentions) > self.max_queued:
             raise Saturated(f"{self.queued:,} mentions are waiting already (the limit is {self.max_queued:,})")
         loop = asyncio.get_running_loop()
-        request = _Request(mentions, loop.create_future(), time.monotonic() + self.request_seconds)
+        request = _Request(mentions, loop.create_future())
         self._active.append(request)
         self._wake.set()
         expiry = loop.call_later(self.request_seconds, self._expire, request)  # answered at its deadline, whatever
@@ -138,11 +135,7 @@ class LinkBatcher:
                 task.add_done_callback(lambda _: slots.release())
 
     def _drop_finished(self) -> None:
-        """Forget requests whose client went away, and fail those past their time budget."""
-        now = time.monotonic()
-        for request in self._active:
-            if now > request.deadline:
-                self._expire(request)
+        """Forget requests answered already: past their budget (``_expire``) or whose client went away."""
         self._active = [request for request in self._active if not request.done.done()]  # one pass, not a remove each
 
     def _next_batch(self) -> list[tuple[_Request, int]]:
@@ -155,11 +148,12 @@ class LinkBatcher:
             took = False
             for request in takers:
                 if request.waiting and budget > 0:
-                    cost = _chars(request.mentions[request.pending[0]])
+                    cost = _chars(request.mentions[request.taken])
                     if batch and cost > budget:
                         budget = 0
                         break
-                    batch.append((request, request.pending.popleft()))
+                    batch.append((request, request.taken))
+                    request.taken += 1
                     budget -= cost
                     took = True
             if not took:
