@@ -21,8 +21,7 @@ from pathlib import Path
 from medlink.evaluation.corpus_formats import load_corpus
 from medlink.linking import Linker
 from medlink.linking.defaults import descriptors_index
-from medlink.linking.linker import open_index_linker, ranker_linker
-from medlink.terminology import load_terminology
+from medlink.linking.spec import SetRanked
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared/data/corpora"
 
@@ -48,10 +47,9 @@ def main() -> None:
     args = parser.parse_args()
     chinese = sorted({m.text for m in load_corpus(f"chip-cdn:{SHARED}/chip-cdn/CHIP-CDN_dev.json")})
     english = sorted({m.text for m in load_corpus(f"pubtator:{SHARED}/ncbi-disease/NCBItestset_corpus.txt")})
-    icd = load_terminology(args.terminology)
-    zh = timed(lambda: ranker_linker(icd, args.ranker), chinese, args.repeats)
+    zh = timed(lambda: Linker.load(SetRanked(args.ranker, args.terminology)), chinese, args.repeats)
     folder = descriptors_index()
-    en = timed(lambda: open_index_linker(folder), english, args.repeats)
+    en = timed(lambda: Linker.load(folder), english, args.repeats)
     print(
         json.dumps(
             {

@@ -38,8 +38,8 @@ from medlink.index import VectorIndex
 index = VectorIndex.load(sys.argv[1])
 loaded = time.perf_counter()
 index_mb = peak_mb()
-from medlink.linking.linker import open_index_linker
-linker = open_index_linker(sys.argv[1])
+from medlink.linking import Linker
+linker = Linker.load(sys.argv[1])
 linker.link("heart attack")
 ready = time.perf_counter()
 print(json.dumps({"index_s": loaded - started, "linker_ready_s": ready - started,
@@ -120,9 +120,9 @@ def realistic_stream(terminology, mentions: list[str], size: int = 100_000, seed
 def speed_section(index_dir: Path, shared: Path, lines: list[str], report: dict) -> None:
     from medlink.encoders import load_encoder
     from medlink.index import faiss_backend
-    from medlink.linking.linker import open_index_linker
+    from medlink.linking import Linker
 
-    linker = open_index_linker(index_dir, sieves="exact,OD-T")
+    linker = Linker.load(index_dir, sieves="exact,OD-T")
     terminology, index = linker.terminology, linker.sieves[1].index
     encoder = linker.sieves[1].encoder.encoder
     rng = random.Random(1)
@@ -188,7 +188,7 @@ def speed_section(index_dir: Path, shared: Path, lines: list[str], report: dict)
     }
 
     stream = realistic_stream(terminology, mentions)
-    stream_linker = open_index_linker(index_dir, sieves="exact,OD-T")
+    stream_linker = Linker.load(index_dir, sieves="exact,OD-T")
     _, stream_s = timed(stream_linker.link_many, stream)
     report["stream"] = {"mentions": len(stream), "distinct": len(set(stream)), "per_s": len(stream) / stream_s}
 
@@ -248,11 +248,11 @@ def recall_section(index_dir: Path, shared: Path, lines: list[str], report: dict
     from medlink.evaluation.corpus_formats import read_pubtator
     from medlink.evaluation.runner import resolve_gold
     from medlink.evaluation.scoring import recall_at_k
-    from medlink.linking.linker import open_index_linker
+    from medlink.linking import Linker
     from medlink.linking.pipeline import parse_sieves
 
     corpus = read_pubtator(shared / "data/corpora/ncbi-disease/NCBIdevelopset_corpus.txt")
-    linker = open_index_linker(index_dir)
+    linker = Linker.load(index_dir)
     terminology, index = linker.terminology, linker.sieves[1].index
     encoder = linker.sieves[1].encoder
     golds = [resolve_gold(m.gold, terminology) for m in corpus]

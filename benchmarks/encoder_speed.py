@@ -21,7 +21,7 @@ from dense_linking import benchmark_mentions, cold_link_seconds, realistic_strea
 
 
 def main() -> int:
-    from medlink.linking.linker import open_index_linker
+    from medlink.linking import Linker
     from medlink.linking.sieves.dense import CachingEncoder
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -35,7 +35,7 @@ def main() -> int:
     args = parser.parse_args()
 
     linkers = [
-        open_index_linker(folder, args.terminology, sieves="exact,OD-T", ef_search=args.ef_search)
+        Linker.load(folder, terminology=args.terminology, sieves="exact,OD-T", ef_search=args.ef_search)
         for folder in args.index
     ]
     mentions = benchmark_mentions(linkers[0].terminology, args.shared)

@@ -23,7 +23,7 @@ from dense_linking import benchmark_mentions, cold_link_seconds
 
 
 def main() -> int:
-    from medlink.linking.linker import open_index_linker
+    from medlink.linking import Linker
     from medlink.linking.sieves.dense import CachingEncoder
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -35,7 +35,7 @@ def main() -> int:
     parser.add_argument("--shared", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared")
     args = parser.parse_args()
 
-    linker = open_index_linker(args.index, args.terminology, sieves="exact,OD-T")
+    linker = Linker.load(args.index, terminology=args.terminology, sieves="exact,OD-T")
     cached = linker.sieves[1].encoder
     assert isinstance(cached, CachingEncoder)
     mentions = benchmark_mentions(linker.terminology, args.shared)

@@ -13,8 +13,7 @@ from pathlib import Path
 from medlink.evaluation.corpus_formats import load_corpus
 from medlink.evaluation.runner import evaluate
 from medlink.evaluation.significance import mcnemar, paired_bootstrap
-from medlink.linking import LinkerConfig
-from medlink.linking.linker import open_index_linker
+from medlink.linking import Linker, LinkerConfig
 
 
 def main() -> None:
@@ -25,7 +24,7 @@ def main() -> None:
     parser.add_argument("--reranker", action="append", default=[], metavar="NAME=DIR")
     args = parser.parse_args()
     corpus = load_corpus(args.corpus, args.entity_type)
-    base = evaluate(open_index_linker(args.index, config=LinkerConfig(rerank=False)), corpus)
+    base = evaluate(Linker.load(args.index, config=LinkerConfig(rerank=False)), corpus)
     plain = base.scores.correct_at_1
     print(f"{corpus.name}, n={base.scores.n}\n")
     print(
@@ -36,7 +35,7 @@ def main() -> None:
     print(f"| no rerank | {100 * base.scores.accuracy[1]:.2f} | {100 * base.scores.accuracy[5]:.2f} | | | | | | |")
     for spec in args.reranker:
         name, _, folder = spec.partition("=")
-        linker = open_index_linker(args.index, reranker_dir=Path(folder))
+        linker = Linker.load(args.index, reranker=Path(folder))
         scored = evaluate(linker, corpus)
         ours = scored.scores.correct_at_1
         reranked = sum(1 for text in dict.fromkeys(scored.mentions) if "reranked" in linker.link(text).reason)

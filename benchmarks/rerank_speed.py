@@ -22,7 +22,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from dense_linking import benchmark_mentions
 
 from medlink.linking import Linker, LinkerConfig
-from medlink.linking.linker import open_index_linker
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
@@ -48,7 +47,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--margin", type=float, default=None, help="override the reranker's fitted margin")
     args = parser.parse_args()
-    probe = open_index_linker(args.index, reranker_dir=args.reranker)
+    probe = Linker.load(args.index, reranker=args.reranker)
     mentions = benchmark_mentions(probe.terminology, SHARED, args.count)
     if args.margin is not None:
         from dataclasses import replace
@@ -56,11 +55,9 @@ def main() -> None:
         probe.reranker.card = replace(probe.reranker.card, margin=args.margin)  # type: ignore[union-attr]
 
     def reranking() -> Linker:
-        return probe if args.margin is not None else open_index_linker(args.index, reranker_dir=args.reranker)
+        return probe if args.margin is not None else Linker.load(args.index, reranker=args.reranker)
 
-    without_per_s, _ = timed(
-        lambda: open_index_linker(args.index, config=LinkerConfig(rerank=False)), mentions, args.repeats
-    )
+    without_per_s, _ = timed(lambda: Linker.load(args.index, config=LinkerConfig(rerank=False)), mentions, args.repeats)
     with_per_s, reranked = timed(reranking, mentions, 1 if args.margin is not None else args.repeats)
     card = probe.reranker.card  # type: ignore[union-attr]
     print(

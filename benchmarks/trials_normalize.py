@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from medlink.linking.recipe import DRUGS, LinkerRecipe
+from medlink.linking.spec import DRUGS, EmbeddedDefault, OverIndex
 from medlink.trials.normalization.normalizer import NilThresholds
 from medlink.trials.normalization.normalizer_spec import NormalizerSpec
 from medlink.trials.normalization.output import read_rows
@@ -40,8 +40,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
     thresholds = NilThresholds() if args.drug_nil is None else replace(NilThresholds(), drug=args.drug_nil)
-    interventions = LinkerRecipe(args.interventions_index) if args.interventions_index else LinkerRecipe(embedded=DRUGS)
-    spec = NormalizerSpec(LinkerRecipe(), interventions, thresholds)
+    interventions = OverIndex(args.interventions_index) if args.interventions_index else EmbeddedDefault(DRUGS)
+    spec = NormalizerSpec(EmbeddedDefault(), interventions, thresholds)
     spec.build(progress=False)  # warms the default indexes (built and cached on first use) and the encoder export
     with tempfile.TemporaryDirectory() as folder:
         output = Path(folder) / "out.jsonl"

@@ -36,7 +36,7 @@ from medlink.evaluation.unknowns import (
 )
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.defaults import descriptors_index
-from medlink.linking.recipe import DESCRIPTORS, LinkerRecipe
+from medlink.linking.spec import DESCRIPTORS
 from medlink.resources import supplementary_records_path
 from medlink.terminology import load_default_terminology
 
@@ -61,13 +61,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for name, config in SETTINGS:
-            default = Linker.from_recipe(LinkerRecipe(), config)
+            default = Linker.load(config=config)
             invented = invented_names(default.terminology, MEASUREMENT, 1_000, args.seed)
             rows.append(
                 row(
                     f"supplementary records' names, records left out, {name}",
                     supplementary,
-                    Linker.from_recipe(LinkerRecipe(embedded=DESCRIPTORS), config),
+                    Linker.load(embedded=DESCRIPTORS, config=config),
                 )
             )
             reduced = held_out_linker(descriptors, held, descriptors_index(), Path(work) / name, config)

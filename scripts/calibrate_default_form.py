@@ -34,7 +34,7 @@ from medlink.evaluation.unknowns import (
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.defaults import descriptors_index
 from medlink.linking.mentions.form import FEATURES
-from medlink.linking.recipe import DESCRIPTORS, LinkerRecipe
+from medlink.linking.spec import DESCRIPTORS
 from medlink.resources import DEFAULT_FORM, resource_path, supplementary_records_path
 from medlink.terminology import load_default_terminology
 
@@ -53,12 +53,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--output", type=Path, default=resource_path(DEFAULT_FORM))
     args = parser.parse_args(argv)
     descriptors = load_default_terminology()
-    union = Linker.from_recipe(LinkerRecipe(), OFF)
+    union = Linker.load(config=OFF)
     examples = FormExamples()
     for spec, entity_type in CORPORA:
         kind, _, path = spec.partition(":")
         examples.add_corpus(union, load_corpus(f"{kind}:{SHARED / path}", entity_type))
-    only_descriptors = Linker.from_recipe(LinkerRecipe(embedded=DESCRIPTORS), OFF)
+    only_descriptors = Linker.load(embedded=DESCRIPTORS, config=OFF)
     records = supplementary_names(supplementary_records_path(), descriptors, CALIBRATION, 1_000)
     examples.add_unknowns("supplementary names", only_descriptors, records)
     held = held_out_ids(descriptors, CALIBRATION, 500)

@@ -94,3 +94,20 @@ def two_trial_matcher(linker: object, folder: Path) -> object:
     encoders, scanner = load_trial_encoders("minilm"), ConceptScanner(linker.terminology)
     index_records(records, folder, encoders, TrialNormalizer(exact, exact), scanner)
     return TrialMatcher(TrialIndex.load(folder), encoders, scanner)
+
+
+def dense_linker(terminology, index, encoder, sieves=None, config=None, term_model=None, reranker_dir=None):  # type: ignore[no-untyped-def]
+    """A linker over an index, terminology and encoder held in memory (``Linker.from_parts``), as tests make them."""
+    from medlink.linking import Linker
+    from medlink.linking.pipeline import DEFAULT_SIEVES, dense_parts
+
+    parts = dense_parts(terminology, index, encoder, sieves or DEFAULT_SIEVES, config, term_model, reranker_dir)
+    return Linker.from_parts(parts)
+
+
+def ranker_linker(terminology, ranker_dir, config=None):  # type: ignore[no-untyped-def]
+    """A linker whose one sieve is a set ranker, over a terminology held in memory."""
+    from medlink.linking import Linker
+    from medlink.linking.pipeline import ranker_parts
+
+    return Linker.from_parts(ranker_parts(terminology, ranker_dir, config))

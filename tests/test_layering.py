@@ -46,7 +46,7 @@ INNER_LAYERS = {
         ["defaults"],
         ["default_update"],
         ["pipeline"],
-        ["recipe"],
+        ["spec"],
         ["linker"],
     ],
     "trials": [["criteria"], ["records"], ["readers"], ["normalization"], ["matching"]],

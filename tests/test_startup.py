@@ -28,9 +28,9 @@ def test_importing_medlink_loads_nothing_heavy() -> None:
 def warm_mesh() -> None:
     """Compile all of MeSH into the session's cache (which the child inherits) here: that first use, once per
     machine, converts Python lists to Arrow, which pyarrow does with pandas at hand; an answer does not."""
-    from medlink.linking.recipe import LinkerRecipe
+    from medlink.linking.spec import ExactMatch
 
-    LinkerRecipe(exact_only=True).warm()
+    ExactMatch().warm()
 
 
 def test_an_exact_match_loads_nothing_heavy() -> None:
@@ -54,9 +54,9 @@ def test_the_command_line_exact_path_loads_nothing_heavy() -> None:
 
 @pytest.mark.slow  # the embedded default's index is built on first use
 def test_the_default_linker_answers_an_exact_match_without_its_encoder_or_faiss() -> None:
-    from medlink.linking.recipe import LinkerRecipe
+    from medlink.linking.spec import EmbeddedDefault
 
-    LinkerRecipe().warm()  # the index and all of MeSH built here (in the session's cache, which the child inherits)
+    EmbeddedDefault().warm()  # the index and all of MeSH built here (in the session's cache, which the child inherits)
     code = (
         "from medlink import Linker\n"
         "result = Linker.load().link('heart attack')\n"

@@ -20,7 +20,12 @@ from medlink.version import __version__
 _EXPORTS = {
     "Linker": "medlink.linking",
     "LinkerConfig": "medlink.linking",
-    "LinkerRecipe": "medlink.linking.recipe",
+    "LinkerSpec": "medlink.linking.spec",
+    "EmbeddedDefault": "medlink.linking.spec",
+    "ExactMatch": "medlink.linking.spec",
+    "OverIndex": "medlink.linking.spec",
+    "SetRanked": "medlink.linking.spec",
+    "TrainingMentions": "medlink.linking.spec",
     "LinkResult": "medlink.linking",
     "Mention": "medlink.linking",
     "Candidate": "medlink.linking",
@@ -32,14 +37,19 @@ _EXPORTS = {
 
 __all__ = [
     "Candidate",
+    "EmbeddedDefault",
+    "ExactMatch",
     "LinkResult",
     "Linker",
     "LinkerConfig",
-    "LinkerRecipe",
+    "LinkerSpec",
     "MedlinkError",
     "Mention",
     "NilCause",
+    "OverIndex",
+    "SetRanked",
     "Stage",
+    "TrainingMentions",
     "__version__",
     "link",
 ]
@@ -48,7 +58,7 @@ if TYPE_CHECKING:
     from medlink.api import link
     from medlink.errors import MedlinkError
     from medlink.linking import Candidate, Linker, LinkerConfig, LinkResult, Mention, NilCause, Stage
-    from medlink.linking.recipe import LinkerRecipe
+    from medlink.linking.spec import EmbeddedDefault, ExactMatch, LinkerSpec, OverIndex, SetRanked, TrainingMentions
 
 
 def __getattr__(name: str) -> Any:

@@ -152,6 +152,8 @@ def read_manifest_json(path: Path, error: type[Exception], missing: str) -> dict
     when it cannot be read."""
     if not path.exists():
         raise error(missing)
+    if not path.is_file():  # a pipe or a device would never end reading
+        raise error(f"{path}: not a regular file")
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as problem:
@@ -175,6 +177,18 @@ def contained_file(folder: Path, name: object, error: type[Exception], what: str
     ):
         raise error(f"{folder}: its manifest lists {name!r}, which is not a file inside the {what}; rebuild it")
     return path
+
+
+def refuse_links_out(folder: Path, source: Path, what: str) -> None:
+    """Every entry of ``folder`` is a plain file or folder inside it, else an error naming ``source`` (the file that
+    named the folder): a link in it to a file elsewhere (``vocab.txt -> ~/.aws/credentials``) would be read or copied
+    along, and a pipe or device (``encoder.json -> /dev/zero``) would never end reading."""
+    inside = folder.resolve()
+    for path in folder.rglob("*"):
+        if not path.resolve().is_relative_to(inside):
+            raise MedlinkError(f"{source}: {path} links out of the {what}; copy the file in instead")
+        if not (path.is_file() or path.is_dir()):
+            raise MedlinkError(f"{source}: {path} in the {what} is not a regular file")
 
 
 def verify_checksums(folder: Path, files: dict[str, str], error: type[Exception], what: str) -> None:

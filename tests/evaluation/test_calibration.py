@@ -6,9 +6,9 @@ from medlink.evaluation.calibration import calibrate
 from medlink.evaluation.corpus import Corpus, Gold, GoldMention
 from medlink.index import VectorIndex, build_index, ontology_entries
 from medlink.linking import Stage
-from medlink.linking.linker import dense_linker
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, make_concept
+from support import dense_linker
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,9 @@ import pytest
 from medlink.errors import MedlinkError
 from medlink.index import VectorIndex, build_index, mention_entries, ontology_entries
 from medlink.linking import LinkerConfig, Stage
-from medlink.linking.linker import dense_linker
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, NameKind, make_concept
+from support import dense_linker
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +134,7 @@ def test_sparse_and_hybrid_sieves(terminology, index, encoder) -> None:
 
 def test_training_mentions_join_a_copy_of_the_index(terminology, encoder, tmp_path) -> None:
     from medlink.index import MENTIONS
-    from medlink.linking.linker import open_index_linker
+    from medlink.linking import Linker
     from medlink.linking.pipeline import with_training_mentions
     from medlink.terminology import save_terminology
 
@@ -150,5 +150,5 @@ def test_training_mentions_join_a_copy_of_the_index(terminology, encoder, tmp_pa
     written = (both / "manifest.json").stat().st_mtime_ns
     assert with_training_mentions(names, pairs) == both and (both / "manifest.json").stat().st_mtime_ns == written
     assert with_training_mentions(both, pairs) == both  # an index with mentions is used as it is
-    result = open_index_linker(both).link("Sugar Disease")
+    result = Linker.load(both).link("Sugar Disease")
     assert (result.stage, result.strategy, result.concepts) == (Stage.EXACT, "D", ("MESH:D003920",))

@@ -15,12 +15,12 @@ from medlink.evaluation.calibration import budget_threshold, calibrate
 from medlink.evaluation.corpus import Corpus, Gold, GoldMention
 from medlink.evaluation.negatives import non_medical_negatives, random_string
 from medlink.index import VectorIndex, build_index, ontology_entries
-from medlink.linking.linker import dense_linker
 from medlink.linking.mentions.non_terms import control_characters, not_a_term, why_not_a_term
 from medlink.linking.pipeline import exact_parts
 from medlink.resources import default_nil_calibration
 from medlink.terminology import Terminology, load_default_terminology
 from medlink.terminology.records import Name, make_concept
+from support import dense_linker
 
 
 @pytest.fixture(scope="module")

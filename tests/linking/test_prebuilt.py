@@ -125,7 +125,7 @@ def test_a_deferred_index_is_built_once_when_exact_match_leaves_a_mention(encode
         return dense_parts(terminology, VectorIndex.load(builds[-1]), encoder, config=LinkerConfig(nil_threshold=0.5))
 
     linker = Linker.from_parts(exact_parts(terminology))
-    linker._deferred = build  # what Linker.from_recipe sets when the embedded default's index is still to be built
+    linker._deferred = build  # what Linker.load sets when the embedded default's index is still to be built
     assert linker.link("heart attack").stage is Stage.EXACT and builds == []
     typo, again = linker.link_many(["heart attak", "Crohns diseas"])
     assert (typo.stage, typo.concept_id, again.concept_id) == (Stage.DENSE, "MESH:D009203", "MESH:D003424")

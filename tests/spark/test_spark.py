@@ -157,14 +157,14 @@ def test_parquet_job_killed_midway_resumes_without_loss_or_duplicates(spark, tmp
 def test_trial_records_are_normalized_in_workers(spark) -> None:
     import json
 
-    from medlink.linking.recipe import LinkerRecipe
+    from medlink.linking.spec import ExactMatch
     from medlink.spark import normalize_trials
     from medlink.trials.normalization.normalizer_spec import NormalizerSpec
     from medlink.trials.readers import parse_api_study
 
     study = (TRIALS / "api_v2_study.json").read_text()
     df = spark.createDataFrame([(1, study), (2, "{not json"), (3, '{"studies": 1}')], "id long, record string")
-    spec = NormalizerSpec(LinkerRecipe(exact_only=True), None)  # one exact linker for both fields
+    spec = NormalizerSpec(ExactMatch(), None)  # one exact linker for both fields
     rows = sorted(normalize_trials(df, "record", spec).collect(), key=lambda row: row["id"])
     expected = spec.build(progress=False).normalize_batch([parse_api_study(json.loads(study))])[0]
     assert rows[0]["nct_id"] == "NCT90000003" and rows[0]["error"] is None

@@ -226,7 +226,7 @@ def test_count_head_trains_with_the_encoder_and_reaches_the_linker(terminology, 
     from medlink.encoders.count_head import COUNT_HEAD_FILE
     from medlink.index import VectorIndex, build_index, ontology_entries
     from medlink.linking import LinkerConfig, Stage
-    from medlink.linking.linker import dense_linker
+    from support import dense_linker
 
     mentions = [("heart attack with high blood pressure", "MESH:D009203"), ("heart atack", "MESH:D009203")]
     examples = training_examples(terminology, mentions, mention_counts=[2, 1])

@@ -128,40 +128,8 @@ def to_markdown(record: dict, ks: Sequence[int], plots: tuple[str, str] | None =
             lines.append(f"| {system} | " + " | ".join(shown) + " |")
         lines.append("")
     lines += _cost_lines(results, datasets, systems)
-    folded = [d for d in datasets if len(cell[(d, systems[0])]["folds"]) > 1]
-    for dataset in folded:
-        folds = [f["fold"] for f in cell[(dataset, systems[0])]["folds"]]
-        lines += [
-            f"## {dataset}: Acc@1 per fold (%)",
-            "",
-            "| system | " + " | ".join(folds) + " | mean |",
-            "|---|" + "---:|" * (len(folds) + 1),
-        ]
-        for system in systems:
-            row = cell[(dataset, system)]
-            lines.append(
-                f"| {system} | "
-                + " | ".join(f"{100 * f['acc@1']:.1f}" for f in row["folds"])
-                + f" | {100 * row['acc@1']:.1f} |"
-            )
-        lines.append("")
-    if record["comparisons"]:
-        lines += [
-            "## Significance (Acc@1)",
-            "",
-            "McNemar's test on the mentions one system gets right and the other wrong; 95 % paired bootstrap "
-            "interval (2,000 resamples) of the difference in Acc@1.",
-            "",
-            "| dataset | A | B | only A | only B | A − B (points) | 95 % interval | p |",
-            "|---|---|---|---:|---:|---:|---|---:|",
-        ]
-        for c in record["comparisons"]:
-            lines.append(
-                f"| {c['dataset']} | {c['a']} | {c['b']} | {c['only_a']} | {c['only_b']} | "
-                f"{100 * c['difference']:+.1f} | [{100 * c['low']:+.1f}, {100 * c['high']:+.1f}] | "
-                f"{c['p_value']:.2g} |"
-            )
-        lines.append("")
+    lines += _fold_lines(cell, datasets, systems)
+    lines += _significance_lines(record["comparisons"])
     lines += [
         "## Linking time (s, all folds)",
         "",
@@ -180,6 +148,50 @@ def to_markdown(record: dict, ks: Sequence[int], plots: tuple[str, str] | None =
             f"![Mentions linked per second per system and dataset]({plots[1]})",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _fold_lines(cell: dict[tuple[str, str], dict], datasets: list[str], systems: list[str]) -> list[str]:
+    """Acc@1 per fold, for the datasets scored in several folds."""
+    lines: list[str] = []
+    for dataset in [d for d in datasets if len(cell[(d, systems[0])]["folds"]) > 1]:
+        folds = [f["fold"] for f in cell[(dataset, systems[0])]["folds"]]
+        lines += [
+            f"## {dataset}: Acc@1 per fold (%)",
+            "",
+            "| system | " + " | ".join(folds) + " | mean |",
+            "|---|" + "---:|" * (len(folds) + 1),
+        ]
+        for system in systems:
+            row = cell[(dataset, system)]
+            lines.append(
+                f"| {system} | "
+                + " | ".join(f"{100 * f['acc@1']:.1f}" for f in row["folds"])
+                + f" | {100 * row['acc@1']:.1f} |"
+            )
+        lines.append("")
+    return lines
+
+
+def _significance_lines(comparisons: list[dict]) -> list[str]:
+    if not comparisons:
+        return []
+    lines = [
+        "## Significance (Acc@1)",
+        "",
+        "McNemar's test on the mentions one system gets right and the other wrong; 95 % paired bootstrap "
+        "interval (2,000 resamples) of the difference in Acc@1.",
+        "",
+        "| dataset | A | B | only A | only B | A − B (points) | 95 % interval | p |",
+        "|---|---|---|---:|---:|---:|---|---:|",
+    ]
+    for c in comparisons:
+        lines.append(
+            f"| {c['dataset']} | {c['a']} | {c['b']} | {c['only_a']} | {c['only_b']} | "
+            f"{100 * c['difference']:+.1f} | [{100 * c['low']:+.1f}, {100 * c['high']:+.1f}] | "
+            f"{c['p_value']:.2g} |"
+        )
+    lines.append("")
+    return lines
 
 
 def _cost_lines(results: list[dict], datasets: list[str], systems: list[str]) -> list[str]:

@@ -225,8 +225,7 @@ def system_linker(
     """The linker a system describes, over this dataset's terminology (and training mentions, if it uses them).
     Benchmarks measure linking without a nil threshold unless given one, and a term model for the dense systems
     (benchmarks/nil_threshold.py)."""
-    from medlink.linking.linker import dense_linker
-    from medlink.linking.pipeline import parse_sieves
+    from medlink.linking.pipeline import dense_parts, parse_sieves
 
     terminology = prepared.terminology
     mentions = system.mentions and prepared.train is not None
@@ -239,7 +238,8 @@ def system_linker(
         sieves = parse_sieves(system.sieves, terminology, None, None, entries=[*entries, *extra])
         return Linker(terminology, sieves, config)
     folder = dataset_index(prepared, encoder, system.encoder or "", mentions, work, log)
-    return dense_linker(terminology, VectorIndex.load(folder), encoder, system.sieves, config, term_model)
+    index = VectorIndex.load(folder)
+    return Linker.from_parts(dense_parts(terminology, index, encoder, system.sieves, config, term_model))
 
 
 def dataset_index(

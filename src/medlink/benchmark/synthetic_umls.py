@@ -203,6 +203,16 @@ def write_release(
             tui, name = _SEMANTIC_TYPES[(k % len(pool)) % len(_SEMANTIC_TYPES)]
             mrsty.write(f"{cui}|{tui}|A1.2.{tui[1:]}|{name}|AT{k:08d}||\n")
             counts["MRSTY"] += 1
+    counts["MRREL"] = _write_relations(folder, pool, concepts, rng, shape)
+    return ReleaseSummary(concepts, counts["MRCONSO"], counts["MRSTY"], counts["MRREL"])
+
+
+def _write_relations(
+    folder: Path, pool: Sequence[PoolConcept], concepts: int, rng: random.Random, shape: ReleaseShape
+) -> int:
+    """MRREL: each concept's parent both ways (with a cycle now and then, as releases have), and other relations
+    drawn at the shape's rate; returns the rows written. Drawn after MRCONSO from the same generator."""
+    written = 0
     with open(folder / "MRREL.RRF", "w", encoding="utf-8", newline="\n") as mrrel:
         relation = 0
         cycle_every = max(1, 1_000_000 // shape.cycles_per_million) if shape.cycles_per_million else 0
@@ -222,8 +232,8 @@ def write_release(
                     lines.append(_rel_row(_cui(k), "RO", _cui(other), _RELAS[rng.randrange(len(_RELAS))], relation))
                     relation += 1
             mrrel.write("".join(lines))
-            counts["MRREL"] += len(lines)
-    return ReleaseSummary(concepts, counts["MRCONSO"], counts["MRSTY"], counts["MRREL"])
+            written += len(lines)
+    return written
 
 
 def _variant(name: str, lap: int) -> str:

@@ -76,11 +76,10 @@ def calibrate(
     from medlink.evaluation.negatives import non_medical_negatives
     from medlink.index.build import update_manifest
     from medlink.linking import LinkerConfig
-    from medlink.linking.linker import open_index_linker
-    from medlink.linking.pipeline import DEFAULT_SIEVES
+    from medlink.linking.linker import Linker
 
     corpus = load_corpus(corpus_spec, entity_type, namespace)
-    linker = open_index_linker(index_dir, sieves=sieves or DEFAULT_SIEVES, config=LinkerConfig(nil_threshold=0))
+    linker = Linker.load(index_dir, sieves=sieves, config=LinkerConfig(nil_threshold=0))
     texts = [n.text for n in non_medical_negatives(linker.terminology)] if negatives else []
     result = run_calibration(linker, corpus, strategy, texts, DEFAULT_MAX_LOSS if max_loss is None else max_loss)
     for name, threshold in result.thresholds.items():

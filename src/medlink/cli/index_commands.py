@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from medlink.cli.paths import PathOption, terminology_option
 from medlink.encoders.registry import BACKENDS, DEFAULT_MODEL, QUANTIZATIONS
 from medlink.index.faiss_backend import KINDS
+
+if TYPE_CHECKING:
+    from medlink.encoders.base import Encoder
+    from medlink.index import IndexEntry
 
 
 @click.group()
@@ -141,30 +146,19 @@ def build(
 
     terminology = load_terminology(terminology_dir) if terminology_dir else load_default_terminology()
     encoder = load_encoder(encoder_name, backend=backend, quantize=quantize)
-    entries = ontology_entries(terminology)
-    if encode_only:
-        prefixes = tuple(p.strip() for p in encode_only.split(",") if p.strip())
-        entries = [e for e in entries if any(c.startswith(prefixes) for c in e.concepts)]
-        if not entries:
-            raise click.UsageError(f"--encode-only {encode_only!r} matches no concept id of the terminology")
+    entries = _only_encoded(ontology_entries(terminology), encode_only)
     train = None
     if train_spec:
         from medlink.evaluation.corpus_formats import load_corpus
 
         train = load_corpus(train_spec, entity_type)
         entries += train.index_entries(terminology)
-    origin = {"encoder": encoder_name, "backend": backend}
+    # a model folder recorded by its full path, so that the index reopens it from any working directory
+    recorded = str(Path(encoder_name).resolve()) if Path(encoder_name).is_dir() else encoder_name
+    origin = {"encoder": recorded, "backend": backend}
     if terminology_dir:
         origin["terminology"] = str(terminology_dir.resolve())
-    for folder in reuse:  # another encoder's vectors are refused here (the build verifies the files it reads)
-        earlier = read_index_manifest(folder)  # the manifest says which encoder: no need to open the index itself
-        if earlier["encoder_fingerprint"] != encoder.identity.fingerprint():
-            raise click.BadParameter(
-                f"{folder} was built with encoder {earlier['encoder']['model']} "
-                f"({earlier['encoder_fingerprint']}), this build uses {encoder.identity.model} "
-                f"({encoder.identity.fingerprint()}): its vectors cannot be reused",
-                param_hint="--reuse",
-            )
+    _refuse_other_encoders(reuse, encoder)
     if workers > 1 and backend != "onnx":
         raise click.UsageError("--workers encodes with the onnx backend (one thread per process)")
     build_index(
@@ -183,6 +177,32 @@ def build(
     click.echo(f"indexed {len(entries):,} distinct texts into {output_dir}{reused}")
     if train is not None and calibrate:
         _calibrate_nil(output_dir, terminology, encoder, train)
+
+
+def _only_encoded(entries: list[IndexEntry], encode_only: str | None) -> list[IndexEntry]:
+    """The entries of the concepts whose ids start with one of ``encode_only``'s prefixes (all without it)."""
+    if not encode_only:
+        return entries
+    prefixes = tuple(p.strip() for p in encode_only.split(",") if p.strip())
+    kept = [e for e in entries if any(c.startswith(prefixes) for c in e.concepts)]
+    if not kept:
+        raise click.UsageError(f"--encode-only {encode_only!r} matches no concept id of the terminology")
+    return kept
+
+
+def _refuse_other_encoders(reuse: tuple[Path, ...], encoder: Encoder) -> None:
+    """Another encoder's vectors are refused here, by the manifests (the build verifies the files it reads)."""
+    from medlink.index.vector_index import read_index_manifest
+
+    for folder in reuse:
+        earlier = read_index_manifest(folder)
+        if earlier["encoder_fingerprint"] != encoder.identity.fingerprint():
+            raise click.BadParameter(
+                f"{folder} was built with encoder {earlier['encoder']['model']} "
+                f"({earlier['encoder_fingerprint']}), this build uses {encoder.identity.model} "
+                f"({encoder.identity.fingerprint()}): its vectors cannot be reused",
+                param_hint="--reuse",
+            )
 
 
 def _build_on_spark(
@@ -234,9 +254,10 @@ def _calibrate_nil(index_dir: Path, terminology, encoder, train) -> None:  # typ
     from medlink.evaluation.nil_calibration import calibrate_with_negatives, in_terminology
     from medlink.index import VectorIndex
     from medlink.index.build import update_manifest
-    from medlink.linking.linker import dense_linker
+    from medlink.linking.linker import Linker
+    from medlink.linking.pipeline import dense_parts
 
-    names_only = dense_linker(terminology, VectorIndex.load(index_dir), encoder, "O-T")
+    names_only = Linker.from_parts(dense_parts(terminology, VectorIndex.load(index_dir), encoder, "O-T"))
     known = in_terminology(train, names_only)
     if not len(known):
         click.echo("no nil threshold: no training mention has a gold id of the terminology", err=True)

@@ -178,53 +178,23 @@ def _number_margin(choice: LinkerChoice, configured: float | None) -> float | No
 
 
 def _base_linker(choice: LinkerChoice, progress: bool, training: Corpus | None) -> Linker:
-    from medlink.linking.linker import open_index_linker
-    from medlink.linking.pipeline import with_training_mentions
-    from medlink.linking.recipe import LinkerRecipe
+    from medlink.linking.spec import TrainingMentions, linker_spec
 
-    try:  # the recipe checks that the options go together
-        recipe = LinkerRecipe(
+    mentions = None
+    if training is not None and training.labelled_pairs():
+        mentions = TrainingMentions.of(training.labelled_pairs(), training.several_pairs())
+    try:  # the spec checks that the options go together
+        spec = linker_spec(
             choice.index_dir,
-            choice.terminology_dir,
-            choice.exact_only,
-            choice.sieves,
-            choice.ef_search,
-            choice.ranker_dir,
-            choice.reranker_dir,
-            choice.embedded,
+            terminology=choice.terminology_dir,
+            exact_only=choice.exact_only,
+            sieves=choice.sieves,
+            ef_search=choice.ef_search,
+            ranker=choice.ranker_dir,
+            reranker=choice.reranker_dir,
+            embedded=choice.embedded,
+            mentions=mentions,
         )
     except MedlinkError as error:
         raise click.UsageError(str(error)) from None
-    if training is None or not training.labelled_pairs():
-        return Linker.from_recipe(recipe, progress=progress)
-    if choice.exact_only:
-        return _exact_linker(choice, training)
-    folder = with_training_mentions(
-        choice.index_dir or recipe.default_index(progress),
-        training.labelled_pairs(),
-        choice.terminology_dir,
-        training.several_pairs(),
-    )
-    return open_index_linker(
-        folder,
-        choice.terminology_dir,
-        choice.sieves or DEFAULT_SIEVES,
-        ef_search=choice.ef_search,
-        reranker_dir=choice.reranker_dir,
-    )
-
-
-def _exact_linker(choice: LinkerChoice, training: Corpus) -> Linker:
-    from medlink.linking.defaults import default_drug_terminology_path
-    from medlink.linking.pipeline import parse_sieves
-    from medlink.linking.recipe import MESH
-    from medlink.terminology import load_default_terminology, load_terminology
-
-    if choice.terminology_dir:
-        terminology = load_terminology(choice.terminology_dir)
-    elif choice.embedded == MESH:
-        terminology = load_terminology(default_drug_terminology_path())
-    else:
-        terminology = load_default_terminology()
-    entries = training.index_entries(terminology)
-    return Linker(terminology, parse_sieves("exact", terminology, None, None, entries=entries))
+    return Linker.load(spec, progress=progress)

@@ -71,7 +71,7 @@ def serve(
         import uvicorn
 
         from medlink.serve.app import create_app
-        from medlink.trials.normalization.normalizer_spec import drug_recipe_for
+        from medlink.trials.normalization.normalizer_spec import drug_spec_for
     except ImportError as error:
         raise click.ClickException(
             f"the service needs its extras ({error.name} is missing): pip install 'medlink[serve]'"
@@ -81,7 +81,7 @@ def serve(
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     linker = make_linker(linker_choice, progress=True)  # loaded (and the default index built) before serving
-    if (drugs := drug_recipe_for(linker)) is not None:  # /v1/trials/normalize links drugs with the drug default
+    if (drugs := drug_spec_for(linker)) is not None:  # /v1/trials/normalize links drugs with the drug default
         drugs.warm(progress=True)
     matcher = None
     if trials_index is not None:

@@ -16,7 +16,7 @@ import click
 
 from medlink.cli.dataclass_options import dataclass_options, settings_from
 from medlink.cli.paths import PathOption
-from medlink.linking.recipe import DESCRIPTORS, MESH, LinkerRecipe
+from medlink.linking.spec import DESCRIPTORS, MESH, LinkerSpec, linker_spec
 from medlink.options import setting
 from medlink.trials.normalization.normalizer import NilThresholds
 from medlink.trials.normalization.normalizer_spec import NormalizerSpec
@@ -47,21 +47,21 @@ class NormalizerSources:
     )
     exact_only: bool = setting(False, "Exact normalized match only: no encoder, no index.")
 
-    def recipe(self, index: Path | None, terminology: Path | None, embedded: str = DESCRIPTORS) -> LinkerRecipe:
+    def linker_spec(self, index: Path | None, terminology: Path | None, embedded: str = DESCRIPTORS) -> LinkerSpec:
         # A terminology given without an index is linked by exact match; conditions default to the descriptors
         # alone (the per-field nil thresholds were calibrated over them).
         exact_only = self.exact_only or (terminology is not None and index is None)
-        return LinkerRecipe(index, terminology, exact_only, embedded=embedded)
+        return linker_spec(index, terminology=terminology, exact_only=exact_only, embedded=embedded)
 
     @property
-    def conditions(self) -> LinkerRecipe:
-        return self.recipe(self.conditions_index, self.conditions_terminology)
+    def conditions(self) -> LinkerSpec:
+        return self.linker_spec(self.conditions_index, self.conditions_terminology)
 
     @property
-    def interventions(self) -> LinkerRecipe:
+    def interventions(self) -> LinkerSpec:
         if self.interventions_index or self.interventions_terminology:
-            return self.recipe(self.interventions_index, self.interventions_terminology)
-        return self.recipe(None, None, MESH)
+            return self.linker_spec(self.interventions_index, self.interventions_terminology)
+        return self.linker_spec(None, None, MESH)
 
 
 def normalizer_options(function: Callable) -> Callable:

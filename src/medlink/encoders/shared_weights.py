@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 from medlink.errors import MedlinkError
-from medlink.folders import cached_entry, staged_folder
+from medlink.folders import cached_entry, refuse_links_out, staged_folder
 
 SHARED_WEIGHTS_FILE = "shared_weights.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -54,14 +54,6 @@ def _contained_file(name: object, recipe_path: Path) -> str:
     return str(name)
 
 
-def _refuse_links_out(folder: Path, recipe_path: Path) -> None:
-    """A model folder is copied into the cache as it is: a link in it to a file elsewhere (``vocab.txt ->
-    ~/.aws/credentials``) would copy that file's contents along."""
-    for path in folder.rglob("*"):
-        if path.is_symlink() and not path.resolve().is_relative_to(folder.resolve()):
-            raise MedlinkError(f"{recipe_path}: {path} links out of the model folder; copy the file in instead")
-
-
 def assembled_model(folder: Path, cache: Path) -> Path:
     """A complete model folder for ``folder`` under ``cache``: its own files, with the shared tensors (in the
     donor's precision) and shared files (``files``, e.g. a 17 MB tokenizer) put back."""
@@ -74,7 +66,7 @@ def assembled_model(folder: Path, cache: Path) -> Path:
         raise MedlinkError(f"{recipe_path}: expected an object with 'from' and a list of 'tensors'")
     donor = donor_folder(recipe.get("from"), folder)
     shared_files = [_contained_file(name, recipe_path) for name in recipe.get("files", [])]
-    _refuse_links_out(folder, recipe_path)
+    refuse_links_out(folder, recipe_path, "model folder")  # copied into the cache as it is
     for name in shared_files:  # resolved, not only tested as a link: a linked folder on the way counts too
         if not (donor / name).resolve().is_relative_to(donor.resolve()):
             raise MedlinkError(f"{recipe_path}: the shared file {donor / name} links out of its folder")

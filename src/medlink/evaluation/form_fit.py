@@ -156,11 +156,10 @@ def calibrate_form(
     """The form test of the index at ``index_dir``: its right decisions on ``corpus`` against the look-alikes it gives
     for the names of ``held_out`` of its concepts (taken out of its terminology and index) and for invented drug-like
     names (when its names hold enough drug-name stems)."""
-    from medlink.linking.linker import open_index_linker
-    from medlink.linking.pipeline import DEFAULT_SIEVES
+    from medlink.linking.linker import Linker
 
     off = LinkerConfig(form_test=False)
-    linker = open_index_linker(index_dir, sieves=sieves or DEFAULT_SIEVES, config=off)
+    linker = Linker.load(index_dir, sieves=sieves, config=off)
     examples = FormExamples()
     examples.add_corpus(linker, corpus)
     terminology = linker.terminology

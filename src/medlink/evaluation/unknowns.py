@@ -105,11 +105,10 @@ def held_out_linker(
 ) -> Linker:
     """A linker over ``terminology`` without the ``held`` concepts: its index rebuilt from ``base_index``'s vectors
     (nothing encoded again), with the base's nil threshold, term model and form test."""
-    from medlink.encoders import load_encoder
-    from medlink.index import build_index, ontology_entries
+    from medlink.encoders.named import model_named_in
+    from medlink.index import VectorIndex, build_index, ontology_entries
     from medlink.index.build import update_manifest
-    from medlink.index.vector_index import read_index_manifest
-    from medlink.linking.recipe import LinkerRecipe
+    from medlink.linking.pipeline import encoder_of
     from medlink.terminology.store import save_terminology
 
     dropped = set(held)
@@ -117,18 +116,22 @@ def held_out_linker(
         [c for c in terminology if c.id not in dropped], normalizer=terminology.normalizer
     )
     save_terminology(reduced, work / "terms")
-    manifest = read_index_manifest(base_index)
-    origin = manifest.get("origin", {})
+    base = VectorIndex.load(base_index)
+    manifest, encoder = base.manifest, encoder_of(base)
     build_index(
         ontology_entries(reduced),
-        load_encoder(origin["encoder"]),
+        encoder,
         work / "index",
         reduced.fingerprint(),
         reuse=[base_index],
-        origin={"encoder": origin["encoder"], "backend": origin.get("backend", "onnx")},
+        # the name resolved where the base index is, so that the new index reopens the same model
+        origin={
+            "encoder": model_named_in(base.manifest_path, manifest["origin"]["encoder"]),
+            "backend": manifest["origin"].get("backend", "onnx"),
+        },
     )
     update_manifest(work / "index", **{key: manifest.get(key) for key in ("nil_threshold", "term_model", "form_model")})
-    return Linker.from_recipe(LinkerRecipe(index_dir=work / "index", terminology_dir=work / "terms"), config)
+    return Linker.load(work / "index", terminology=work / "terms", config=config)
 
 
 def invented_names(known: Terminology, part: int, n: int, seed: int = 0, minimum_stems: int = 1) -> UnknownSet:

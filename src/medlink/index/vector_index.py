@@ -113,6 +113,7 @@ class VectorIndex:
     encoder: EncoderIdentity
     terminology_fingerprint: str
     manifest: dict[str, Any] = field(default_factory=dict)
+    folder: Path | None = None  # where it was loaded from: what its manifest names is looked for beside it
     _centroids: dict[tuple[str, ...], tuple[list[str], Any]] = field(default_factory=dict, repr=False)
 
     # --- loading --------------------------------------------------------------------------------------------
@@ -140,7 +141,11 @@ class VectorIndex:
             ef_search,
             manifest,
         )
-        return cls(entries, indexes, EncoderIdentity(**manifest["encoder"]), manifest["terminology"], manifest)
+        return cls(entries, indexes, EncoderIdentity(**manifest["encoder"]), manifest["terminology"], manifest, folder)
+
+    @property
+    def manifest_path(self) -> Path:
+        return (self.folder or Path(".")) / MANIFEST
 
     def check_compatible(
         self, encoder: EncoderIdentity | None = None, terminology_fingerprint: str | None = None

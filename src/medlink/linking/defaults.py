@@ -84,7 +84,7 @@ def _readable_store(folder: Path) -> bool:
     return True
 
 
-MESH = "mesh"  # the name of the embedded MeSH, descriptors and supplementary records (recipe.py re-exports it)
+MESH = "mesh"  # the name of the embedded MeSH, descriptors and supplementary records (spec.py re-exports it)
 
 
 def donor_terminology(name: str, progress: bool = False) -> Terminology:

@@ -19,10 +19,9 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Unpack, cast
 
-from medlink.encoders.base import Encoder
-from medlink.index import VectorIndex
+from medlink.errors import MedlinkError
 from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, annotate_many
 from medlink.linking.annotation.tagger import choose_tagger
 from medlink.linking.decisions import claim_counted, finish, judge_forms, judge_terms
@@ -32,9 +31,6 @@ from medlink.linking.mentions.non_terms import control_characters, not_a_term
 from medlink.linking.mentions.respelling import says_the_same_cause
 from medlink.linking.mentions.rewriting import MentionRewriter
 from medlink.linking.mentions.shorthand import links_better, shorthand_lexicon
-from medlink.linking.mentions.term_model import TermModel
-from medlink.linking.pipeline import DEFAULT_SIEVES, dense_parts, index_parts, ranker_parts
-from medlink.linking.recipe import MESH, LinkerRecipe
 from medlink.linking.results import LinkResult, Mention, NilCause, Stage
 from medlink.linking.settings import (
     CandidateReranker,
@@ -46,9 +42,10 @@ from medlink.linking.settings import (
     TermTest,
 )
 from medlink.linking.sieves.exact import ExactSieve, prefer_literal, prefer_written_name
+from medlink.linking.spec import SPECS, LinkerSpec, SpecOptions, check_option_names, linker_spec
 from medlink.terminology import Terminology
 
-__all__ = ["Linker", "LinkerConfig", "Sieve", "dense_linker", "open_index_linker", "ranker_linker"]
+__all__ = ["Linker", "LinkerConfig", "Sieve"]
 
 
 # Longer keys are not cached: they hardly repeat, and a cache bounded by count must bound each entry's size too
@@ -59,9 +56,9 @@ LONGEST_CACHED_KEY = 256
 class Linker:
     """Links mentions to the concepts of one terminology.
 
-    Thread-safe (one batch is linked at a time; the encoder uses every core for it). A linker made by
-    :meth:`load` pickles as its :class:`LinkerRecipe` and settings, and the copy rebuilds its terminology, index
-    and encoder on first use, so it can be handed to process pools, spaCy's ``n_process`` and Spark workers.
+    Thread-safe (one batch is linked at a time; the encoder uses every core for it). A linker made by :meth:`load`
+    pickles as its :class:`~medlink.linking.spec.LinkerSpec` and settings, and the copy rebuilds its terminology,
+    index and encoder on first use, so it can be handed to process pools, spaCy's ``n_process`` and Spark workers.
     """
 
     # what an unpickled linker rebuilds
@@ -93,7 +90,7 @@ class Linker:
         self.reranker = reranker
         self.form_test = form_test
         self.calibrated_nil_threshold: float | None = None  # the index's, which with_config keeps
-        self.recipe: LinkerRecipe | None = None  # set by from_recipe; what pickling carries
+        self.spec: LinkerSpec | None = None  # set by load; what pickling carries
         self._cache: dict[str, LinkResult] = {}  # by normalized text, before abbreviations and literal preference
         self._by_text: dict[str, LinkResult] = {}  # final results of mentions given without a document
         self._scope: BranchScope | None = None  # of config.branches
@@ -106,7 +103,9 @@ class Linker:
 
     @classmethod
     def from_parts(cls, parts: LinkerParts) -> Linker:
-        """A linker over what the pipeline assembled (``medlink.linking.pipeline``)."""
+        """A linker over parts assembled in memory (``medlink.linking.pipeline``: a terminology, index or encoder
+        that is not saved, as tests and benchmarks make them). It cannot be pickled: :meth:`load` makes one that
+        can."""
         linker = cls(
             parts.terminology,
             parts.sieves,
@@ -120,62 +119,46 @@ class Linker:
         return linker
 
     @classmethod
-    def from_recipe(cls, recipe: LinkerRecipe, config: LinkerConfig | None = None, progress: bool = False) -> Linker:
-        """The linker ``recipe`` describes, which pickles as that recipe; ``config`` replaces the settings an index
-        was calibrated with."""
-        if recipe.index_ready():
-            linker = cls.from_parts(recipe.parts(config, progress))
-        else:  # the index is built when a mention first needs it: exact hits are answered before that
-            linker = cls.from_parts(recipe.exact_parts(config, progress))
-            linker._deferred = functools.partial(recipe.parts, config, progress)
-            linker._progress = progress  # shown while the index is built, and by a copy with other settings
-        linker.recipe = recipe
-        return linker
-
-    @classmethod
     def load(
         cls,
-        index_dir: Path | str | None = None,
+        spec: LinkerSpec | Path | str | None = None,
         *,
-        terminology: Path | str | None = None,
-        exact_only: bool = False,
-        sieves: str | None = None,
-        ef_search: int | None = None,
-        ranker: Path | str | None = None,
         config: LinkerConfig | None = None,
         progress: bool = False,
-        embedded: str = MESH,
+        **options: Unpack[SpecOptions],
     ) -> Linker:
-        """A linker over a saved index, or with no arguments the embedded default (all of MeSH shipped with
-        medlink: exact match over descriptors and supplementary records, then dense retrieval over the descriptors;
-        prebuilt in the ``medlink-default-index`` package; ``embedded="descriptors"``: the descriptors alone; where
-        an index must still be built, exact hits are answered first and the index is built when a mention needs it).
-        ``exact_only`` links by exact normalized match alone (``terminology`` or the embedded MeSH); see
-        :class:`LinkerRecipe` for the other arguments; ``ranker`` links with a set ranker from ``medlink
-        train set-ranker`` over ``terminology``. ``config`` replaces the settings the index was calibrated with."""
-        recipe = LinkerRecipe(
-            Path(index_dir) if index_dir else None,
-            Path(terminology) if terminology else None,
-            exact_only,
-            sieves,
-            ef_search,
-            Path(ranker) if ranker else None,
-            embedded=embedded,
-        )
-        return cls.from_recipe(recipe, config, progress)
+        """The linker ``spec`` describes (:mod:`medlink.linking.spec`): with no arguments the embedded default (all
+        of MeSH shipped with medlink, prebuilt: nothing is encoded or compiled), or a saved index's folder, or the
+        ``options`` :func:`~medlink.linking.spec.linker_spec` reads (``Linker.load(exact_only=True)``,
+        ``Linker.load(ranker="my-ranker/")`` …). ``config`` replaces the settings an index was calibrated with,
+        keeping its calibrated nil threshold unless it sets one. Where the embedded default's index must still be
+        built, exact hits are answered first and the index is built when a mention needs it."""
+        if not isinstance(spec, SPECS):
+            spec = linker_spec(spec, **options)
+        elif options:
+            check_option_names(options)  # an unknown one is named first
+            raise MedlinkError("a LinkerSpec says everything: give it alone, or the options without it")
+        if spec.index_ready():
+            linker = cls.from_parts(spec.parts(config, progress))
+        else:  # the index is built when a mention first needs it: exact hits are answered before that
+            linker = cls.from_parts(spec.exact_parts(config, progress))
+            linker._deferred = functools.partial(spec.parts, config, progress)
+            linker._progress = progress  # shown while the index is built, and by a copy with other settings
+        linker.spec = spec
+        return linker
 
-    # --- pickling: the recipe travels, the heavy parts are rebuilt where the copy is used --------------------
+    # --- pickling: the spec travels, the heavy parts are rebuilt where the copy is used --------------------
 
     def __getstate__(self) -> dict[str, Any]:
-        if self.recipe is None:
+        if self.spec is None:
             raise TypeError(
                 "this Linker was assembled from parts and cannot be pickled; make it with Linker.load() "
-                "(an index folder, a terminology with exact_only, or the embedded default)"
+                "(a LinkerSpec: an index folder, a terminology with exact_only, a ranker, or the embedded default)"
             )
-        return {"recipe": self.recipe, "config": self.config}
+        return {"spec": self.spec, "config": self.config}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.recipe = state["recipe"]
+        self.spec = state["spec"]
         self._config = state["config"]
         self._cache, self._by_text = {}, {}
         self._scope = None
@@ -187,11 +170,11 @@ class Linker:
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes not set yet: an unpickled linker builds its parts on first use.
-        if name not in Linker._BUILT_ON_USE or "recipe" not in self.__dict__ or self.recipe is None:
+        if name not in Linker._BUILT_ON_USE or "spec" not in self.__dict__ or self.spec is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         with self._lock:
             if name not in self.__dict__:
-                self._take(self.recipe.parts(self.config))
+                self._take(self.spec.parts(self.config))
         return self.__dict__[name]
 
     def _take(self, parts: LinkerParts) -> None:
@@ -230,14 +213,14 @@ class Linker:
         """A linker with other settings over the same terminology, sieves and encoder (nothing is reloaded), which
         it links one batch at a time with this one. A ``config`` that sets no nil threshold keeps the one the index
         was calibrated with, as ``Linker.load`` does."""
-        if self._deferred is not None and self.recipe is not None:  # its index is not built yet: nor is the copy's
-            return Linker.from_recipe(self.recipe, config, self._progress)
+        if self._deferred is not None and self.spec is not None:  # its index is not built yet: nor is the copy's
+            return Linker.load(self.spec, config=config, progress=self._progress)
         if config.nil_threshold is None and self.calibrated_nil_threshold is not None:
             config = replace(config, nil_threshold=self.calibrated_nil_threshold)
         other = Linker(
             self.terminology, self.sieves, config, self.counter, self.term_test, self.reranker, self.form_test
         )
-        other.recipe, other.calibrated_nil_threshold = self.recipe, self.calibrated_nil_threshold
+        other.spec, other.calibrated_nil_threshold = self.spec, self.calibrated_nil_threshold
         other._lock = self._lock  # the sieves (encoder, index) are shared: so is the lock that keeps them one at a time
         return other
 
@@ -499,33 +482,3 @@ def _text_of(mention: str | Mention) -> str:
     if not isinstance(mention, str):
         raise TypeError(f"a mention must be text or a Mention, got {type(mention).__name__}: {mention!r}")
     return mention
-
-
-def dense_linker(
-    terminology: Terminology,
-    index: VectorIndex,
-    encoder: Encoder,
-    sieves: str = DEFAULT_SIEVES,
-    config: LinkerConfig | None = None,
-    term_model: TermModel | None = None,
-    reranker_dir: Path | None = None,
-) -> Linker:
-    """A linker over ``index`` (:func:`~medlink.linking.pipeline.dense_parts` says what it is made of)."""
-    return Linker.from_parts(dense_parts(terminology, index, encoder, sieves, config, term_model, reranker_dir))
-
-
-def open_index_linker(
-    index_dir: Path | str,
-    terminology_dir: Path | str | None = None,
-    sieves: str = DEFAULT_SIEVES,
-    config: LinkerConfig | None = None,
-    ef_search: int | None = None,
-    reranker_dir: Path | None = None,
-) -> Linker:
-    """A linker over a saved index (:func:`~medlink.linking.pipeline.index_parts`)."""
-    return Linker.from_parts(index_parts(index_dir, terminology_dir, sieves, config, ef_search, reranker_dir))
-
-
-def ranker_linker(terminology: Terminology, ranker_dir: Path | str, config: LinkerConfig | None = None) -> Linker:
-    """A linker whose one sieve is a set ranker (:func:`~medlink.linking.pipeline.ranker_parts`)."""
-    return Linker.from_parts(ranker_parts(terminology, ranker_dir, config))

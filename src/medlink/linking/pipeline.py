@@ -227,25 +227,52 @@ def index_parts(
 
 
 def terminology_of(index: VectorIndex, override: Path | str | None = None) -> Terminology:
-    """The terminology an index was built from (the embedded default when its manifest names none)."""
+    """The terminology an index was built from (the embedded default when its manifest names none); a folder its
+    manifest names must be one (see :mod:`medlink.encoders.named`), and its fingerprint is checked by the caller."""
+    from medlink.encoders.named import folder_named_in
     from medlink.terminology import load_default_terminology, load_terminology
 
-    folder = override or index.manifest.get("origin", {}).get("terminology")
-    return load_terminology(folder) if folder else load_default_terminology()
+    if override:
+        return load_terminology(override)
+    named = _origin(index).get("terminology")
+    return (
+        load_terminology(folder_named_in(index.manifest_path, named, "terminology"))
+        if named
+        else (load_default_terminology())
+    )
 
 
 def encoder_of(index: VectorIndex) -> Encoder:
-    """The encoder an index was built with, reopened from what its manifest records."""
+    """The encoder an index was built with, reopened from what its manifest records (a name checked before it is
+    opened, see :mod:`medlink.encoders.named`), refused when it now gives other vectors."""
     from medlink.encoders import load_encoder
+    from medlink.encoders.named import model_named_in
 
-    origin, identity = index.manifest.get("origin", {}), index.encoder
-    return load_encoder(
-        origin.get("encoder", identity.model),
-        backend=origin.get("backend", "onnx"),
+    origin, identity = _origin(index), index.encoder
+    encoder = load_encoder(
+        model_named_in(index.manifest_path, origin.get("encoder", identity.model)),
+        backend=_backend_named(index, origin.get("backend", "onnx")),
         quantize=identity.quantization,
         pooling=identity.pooling,
         max_length=identity.max_length,
     )
+    index.check_compatible(encoder.identity)
+    return encoder
+
+
+def _origin(index: VectorIndex) -> dict:
+    origin = index.manifest.get("origin", {})
+    if not isinstance(origin, dict):
+        raise MedlinkError(f"{index.manifest_path}: its origin is not a JSON object; rebuild the index")
+    return origin
+
+
+def _backend_named(index: VectorIndex, backend: object) -> str:
+    from medlink.encoders.registry import BACKENDS
+
+    if backend not in BACKENDS:
+        raise MedlinkError(f"{index.manifest_path}: unknown encoder backend {backend!r}; rebuild the index")
+    return str(backend)
 
 
 def with_training_mentions(

@@ -83,10 +83,7 @@ def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher:
     async def health() -> JSONResponse:
         """Open without a key (load balancers probe it), so it says what serves, never where it lives on disk;
         503 while no worker process is alive, so that a balancer sends requests elsewhere."""
-        recipe = linker.recipe
-        kind = "embedded default" if recipe is None or recipe.index_dir is None else "index"
-        if recipe is not None and recipe.ranker_dir is not None:
-            kind = "set ranker"
+        kind = linker.spec.kind if linker.spec is not None else "assembled in memory"
         ready = runner.ready()
         return TextJSONResponse(health_of(ready, kind), status_code=200 if ready else 503)
 

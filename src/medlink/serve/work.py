@@ -77,7 +77,7 @@ _HELD: list[ServiceWork] = []  # a worker process's one ServiceWork: the process
 
 
 def hold(work: ServiceWork) -> int:
-    """In a worker process: keep ``work`` (unpickled here: its linker loads from its recipe) and warm it up, so
+    """In a worker process: keep ``work`` (unpickled here: its linker loads from its spec) and warm it up, so
     that the first request pays for nothing but itself. Returns the worker's process id."""
     work.link_many(list(WARM_UP))
     _HELD[:] = [work]

@@ -11,7 +11,7 @@ from medlink.errors import MedlinkError
 from medlink.linking.annotation.annotator import AnnotatorConfig, with_tagger
 from medlink.linking.annotation.tagger import choose_tagger
 from medlink.linking.mentions.branches import branches_for
-from medlink.spark.columns import prepare_recipe
+from medlink.spark.columns import prepare_spec
 from medlink.spark.workers import annotate_batches
 
 if TYPE_CHECKING:
@@ -47,11 +47,11 @@ def annotate_column(
         raise MedlinkError(f"column {column!r} holds {df.schema[column].dataType.simpleString()}, not text")
     if output in df.columns:
         raise MedlinkError(f"the DataFrame already has a column {output!r}: pass another output name")
-    recipe = prepare_recipe(index, terminology, exact_only, None)
+    spec = prepare_spec(index, terminology, exact_only, None)
     config = with_tagger(
         AnnotatorConfig(context=context, branches=branches_for(entity_type) if entity_type else None),
         choose_tagger(tagger),
         entity_type,
     )
     schema = StructType([*df.schema.fields, StructField(output, _parse_datatype_string(ANNOTATION_TYPE))])
-    return df.mapInPandas(partial(annotate_batches, recipe=recipe, config=config, column=column, output=output), schema)
+    return df.mapInPandas(partial(annotate_batches, spec=spec, config=config, column=column, output=output), schema)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from medlink.errors import MedlinkError
 from medlink.linking import LinkerConfig
-from medlink.linking.recipe import LinkerRecipe
+from medlink.linking.spec import LinkerSpec, linker_spec
 from medlink.spark.workers import link_batches
 
 if TYPE_CHECKING:
@@ -43,21 +43,19 @@ def link_column(
     The linker is the one ``Linker.load`` makes from the same arguments (default: the embedded MeSH default,
     exact → dense), loaded once per Python worker. On a cluster, ``index`` must be a path every worker can read.
     """
-    recipe = prepare_recipe(index, terminology, exact_only, sieves)
+    spec = prepare_spec(index, terminology, exact_only, sieves)
     schema = output_schema(df, column, prefix)
-    return df.mapInPandas(partial(link_batches, recipe=recipe, config=config, column=column, prefix=prefix), schema)
+    return df.mapInPandas(partial(link_batches, spec=spec, config=config, column=column, prefix=prefix), schema)
 
 
-def prepare_recipe(
+def prepare_spec(
     index: Path | str | None, terminology: Path | str | None, exact_only: bool, sieves: str | None
-) -> LinkerRecipe:
-    """The recipe workers build their linker from; the embedded default's index is built here, on the driver,
+) -> LinkerSpec:
+    """The spec workers build their linker from; the embedded default's index is built here, on the driver,
     so workers do not all build it at once."""
-    recipe = LinkerRecipe(
-        Path(index) if index else None, Path(terminology) if terminology else None, exact_only, sieves
-    )
-    recipe.warm(progress=False)
-    return recipe
+    spec = linker_spec(index, terminology=terminology, exact_only=exact_only, sieves=sieves)
+    spec.warm(progress=False)
+    return spec
 
 
 def output_schema(df: DataFrame, column: str, prefix: str) -> StructType:

@@ -26,8 +26,8 @@ import pandas as pd
 
 from medlink.errors import MedlinkError
 from medlink.linking import LinkerConfig
-from medlink.linking.recipe import LinkerRecipe
-from medlink.spark.columns import output_schema, prepare_recipe
+from medlink.linking.spec import LinkerSpec, described
+from medlink.spark.columns import output_schema, prepare_spec
 from medlink.spark.workers import link_frame, worker_linker
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def link_to_parquet(
     found done, rows written now."""
     folder = Path(output)
     schema = output_schema(df, column, prefix)
-    recipe = prepare_recipe(index, terminology, exact_only, sieves)
+    spec = prepare_spec(index, terminology, exact_only, sieves)
     count = partitions or max(df.rdd.getNumPartitions(), df.sparkSession.sparkContext.defaultParallelism)
     _claim_folder(
         folder,
@@ -68,14 +68,14 @@ def link_to_parquet(
             "column": column,
             "partitions": count,
             "prefix": prefix,
-            "linker": {k: str(v) if v is not None else None for k, v in asdict(recipe).items()},
+            "linker": described(spec),
             "config": asdict(config) if config else None,
         },
     )
     (folder / SUCCESS).unlink(missing_ok=True)
     write = partial(
         _write_partitions,
-        recipe=recipe,
+        spec=spec,
         config=config,
         column=column,
         prefix=prefix,
@@ -118,7 +118,7 @@ def _claim_folder(folder: Path, job: dict) -> None:
 
 def _write_partitions(
     batches: Iterator[pd.DataFrame],
-    recipe: LinkerRecipe,
+    spec: LinkerSpec,
     config: LinkerConfig | None,
     column: str,
     prefix: str,
@@ -141,7 +141,7 @@ def _write_partitions(
         yield pd.DataFrame({"partition": [partition], "rows": [pq.read_metadata(target).num_rows], "written": [False]})
         return
     schema = to_arrow_schema(StructType.fromJson(json.loads(schema_json)))
-    linker = worker_linker(recipe, config)
+    linker = worker_linker(spec, config)
     staged = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     rows = 0
     try:

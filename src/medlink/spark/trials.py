@@ -27,8 +27,8 @@ def normalize_trials(df: DataFrame, column: str, spec: NormalizerSpec | None = N
     spec = spec or NormalizerSpec()
     if column not in df.columns:
         raise MedlinkError(f"no column {column!r} of trial records; the DataFrame has: {', '.join(df.columns)}")
-    for recipe in spec.recipes:  # the embedded defaults are built on the driver, once
-        recipe.warm(progress=False)
+    for linker_spec in spec.linker_specs:  # the embedded defaults are built on the driver, once
+        linker_spec.warm(progress=False)
     added = [StructField(prefix + name, StringType()) for name in ("nct_id", "normalized", "error")]
     schema = StructType([*df.schema.fields, *added])
     return df.mapInPandas(partial(_normalize_batches, spec=spec, column=column, prefix=prefix), schema)

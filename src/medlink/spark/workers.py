@@ -15,12 +15,12 @@ import pandas as pd
 
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.annotation.annotator import AnnotatorConfig
-from medlink.linking.recipe import LinkerRecipe
+from medlink.linking.spec import LinkerSpec
 
 
 @functools.cache
-def worker_linker(recipe: LinkerRecipe, config: LinkerConfig | None) -> Linker:
-    return Linker.from_recipe(recipe, config)
+def worker_linker(spec: LinkerSpec, config: LinkerConfig | None) -> Linker:
+    return Linker.load(spec, config=config)
 
 
 def link_frame(frame: pd.DataFrame, column: str, linker: Linker, prefix: str) -> pd.DataFrame:
@@ -40,20 +40,20 @@ def link_frame(frame: pd.DataFrame, column: str, linker: Linker, prefix: str) ->
 
 
 def link_batches(
-    batches: Iterator[pd.DataFrame], recipe: LinkerRecipe, config: LinkerConfig | None, column: str, prefix: str
+    batches: Iterator[pd.DataFrame], spec: LinkerSpec, config: LinkerConfig | None, column: str, prefix: str
 ) -> Iterator[pd.DataFrame]:
     """The ``mapInPandas`` function of :func:`medlink.spark.link_column`."""
-    linker = worker_linker(recipe, config)
+    linker = worker_linker(spec, config)
     for frame in batches:
         yield link_frame(frame, column, linker, prefix)
 
 
 def annotate_batches(
-    batches: Iterator[pd.DataFrame], recipe: LinkerRecipe, config: AnnotatorConfig, column: str, output: str
+    batches: Iterator[pd.DataFrame], spec: LinkerSpec, config: AnnotatorConfig, column: str, output: str
 ) -> Iterator[pd.DataFrame]:
     """The ``mapInPandas`` function of :func:`medlink.spark.annotate_column`: each text's annotations as a list of
     records (an ``array<struct>`` column); a null text has none."""
-    linker = worker_linker(recipe, None)
+    linker = worker_linker(spec, None)
     for frame in batches:
         texts = ["" if value is None or value != value else str(value) for value in frame[column]]
         annotated = frame.copy()

@@ -5,11 +5,11 @@ import pytest
 from medlink.index import build_index, ontology_entries
 from medlink.index.vector_index import VectorIndex
 from medlink.linking import LinkerConfig, Stage
-from medlink.linking.linker import dense_linker
 from medlink.linking.mentions.numbers import agree_on_numbers, numbers_in
 from medlink.linking.results import Candidate, LinkResult
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, NameKind, make_concept
+from support import dense_linker
 
 
 @pytest.fixture(scope="module")

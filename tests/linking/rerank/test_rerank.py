@@ -19,13 +19,12 @@ from medlink.encoders.registry import resolve_model
 from medlink.errors import MedlinkError
 from medlink.index import VectorIndex, build_index, ontology_entries
 from medlink.linking import Linker, LinkerConfig, Stage
-from medlink.linking.linker import dense_linker
 from medlink.linking.mentions.branches import branches_for
-from medlink.linking.recipe import LinkerRecipe
 from medlink.linking.rerank.inputs import PairEncoder
 from medlink.linking.rerank.keywords import KeywordLexicon, derive_lexicon
 from medlink.linking.rerank.reranker import CARD_FILE, Reranker, RerankerCard
 from medlink.linking.results import Candidate, LinkResult
+from medlink.linking.spec import linker_spec
 from medlink.terminology import Terminology, save_terminology
 from medlink.terminology.records import Name, NameKind, make_concept
 from medlink.training.kar_network import load_network
@@ -42,6 +41,7 @@ from medlink.training.reranker_fit import (
     synonym_pairs,
     train_network,
 )
+from support import dense_linker
 
 ENTRY = NameKind.ENTRY_TERM
 
@@ -206,7 +206,7 @@ def test_a_reranker_for_another_index_is_refused(
     with pytest.raises(MedlinkError, match="not a reranker"):
         Reranker.load(tmp_path, terminology.fingerprint(), encoder.identity.fingerprint())
     with pytest.raises(MedlinkError, match="no retrieval decisions to rerank"):
-        LinkerRecipe(terminology_dir=tmp_path, exact_only=True, reranker_dir=reranker_dir)
+        linker_spec(terminology=tmp_path, exact_only=True, reranker=reranker_dir)
 
 
 def test_training_resumes_from_its_epoch_checkpoint(terminology: Terminology, index, encoder, tmp_path: Path) -> None:

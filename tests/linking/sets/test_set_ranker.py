@@ -13,13 +13,12 @@ from click.testing import CliRunner
 from medlink.cli import main
 from medlink.errors import MedlinkError
 from medlink.linking import Stage
-from medlink.linking.linker import ranker_linker
 from medlink.linking.sets.pair_features import DENSE_FEATURES
 from medlink.linking.sets.set_ranker import RANKER_FILE, SetRanker
 from medlink.terminology import Terminology, save_terminology
 from medlink.terminology.records import make_concept
 from medlink.training.set_ranker_fit import RankerFitConfig, fit_set_ranker, remembered
-from support import shared_file
+from support import ranker_linker, shared_file
 
 ORGANS = {"肺": "C34", "胃": "C16", "肝": "C22", "乳腺": "C50", "结肠": "C18", "食管": "C15"}
 CHEMOTHERAPY, RADIOTHERAPY = "CODE:Z51.102", "CODE:Z51.001"

@@ -123,9 +123,9 @@ def test_a_condition_without_its_qualifiers_is_linked_unless_the_written_one_mat
 
 @pytest.mark.slow
 def test_the_drug_default_links_supplementary_records_under_their_descriptors(mesh) -> None:
-    from medlink.linking.recipe import DRUGS, LinkerRecipe
+    from medlink.linking.spec import DRUGS
 
-    drugs = Linker.from_recipe(LinkerRecipe(exact_only=True, embedded=DRUGS))  # compiled into the cache on first use
+    drugs = Linker.load(exact_only=True, embedded=DRUGS)  # compiled into the cache on first use
     record = TrialRecord(
         "NCT90000010",
         interventions=(
@@ -165,19 +165,19 @@ def test_a_service_on_the_exact_only_default_links_drugs_exactly_through_the_dru
 
 
 def test_normalizer_spec_carries_the_respelling_and_shorthand_choices() -> None:
-    from medlink.linking.recipe import LinkerRecipe
+    from medlink.linking.spec import ExactMatch
     from medlink.trials.normalization.normalizer_spec import NormalizerSpec
 
     record = TrialRecord("NCT90000012", conditions=("Haemophilia A", "Parkinson's", "T2DM"))
-    on = NormalizerSpec(LinkerRecipe(exact_only=True), None).build(progress=False)
+    on = NormalizerSpec(ExactMatch(), None).build(progress=False)
     assert [c.names for c in on.normalize_batch([record])[0].conditions] == [
         ("Hemophilia A",),
         ("Parkinson Disease",),
         ("Diabetes Mellitus, Type 2",),
     ]
-    off = NormalizerSpec(LinkerRecipe(exact_only=True), None, shorthand=False, respell=False).build(progress=False)
+    off = NormalizerSpec(ExactMatch(), None, shorthand=False, respell=False).build(progress=False)
     assert [c.concepts for c in off.normalize_batch([record])[0].conditions] == [(), (), ()]
-    as_written = NormalizerSpec(LinkerRecipe(exact_only=True), None, qualifiers=False).build(progress=False)
+    as_written = NormalizerSpec(ExactMatch(), None, qualifiers=False).build(progress=False)
     assert as_written.qualifiers is False
     result = CliRunner().invoke(
         main,
@@ -197,17 +197,18 @@ def test_normalizer_spec_carries_the_respelling_and_shorthand_choices() -> None:
 
 
 def test_embedded_defaults_are_checked() -> None:
-    from medlink.linking.recipe import DRUGS, MESH, LinkerRecipe
+    from medlink.linking.spec import DRUGS, MESH, EmbeddedDefault, ExactMatch
 
-    with pytest.raises(MedlinkError, match="embedded must be one of"):
-        LinkerRecipe(embedded="chemicals")
-    assert LinkerRecipe(embedded=DRUGS).embedded == MESH  # the old name of all of MeSH still works
+    for kind in (EmbeddedDefault, ExactMatch):
+        with pytest.raises(MedlinkError, match="embedded must be one of"):
+            kind(embedded="chemicals")
+        assert kind(embedded=DRUGS).embedded == MESH  # the old name of all of MeSH still works
 
 
 def test_retrieval_below_a_field_threshold_is_nil(encoder, tmp_path: Path) -> None:
     from medlink.index import build_index, ontology_entries
-    from medlink.linking.linker import dense_linker
     from medlink.terminology import Concept, Name, NameKind, Terminology
+    from support import dense_linker
 
     def concept(cid: str, name: str, tree: str) -> Concept:
         return Concept(id=cid, preferred_name=name, names=(Name(name, NameKind.PREFERRED),), tree_numbers=(tree,))
@@ -236,7 +237,7 @@ def test_normalizer_linkers_leave_nil_to_the_field_thresholds(encoder, fixtures:
     """An index's own calibrated threshold would stack on the per-field ones: the normalizer's linkers run without."""
     from medlink.index import build_index, ontology_entries
     from medlink.index.build import update_manifest
-    from medlink.linking.recipe import LinkerRecipe
+    from medlink.linking.spec import OverIndex
     from medlink.terminology import SourceSpec, compile_terminology, save_terminology
     from medlink.trials.normalization.normalizer_spec import NormalizerSpec
 
@@ -250,5 +251,5 @@ def test_normalizer_linkers_leave_nil_to_the_field_thresholds(encoder, fixtures:
         origin={"encoder": "minilm"},
     )
     update_manifest(index, nil_threshold=0.99)
-    built = NormalizerSpec(LinkerRecipe(index, tmp_path / "term"), None).build(progress=False)
+    built = NormalizerSpec(OverIndex(index, tmp_path / "term"), None).build(progress=False)
     assert built.conditions.config.nil_threshold == 0 and not built.conditions.config.declares_nil

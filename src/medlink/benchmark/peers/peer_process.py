@@ -130,17 +130,19 @@ def medlink_ranker(request: dict[str, Any]) -> Ranker:
     from medlink.evaluation.runner import prediction_of
     from medlink.index import VectorIndex
     from medlink.linking import LinkerConfig, Mention
-    from medlink.linking.linker import dense_linker
+    from medlink.linking.linker import Linker
+    from medlink.linking.pipeline import dense_parts
     from medlink.terminology import load_terminology
 
     terminology = load_terminology(Path(request["terminology_dir"]))
-    linker = dense_linker(
+    parts = dense_parts(
         terminology,
         VectorIndex.load(Path(request["index"])),
         load_encoder(request["encoder"]),
         request["sieves"],
         LinkerConfig(nil_threshold=request.get("threshold") or 0.0),
     )
+    linker = Linker.from_parts(parts)
 
     def as_dict(prediction: Any) -> dict[str, Any]:
         return {

@@ -153,12 +153,7 @@ class PairFeaturizer:
         name_rank = {entry: rank for rank, entry in enumerate(top_names)}
         best_name = float(scores[top_names[0]]) if top_names else 0.0
         vote = _votes(neighbours)
-        best_neighbour: dict[str, float] = {}
-        neighbour_rank: dict[str, int] = {}
-        for rank, (mention, similarity) in enumerate(neighbours):
-            for concept in mention.concepts():
-                best_neighbour[concept] = max(best_neighbour.get(concept, 0.0), similarity)
-                neighbour_rank.setdefault(concept, rank)
+        best_neighbour, neighbour_rank = _closest_neighbours(neighbours)
         associations = self.memory.associations(key)
         associated = sorted(associations, key=lambda c: (-associations[c].strength, c))[: settings.associated]
         found = list(
@@ -225,6 +220,17 @@ class PairFeaturizer:
 
     def _entries_of(self, concepts) -> list[int]:
         return [self._entry_of_concept[c] for c in concepts if c in self._entry_of_concept]
+
+
+def _closest_neighbours(neighbours: list) -> tuple[dict[str, float], dict[str, int]]:
+    """Per concept, the best similarity of a remembered mention claiming it and the rank of the first such one."""
+    best: dict[str, float] = {}
+    rank_of: dict[str, int] = {}
+    for rank, (mention, similarity) in enumerate(neighbours):
+        for concept in mention.concepts():
+            best[concept] = max(best.get(concept, 0.0), similarity)
+            rank_of.setdefault(concept, rank)
+    return best, rank_of
 
 
 @lru_cache(maxsize=1 << 17)

@@ -311,8 +311,11 @@ def _dense_names(folder: Path, encoder: dict | None) -> DenseNames | None:
     if encoder is None:
         return None
     from medlink.encoders import load_encoder
+    from medlink.encoders.named import model_named_in
 
-    loaded = load_encoder(encoder["name"])
+    if not isinstance(encoder, dict):
+        raise MedlinkError(f"{folder / RANKER_FILE}: its encoder is not a JSON object; fit the ranker again")
+    loaded = load_encoder(model_named_in(folder / RANKER_FILE, encoder.get("name")))
     if loaded.identity.fingerprint() != encoder["fingerprint"]:
         raise MedlinkError(
             f"{folder}: fitted with encoder {encoder['name']!r} of fingerprint "

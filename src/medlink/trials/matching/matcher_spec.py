@@ -68,7 +68,7 @@ class MatcherSpec:
         scanner = ConceptScanner(load_default_terminology()) if self.concepts else None
         if self.index_dir is not None:
             index = TrialIndex.load(self.index_dir)
-            encoders = load_trial_encoders(self.encoders or index.manifest.get("encoder_name"))
+            encoders = load_trial_encoders(self.encoders or _encoders_named(Path(self.index_dir), index))
             built_with = index.manifest.get("concept_terminology")
             if scanner and built_with and built_with != scanner.terminology.fingerprint():
                 raise TrialIndexError(
@@ -95,3 +95,14 @@ class MatcherSpec:
             reading=NoteReading(self.reading),
             made_by=self.build if self.index_dir is not None else None,  # what a copy in another process reloads
         )
+
+
+def _encoders_named(folder: Path, index: TrialIndex) -> str | None:
+    """The encoders a trial index was built with, as its manifest names them (checked before they are opened: see
+    :mod:`medlink.encoders.named`); their fingerprints are checked when the index is searched."""
+    from medlink.encoders.named import model_named_in
+    from medlink.trials.matching.encoders import BASELINE, SHIPPED
+    from medlink.trials.matching.trial_index import MANIFEST
+
+    named = index.manifest.get("encoder_name")
+    return None if named is None else model_named_in(folder / MANIFEST, named, {SHIPPED, BASELINE})

@@ -8,7 +8,7 @@ import functools
 from dataclasses import dataclass, field, replace
 
 from medlink.linking import Linker, LinkerConfig
-from medlink.linking.recipe import DESCRIPTORS, MESH, LinkerRecipe
+from medlink.linking.spec import DESCRIPTORS, MESH, EmbeddedDefault, ExactMatch, LinkerSpec, from_own_folders
 from medlink.options import setting
 from medlink.trials.normalization.normalizer import NilThresholds, TrialNormalizer
 
@@ -23,8 +23,8 @@ class NormalizerSpec:
     which the per-field nil thresholds were calibrated); drug-like interventions by ``interventions`` (default: the
     embedded MeSH, descriptors + supplementary records), or by the same linker when it is ``None``."""
 
-    conditions: LinkerRecipe = field(default_factory=lambda: LinkerRecipe(embedded=DESCRIPTORS))
-    interventions: LinkerRecipe | None = field(default_factory=lambda: LinkerRecipe(embedded=MESH))
+    conditions: LinkerSpec = field(default_factory=lambda: EmbeddedDefault(DESCRIPTORS))
+    interventions: LinkerSpec | None = field(default_factory=lambda: EmbeddedDefault(MESH))
     thresholds: NilThresholds = field(default_factory=NilThresholds)
     batch_records: int = setting(
         256, "Records linked together (larger: fuller encoder batches, more memory).", minimum=1
@@ -45,16 +45,17 @@ class NormalizerSpec:
     )
 
     @property
-    def recipes(self) -> tuple[LinkerRecipe, ...]:
+    def linker_specs(self) -> tuple[LinkerSpec, ...]:
         return (self.conditions,) if self.interventions is None else (self.conditions, self.interventions)
 
     def build(self, progress: bool = True) -> TrialNormalizer:
         config = replace(_NO_NIL, shorthand=self.shorthand, respell=self.respell)
-        conditions = Linker.from_recipe(self.conditions, config, progress)
+        conditions = Linker.load(self.conditions, config=config, progress=progress)
         if self.interventions is None or self.interventions == self.conditions:
             interventions = conditions
         else:
-            interventions = Linker.from_recipe(self.interventions, _drug_config(self.interventions, config), progress)
+            drug_config = _drug_config(self.interventions, config)
+            interventions = Linker.load(self.interventions, config=drug_config, progress=progress)
         return TrialNormalizer(
             conditions,
             interventions,
@@ -65,18 +66,15 @@ class NormalizerSpec:
         )
 
 
-def drug_recipe_for(linker: Linker) -> LinkerRecipe | None:
+def drug_spec_for(linker: Linker) -> LinkerSpec | None:
     """The embedded MeSH (descriptors + supplementary records) with ``linker``'s choices (exact only, the HNSW beam)
     when ``linker`` is an embedded default, else ``None``: a linker of the user's own links drugs itself."""
-    recipe = linker.recipe
-    if (
-        recipe is None
-        or recipe.index_dir is not None
-        or recipe.terminology_dir is not None
-        or recipe.ranker_dir is not None
-    ):
+    spec = linker.spec
+    if spec is None or from_own_folders(spec):
         return None
-    return replace(recipe, embedded=MESH, reranker_dir=None)
+    if isinstance(spec, EmbeddedDefault):
+        return replace(spec, embedded=MESH, reranker=None)
+    return replace(spec, embedded=MESH) if isinstance(spec, ExactMatch) else None
 
 
 def normalizer_around(
@@ -87,7 +85,7 @@ def normalizer_around(
     ``linker`` is the embedded default (whose thresholds were calibrated with it), else by ``linker`` too."""
     # the service's own settings (branches, shorthand, …) stay; the normalizer's per-field thresholds decide nil
     conditions = linker.with_config(replace(linker.config, nil_threshold=0))
-    drugs = drug_recipe_for(linker)
+    drugs = drug_spec_for(linker)
     if drugs is None:
         return TrialNormalizer(conditions, conditions, thresholds or NilThresholds())
     own = linker.config
@@ -97,15 +95,17 @@ def normalizer_around(
     # The service's linker is the embedded default itself (all of MeSH) in the usual case: its parts serve the
     # drugs too, instead of a second copy of the terminology, index and encoder in every process.
     interventions = (
-        linker.with_config(drug_config) if drugs == linker.recipe else Linker.from_recipe(drugs, drug_config, progress)
+        linker.with_config(drug_config)
+        if drugs == linker.spec
+        else Linker.load(drugs, config=drug_config, progress=progress)
     )
     return TrialNormalizer(conditions, interventions, thresholds or NilThresholds())
 
 
-def _drug_config(recipe: LinkerRecipe, config: LinkerConfig) -> LinkerConfig:
+def _drug_config(spec: LinkerSpec, config: LinkerConfig) -> LinkerConfig:
     """The embedded default links drugs without the shipped reranker, as when the interventions' nil threshold was
     calibrated (docs/trials.md); a reranker of the user's own stays."""
-    return replace(config, rerank=False) if recipe.reranker_dir is None and recipe.index_dir is None else config
+    return replace(config, rerank=False) if isinstance(spec, EmbeddedDefault) and spec.reranker is None else config
 
 
 @functools.cache

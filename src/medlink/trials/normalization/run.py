@@ -56,8 +56,10 @@ def normalize_to_file(
         batches = record_batches(pending(), spec.batch_records)
         normalizer = spec.build(progress) if workers <= 1 else None
         if normalizer is None:
-            for recipe in spec.recipes:
-                recipe.warm(progress)  # built here, with the progress bar, rather than by a worker while others wait
+            for linker_spec in spec.linker_specs:
+                linker_spec.warm(
+                    progress
+                )  # built here, with the progress bar, rather than by a worker while others wait
         started = time.perf_counter()
         bar = _bar(progress)
         written = 0
