@@ -129,7 +129,7 @@ def speed_section(index_dir: Path, shared: Path, lines: list[str], report: dict)
     names = [e.text for e in rng.sample(index.entries["O"], 5000)]
     encoder.encode(names[:200])
     fp32_vectors, fp32_s = timed(encoder.encode, names)
-    int8 = load_encoder(index.manifest["origin"].get("encoder", "minilm"), quantize="int8")
+    int8 = load_encoder(index.manifest.origin.encoder or "minilm", quantize="int8")
     int8.encode(names[:200])
     int8_vectors, int8_s = timed(int8.encode, names)
     cosine = (fp32_vectors * int8_vectors).sum(axis=1)
@@ -138,7 +138,7 @@ def speed_section(index_dir: Path, shared: Path, lines: list[str], report: dict)
         similarity = vectors[:1000] @ vectors.T
         np.fill_diagonal(similarity[:, :1000], -np.inf)
         nearest[label] = similarity.argmax(axis=1)
-    torch_encoder = load_encoder(index.manifest["origin"].get("encoder", "minilm"), backend="torch")
+    torch_encoder = load_encoder(index.manifest.origin.encoder or "minilm", backend="torch")
     torch_encoder.encode(names[:200])
     _, torch_s = timed(torch_encoder.encode, names[:2000])
     report["encode_names_per_s"] = {
@@ -170,12 +170,12 @@ def speed_section(index_dir: Path, shared: Path, lines: list[str], report: dict)
             "queries_per_s": len(mentions) / seconds,
             "top1_agreement": float(np.mean(rows[:, 0] == flat_rows[:, 0])),
         }
-    hnsw.hnsw.efSearch = index.manifest["hnsw"]["ef_search"]
+    hnsw.hnsw.efSearch = index.manifest.hnsw.ef_search
     report["ef_search"] = sweep
     report["unseen"] = {
         "mentions": len(mentions),
         "names": hnsw.ntotal,
-        "index_kind": index.manifest["kinds"]["O"],
+        "index_kind": index.manifest.kinds["O"],
         "link_per_s": len(mentions) / link_s,
         "encoder_only_per_s": len(mentions) / encode_s,
         "share_of_encoder_speed": encode_s / link_s,

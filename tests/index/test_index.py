@@ -73,10 +73,10 @@ def test_centroid_search(built, encoder) -> None:
 def test_hnsw_kind_gives_the_same_nearest_name(terminology, encoder, tmp_path) -> None:
     folder = build_index(ontology_entries(terminology), encoder, tmp_path / "h", terminology.fingerprint(), kind="hnsw")
     index = VectorIndex.load(folder)
-    assert index.manifest["kinds"] == {"O": "hnsw"}
+    assert index.manifest.kinds == {"O": "hnsw"}
     [hits] = index.search(encoder.encode(["motrin tablets"]), k=1)
     assert hits[0].entry.concepts == ("MESH:D007052",)
-    assert index.faiss["O"].hnsw.efSearch == index.manifest["hnsw"]["ef_search"]  # saved with the graph
+    assert index.faiss["O"].hnsw.efSearch == index.manifest.hnsw.ef_search  # saved with the graph
     narrow = VectorIndex.load(folder, ef_search=7)
     assert narrow.faiss["O"].hnsw.efSearch == 7
     assert narrow.search(encoder.encode(["motrin tablets"]), k=1)[0][0].entry.concepts == ("MESH:D007052",)
@@ -188,7 +188,7 @@ def test_a_build_takes_the_vectors_an_earlier_index_of_the_same_encoder_holds(
     folder = build_index(entries, counting, tmp_path / "reused", "t2", reuse=[built])
     assert counting.encoded == ["MI"]  # only the text the earlier index lacks
     index = VectorIndex.load(folder)
-    assert index.manifest["timing"]["reused"] == len(entries) - 1 and index.manifest["timing"]["encoded"] == 1
+    assert index.manifest.timing["reused"] == len(entries) - 1 and index.manifest.timing["encoded"] == 1
     fresh = VectorIndex.load(build_index(entries, encoder, tmp_path / "fresh", "t2"))
     for source in ("O",):
         taken, encoded = (ix.faiss[source].reconstruct_n(0, ix.count(source)) for ix in (index, fresh))
@@ -326,8 +326,8 @@ def test_compressed_kind_finds_what_exact_search_finds_and_checks_its_vector_fil
         compressed=CompressedParameters(rescore=30),
     )
     compressed = VectorIndex.load(folder)
-    assert compressed.manifest["kinds"] == {"O": "compressed"} and compressed.manifest["compressed"]["rescore"] == 30
-    assert {"O.faiss", "O.int8.npy", "O.scale.npy"} <= set(compressed.manifest["files"])
+    assert compressed.manifest.kinds == {"O": "compressed"} and compressed.manifest.compressed.rescore == 30
+    assert {"O.faiss", "O.int8.npy", "O.scale.npy"} <= set(compressed.manifest.files)
     queries = encoder.encode([f"{entry.text} disorder" for entry in entries[::25]])
     same = 0
     for want, got in zip(exact.search(queries, k=1), compressed.search(queries, k=1), strict=True):

@@ -73,7 +73,10 @@ def test_a_cache_entry_of_another_version_is_rebuilt_not_used(tmp_path: Path) ->
     def build(folder: Path) -> None:  # as medlink builds: a staging folder, then one rename
         staging = folder.with_name(f".{folder.name}.building")
         staging.mkdir(parents=True)
-        (staging / MANIFEST).write_text(json.dumps({"format": INDEX_FORMAT, "version": INDEX_VERSION}))
+        identity = {"kind": "onnx", "model": "m", "weights_sha256": "0", "pooling": "mean", "max_length": 32}
+        written = {"encoder": {**identity, "dimension": 4}, "encoder_fingerprint": "f", "terminology": "t"}
+        manifest = {"format": INDEX_FORMAT, "version": INDEX_VERSION, **written, "files": {}}
+        (staging / MANIFEST).write_text(json.dumps(manifest))
         replace_folder(staging, folder, MANIFEST, "a medlink index")
         builds.append(1)
 

@@ -172,7 +172,7 @@ def build(
         reuse=reuse,
         workers=workers,
     )
-    timing = read_index_manifest(output_dir)["timing"]
+    timing = read_index_manifest(output_dir).timing
     reused = f" ({timing['reused']:,} taken from --reuse, {timing['encoded']:,} encoded)" if reuse else ""
     click.echo(f"indexed {len(entries):,} distinct texts into {output_dir}{reused}")
     if train is not None and calibrate:
@@ -196,10 +196,10 @@ def _refuse_other_encoders(reuse: tuple[Path, ...], encoder: Encoder) -> None:
 
     for folder in reuse:
         earlier = read_index_manifest(folder)
-        if earlier["encoder_fingerprint"] != encoder.identity.fingerprint():
+        if earlier.encoder_fingerprint != encoder.identity.fingerprint():
             raise click.BadParameter(
-                f"{folder} was built with encoder {earlier['encoder']['model']} "
-                f"({earlier['encoder_fingerprint']}), this build uses {encoder.identity.model} "
+                f"{folder} was built with encoder {earlier.encoder.model} "
+                f"({earlier.encoder_fingerprint}), this build uses {encoder.identity.model} "
                 f"({encoder.identity.fingerprint()}): its vectors cannot be reused",
                 param_hint="--reuse",
             )
@@ -320,8 +320,10 @@ def add(index_dir: Path, synonyms_path: Path, namespace: str | None) -> None:
 @click.argument("index_dir", type=PathOption(path_type=Path, exists=True, file_okay=False))
 def info(index_dir: Path) -> None:
     """Show an index's manifest: encoder, terminology, counts, kinds, timing."""
-    from medlink.index.vector_index import read_index_manifest
+    from medlink.folders import read_manifest_json
+    from medlink.index.vector_index import MANIFEST, IndexFileError
 
-    manifest = read_index_manifest(index_dir)
-    manifest.pop("files", None)
-    click.echo(json.dumps(manifest, indent=2))
+    # as written, so that a manifest the linker refuses can still be looked at
+    missing = f"{index_dir} is not a medlink index (no {MANIFEST})"
+    written = read_manifest_json(index_dir / MANIFEST, IndexFileError, missing)
+    click.echo(json.dumps({key: value for key, value in written.items() if key != "files"}, indent=2))

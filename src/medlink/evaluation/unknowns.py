@@ -126,11 +126,16 @@ def held_out_linker(
         reuse=[base_index],
         # the name resolved where the base index is, so that the new index reopens the same model
         origin={
-            "encoder": model_named_in(base.manifest_path, manifest["origin"]["encoder"]),
-            "backend": manifest["origin"].get("backend", "onnx"),
+            "encoder": model_named_in(base.manifest_path, manifest.origin.encoder or manifest.encoder.model),
+            "backend": manifest.origin.backend,
         },
     )
-    update_manifest(work / "index", **{key: manifest.get(key) for key in ("nil_threshold", "term_model", "form_model")})
+    update_manifest(
+        work / "index",
+        nil_threshold=manifest.nil_threshold,
+        term_model=manifest.term_model,
+        form_model=manifest.form_model,
+    )
     return Linker.load(work / "index", terminology=work / "terms", config=config)
 
 

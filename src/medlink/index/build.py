@@ -262,7 +262,7 @@ def reusable_vectors(texts: Sequence[str], indexes: Sequence[Path], encoder: Enc
     for folder in indexes:
         if not wanted:
             break
-        if read_index_manifest(Path(folder)).get("encoder_fingerprint") != encoder.identity.fingerprint():
+        if read_index_manifest(Path(folder)).encoder_fingerprint != encoder.identity.fingerprint():
             continue
         index = VectorIndex.load(folder)
         for source, table in index.entries.items():
@@ -334,7 +334,7 @@ def rebind_index(
     source, output = Path(source), Path(output)
     index = VectorIndex.load(source)
     # every file checked before it is copied: a damaged source must not become a cache entry that outlives its repair
-    verify_checksums(source, index.manifest.get("files", {}), IndexFileError, "index")
+    verify_checksums(source, dict(index.manifest.files), IndexFileError, "index")
     for table in index.entries.values():
         for entry in table:
             missing = next((c for c in entry.concepts if not holds(c)), None)
@@ -352,7 +352,7 @@ def rebind_index(
             staging,
             terminology=terminology_fingerprint,
             origin=origin,
-            rebound_from=index.manifest.get("rebound_from", index.manifest["terminology"]),
+            rebound_from=index.manifest.rebound_from or index.manifest.terminology,
             created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
     return output
@@ -367,7 +367,7 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
     folder = Path(folder)
     index = VectorIndex.load(folder)
     index.check_compatible(encoder.identity)
-    if "compressed" in index.manifest.get("kinds", {}).values():
+    if "compressed" in index.manifest.kinds.values():
         raise MedlinkError(
             f"{folder} is a compressed index, which names cannot be added to: build it again with "
             f"the new names and --reuse {folder} (only the new names are encoded)"
@@ -394,8 +394,7 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir()
-    kinds = dict(index.manifest.get("kinds", {}))
-    hnsw = faiss_backend.HnswParameters(**index.manifest.get("hnsw", {}))
+    kinds, hnsw = dict(index.manifest.kinds), index.manifest.hnsw
     for source in entries:
         faiss_index = (
             faiss_backend.read_faiss(folder / faiss_file(source), mmap=False)
@@ -408,7 +407,8 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
             faiss_index.add(np.ascontiguousarray(vectors[new_rows], dtype=np.float32))
         faiss_backend.write_faiss(faiss_index, staging / faiss_file(source))
     write_entries(entries, staging / ENTRIES)
-    kept = {key: index.manifest[key] for key in ("nil_threshold", "calibration") if key in index.manifest}
+    calibrated = {"nil_threshold": index.manifest.nil_threshold, "calibration": index.manifest.calibration}
+    kept = {key: value for key, value in calibrated.items() if value is not None}
     _write_manifest(
         staging,
         encoder,
@@ -416,8 +416,8 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
         kinds,
         hnsw,
         entries,
-        index.manifest.get("timing", {}),
-        index.manifest.get("origin", {}),
+        dict(index.manifest.timing),
+        index.manifest.origin.as_json(),
         kept,
     )
     replace_folder(staging, folder, MANIFEST, "a medlink index")

@@ -1,7 +1,8 @@
 """A saved vector index: a folder that links encoded names back to concepts.
 
 ``INDEX/manifest.json``    format and version, medlink version, encoder identity, terminology fingerprint, kind and
-                           parameters per source, counts, checksum of every file
+                           parameters per source, counts, checksum of every file (read into an
+                           :class:`~medlink.index.manifest.IndexManifest`)
 ``INDEX/entries.parquet``  one row per encoded text: key, text, concepts, source (O or D), added (by ``index add``),
                            several (a training mention claiming all its concepts)
 ``INDEX/O.faiss``, ``D.faiss``  one FAISS index per source, rows in entry order within the source
@@ -24,13 +25,13 @@ from medlink.encoders.base import EncoderIdentity, l2_normalize
 from medlink.errors import MedlinkError
 from medlink.folders import contained_file, read_manifest_json, verify_checksums
 from medlink.index import faiss_backend
-from medlink.index.compressed import CompressedParameters, Rescored, vectors_file
+from medlink.index.compressed import Rescored, vectors_file
 from medlink.index.entries import SOURCES, IndexEntry
+from medlink.index.manifest import MANIFEST, IndexManifest
 from medlink.version import __version__
 
 INDEX_FORMAT = "medlink-index"
 INDEX_VERSION = 1
-MANIFEST = "manifest.json"
 ENTRIES = "entries.parquet"
 
 
@@ -66,12 +67,11 @@ class FaissFiles(dict[str, Any]):
         counts: Mapping[str, int],
         checksums: Mapping[str, str] | None,
         ef_search: int | None,
-        manifest: Mapping[str, Any] | None = None,
+        manifest: IndexManifest,
     ) -> None:
         super().__init__()
         self.folder, self.counts, self.checksums, self.ef_search = folder, counts, checksums, ef_search
-        self.kinds = dict((manifest or {}).get("kinds", {}))
-        self.compressed = CompressedParameters(**(manifest or {}).get("compressed", {}))
+        self.kinds, self.compressed = dict(manifest.kinds), manifest.compressed
         self._lock = threading.Lock()
 
     def __missing__(self, source: str) -> Any:
@@ -112,8 +112,7 @@ class VectorIndex:
     faiss: dict[str, Any]
     encoder: EncoderIdentity
     terminology_fingerprint: str
-    manifest: dict[str, Any] = field(default_factory=dict)
-    folder: Path | None = None  # where it was loaded from: what its manifest names is looked for beside it
+    manifest: IndexManifest  # and where it was read from: what the manifest names is looked for beside it
     _centroids: dict[tuple[str, ...], tuple[list[str], Any]] = field(default_factory=dict, repr=False)
 
     # --- loading --------------------------------------------------------------------------------------------
@@ -125,7 +124,7 @@ class VectorIndex:
         them."""
         folder = Path(folder)
         manifest = read_index_manifest(folder)
-        files = manifest["files"]
+        files = manifest.files
         for name in files:
             if not contained_file(folder, name, IndexFileError, "index").exists():
                 raise IndexFileError(f"{folder / name} is missing: the index is incomplete; rebuild it")
@@ -141,11 +140,11 @@ class VectorIndex:
             ef_search,
             manifest,
         )
-        return cls(entries, indexes, EncoderIdentity(**manifest["encoder"]), manifest["terminology"], manifest, folder)
+        return cls(entries, indexes, manifest.encoder, manifest.terminology, manifest)
 
     @property
     def manifest_path(self) -> Path:
-        return (self.folder or Path(".")) / MANIFEST
+        return self.manifest.path
 
     def check_compatible(
         self, encoder: EncoderIdentity | None = None, terminology_fingerprint: str | None = None
@@ -221,22 +220,23 @@ class VectorIndex:
 
 
 def hnsw_parameters(index: VectorIndex) -> faiss_backend.HnswParameters:
-    return faiss_backend.HnswParameters(**index.manifest.get("hnsw", {}))
+    return index.manifest.hnsw
 
 
-def read_index_manifest(folder: Path) -> dict[str, Any]:
-    path = folder / MANIFEST
-    manifest = read_manifest_json(
+def read_index_manifest(folder: Path) -> IndexManifest:
+    """The index's manifest in ``folder``, its format, version and every field checked."""
+    path = Path(folder) / MANIFEST
+    written = read_manifest_json(
         path, IndexFileError, f"{folder} is not a medlink index (no {MANIFEST}); build one with `medlink index build`"
     )
-    if manifest.get("format") != INDEX_FORMAT:
+    if written.get("format") != INDEX_FORMAT:
         raise IndexFileError(f"{path}: not a medlink index manifest")
-    if manifest.get("version") != INDEX_VERSION:
+    if written.get("version") != INDEX_VERSION:
         raise IndexFileError(
-            f"{folder} is index format version {manifest.get('version')}; this medlink "
+            f"{folder} is index format version {written.get('version')}; this medlink "
             f"({__version__}) reads version {INDEX_VERSION}. Rebuild it with `medlink index build`"
         )
-    return manifest
+    return IndexManifest.of(written, path, IndexFileError)
 
 
 def is_current_index(folder: Path) -> bool:

@@ -103,7 +103,7 @@ def update_embedded(
     except BaseException:
         record_update(previous)
         raise
-    timing = read_index_manifest(index).get("timing", {})
+    timing = read_index_manifest(index).timing
     return UpdateSummary(
         update.release,
         len(terminology),

@@ -117,18 +117,20 @@ def mesh_index(progress: bool = True) -> Path:
 
     def build(folder: Path) -> None:
         terminology = load_terminology(terminology_dir)
-        origin = {**manifest.get("origin", {}), "terminology": str(terminology_dir)}
+        origin = {**manifest.origin.as_json(), "terminology": str(terminology_dir)}
         rebind_index(base, folder, terminology.fingerprint(), terminology.__contains__, origin)
 
     def current(folder: Path) -> bool:  # rebuilt when made before rebind_index recorded its source, or recalibrated
         if not is_current_index(folder):
             return False
         cached = read_index_manifest(folder)
-        return "rebound_from" in cached and all(
-            cached.get(key) == manifest.get(key) for key in ("calibration", "form_model")
+        return (
+            cached.rebound_from is not None
+            and cached.calibration == manifest.calibration
+            and cached.form_model == manifest.form_model
         )
 
-    folder = cache_root() / "indexes" / f"{terminology_dir.name}-{manifest['encoder_fingerprint']}"
+    folder = cache_root() / "indexes" / f"{terminology_dir.name}-{manifest.encoder_fingerprint}"
     return cached_entry(folder, current, build)
 
 
@@ -228,7 +230,7 @@ def _apply_shipped_calibration(folder: Path, terminology: Terminology, encoder: 
     if fields is None:
         return
     manifest = read_index_manifest(folder)
-    if all(manifest.get(key) == fields[key] for key in ("calibration", "form_model")):
+    if manifest.calibration == fields["calibration"] and manifest.form_model == fields["form_model"]:
         return
     with building_lock(folder):
         update_manifest(folder, **fields)

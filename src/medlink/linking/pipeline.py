@@ -151,7 +151,7 @@ def dense_parts(
     train candidate-reranker`` for this terminology and encoder (``reranker_dir``) reorders close decisions."""
     index.check_compatible(encoder.identity, terminology.fingerprint())
     config = config or LinkerConfig()
-    calibrated = index.manifest.get("nil_threshold")
+    calibrated = index.manifest.nil_threshold
     if config.nil_threshold is None and calibrated is not None:  # 0 switches it off
         config = replace(config, nil_threshold=float(calibrated))
     shared = CachingEncoder(encoder)
@@ -162,8 +162,7 @@ def dense_parts(
         from medlink.linking.rerank.reranker import Reranker
 
         # the terminology the vectors were built for, or the shipped MeSH an installed update replaces
-        fitted_for = index.manifest.get("updated_from") or index.manifest.get("rebound_from", terminology.fingerprint())
-        reranker = Reranker.load(reranker_dir, fitted_for, encoder.identity.fingerprint())
+        reranker = Reranker.load(reranker_dir, index.manifest.encoded_for, encoder.identity.fingerprint())
     return LinkerParts(
         terminology,
         tuple(parse_sieves(sieves, terminology, index, shared)),
@@ -191,20 +190,20 @@ def _term_test(index: VectorIndex, encoder: CachingEncoder, given: TermModel | N
     encoder."""
     if given is not None:
         return TermJudge(given, encoder)
-    stored = index.manifest.get("term_model")
+    stored = index.manifest.term_model
     if not stored or stored.get("encoder") != encoder.identity.fingerprint():
         return None
-    return TermJudge(TermModel.from_dict(stored), encoder)
+    return TermJudge(TermModel.from_dict(dict(stored)), encoder)
 
 
 def _form_test(index: VectorIndex, terminology: Terminology) -> FormJudge | None:
     """The index's calibrated form test (``linking/mentions/form.py``), when it has one that this medlink reads (one
     over other features is left out, with a warning: linking goes on without it)."""
-    stored = index.manifest.get("form_model")
+    stored = index.manifest.form_model
     if not stored:
         return None
     try:
-        return FormJudge(FormModel.from_dict(stored), terminology)
+        return FormJudge(FormModel.from_dict(dict(stored)), terminology)
     except (ValueError, KeyError, TypeError) as error:
         warnings.warn(f"the index's form test is left out ({error})", stacklevel=2)
         return None
@@ -234,7 +233,7 @@ def terminology_of(index: VectorIndex, override: Path | str | None = None) -> Te
 
     if override:
         return load_terminology(override)
-    named = _origin(index).get("terminology")
+    named = index.manifest.origin.terminology
     return (
         load_terminology(folder_named_in(index.manifest_path, named, "terminology"))
         if named
@@ -248,23 +247,16 @@ def encoder_of(index: VectorIndex) -> Encoder:
     from medlink.encoders import load_encoder
     from medlink.encoders.named import model_named_in
 
-    origin, identity = _origin(index), index.encoder
+    origin, identity = index.manifest.origin, index.encoder
     encoder = load_encoder(
-        model_named_in(index.manifest_path, origin.get("encoder", identity.model)),
-        backend=_backend_named(index, origin.get("backend", "onnx")),
+        model_named_in(index.manifest_path, origin.encoder or identity.model),
+        backend=_backend_named(index, origin.backend),
         quantize=identity.quantization,
         pooling=identity.pooling,
         max_length=identity.max_length,
     )
     index.check_compatible(encoder.identity)
     return encoder
-
-
-def _origin(index: VectorIndex) -> dict:
-    origin = index.manifest.get("origin", {})
-    if not isinstance(origin, dict):
-        raise MedlinkError(f"{index.manifest_path}: its origin is not a JSON object; rebuild the index")
-    return origin
 
 
 def _backend_named(index: VectorIndex, backend: object) -> str:

@@ -59,5 +59,7 @@ def prebuilt_index(terminology: str, encoder: str, expected: dict[str, Any]) -> 
         manifest = read_index_manifest(root / INDEX)
     except IndexFileError:  # missing, or of another index format version: built into the cache instead
         return None
-    wanted = {"terminology": terminology, "encoder_fingerprint": encoder, **expected}
-    return root / INDEX if all(manifest.get(key) == value for key, value in wanted.items()) else None
+    built_as_wanted = manifest.terminology == terminology and manifest.encoder_fingerprint == encoder
+    # the shipped calibration's fields, compared as written
+    calibrated_as_shipped = all(manifest.written.get(key) == value for key, value in expected.items())
+    return root / INDEX if built_as_wanted and calibrated_as_shipped else None
