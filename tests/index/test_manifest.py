@@ -68,3 +68,20 @@ def test_a_field_of_the_wrong_type_is_refused_naming_the_file_and_the_field(buil
     (copy / "manifest.json").write_text(json.dumps(written))
     with pytest.raises(IndexFileError, match=rf"index/manifest\.json: .*'{field}'"):
         VectorIndex.load(copy)
+
+
+def test_names_added_keep_what_calibration_and_rebinding_added(built, encoder, tmp_path) -> None:
+    from medlink.index import IndexEntry, add_entries
+
+    copy = shutil.copytree(built, tmp_path / "index")
+    calibrated = {"nil_threshold": 0.4, "term_model": {"weights": [1.0]}, "form_model": {"weights": [2.0]}}
+    update_manifest(copy, **calibrated, rebound_from="0123456789abcdef", form_calibration={"examples": {}})
+    add_entries(copy, [IndexEntry("cardiac infarct", "cardiac infarct", ("MESH:D009203",), "O")], encoder)
+    manifest = VectorIndex.load(copy).manifest
+    assert (manifest.nil_threshold, manifest.term_model, manifest.form_model) == (
+        0.4,
+        {"weights": [1.0]},
+        {"weights": [2.0]},
+    )
+    assert manifest.encoded_for == "0123456789abcdef" and manifest.written["form_calibration"] == {"examples": {}}
+    assert manifest.counts["O"] == VectorIndex.load(built).count("O") + 1

@@ -310,6 +310,19 @@ def _write_manifest(
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
+# The manifest fields calibration (nil threshold, term and form models) and rebinding (the terminology the vectors
+# were encoded for) add to an index.
+KEPT_BY_ADD = (
+    "nil_threshold",
+    "calibration",
+    "term_model",
+    "form_model",
+    "form_calibration",
+    "updated_from",
+    "rebound_from",
+)
+
+
 def update_manifest(folder: Path | str, **values: object) -> None:
     """Set manifest fields (e.g. a calibrated nil threshold), written to a temporary file and renamed."""
     path = Path(folder) / MANIFEST
@@ -407,8 +420,8 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
             faiss_index.add(np.ascontiguousarray(vectors[new_rows], dtype=np.float32))
         faiss_backend.write_faiss(faiss_index, staging / faiss_file(source))
     write_entries(entries, staging / ENTRIES)
-    calibrated = {"nil_threshold": index.manifest.nil_threshold, "calibration": index.manifest.calibration}
-    kept = {key: value for key, value in calibrated.items() if value is not None}
+    # what calibration and rebinding added stays: the added names change neither the encoder nor what it encoded for
+    kept = {key: value for key, value in index.manifest.written.items() if key in KEPT_BY_ADD and value is not None}
     _write_manifest(
         staging,
         encoder,
