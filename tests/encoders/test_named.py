@@ -94,9 +94,8 @@ def _edited(small_index: Path, target: Path, **origin: object) -> VectorIndex:
 
 def test_an_index_naming_a_place_that_holds_no_model_or_terminology_is_refused(small_index, tmp_path) -> None:
     for number, encoder in enumerate(("/dev/zero", str(Path.home()), "../x", ["minilm"])):
-        index = _edited(small_index, tmp_path / f"encoder-{number}", encoder=encoder)
-        with pytest.raises(MedlinkError, match=rf"encoder-{number}/manifest\.json"):
-            encoder_of(index)
+        with pytest.raises(MedlinkError, match=rf"encoder-{number}/manifest\.json"):  # a list: refused as read
+            encoder_of(_edited(small_index, tmp_path / f"encoder-{number}", encoder=encoder))
     for number, terminology in enumerate(("/dev/zero", str(tmp_path / "nowhere"))):
         index = _edited(small_index, tmp_path / f"terms-{number}", terminology=terminology)
         with pytest.raises(MedlinkError, match=rf"terms-{number}/manifest\.json"):
