@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from pathlib import Path
+from typing import TypeGuard
 
-from medlink.errors import MedlinkError
+from medlink.errors import MedlinkError, shown
 from medlink.folders import refuse_links_out
 
 # A hub repository id, "owner/name" (or a legacy "name" without owner, "bert-base-uncased") in the characters the hub
@@ -42,8 +43,8 @@ def model_named_in(manifest: Path, name: object, also: Collection[str] = ()) -> 
     """What to pass ``load_encoder`` for the model ``manifest`` names: a catalog name (or one of ``also``) as it
     is, a model folder as its resolved path, a hub id as it is; anything else refused with an error naming the
     manifest."""
-    if not isinstance(name, str) or not name or len(name) > LONGEST_NAME or "\x00" in name:
-        raise MedlinkError(f"{manifest}: the model it names ({_shown(name)}) is not a model name; rebuild it")
+    if not _is_name(name):
+        raise MedlinkError(f"{manifest}: the model it names ({shown(name)}) is not a model name; rebuild it")
     if name in catalog_names() or name in also:
         return name
     for place in _places(manifest, name):
@@ -66,8 +67,8 @@ def model_named_in(manifest: Path, name: object, also: Collection[str] = ()) -> 
 def folder_named_in(manifest: Path, name: object, what: str) -> Path:
     """The existing folder ``manifest`` names for ``what`` (e.g. the terminology an index was built from): looked for
     beside the manifest, then as given; refused when it is not a name or not a folder."""
-    if not isinstance(name, str) or not name or len(name) > LONGEST_NAME or "\x00" in name:
-        raise MedlinkError(f"{manifest}: the {what} it names ({_shown(name)}) is not a folder name; rebuild it")
+    if not _is_name(name):
+        raise MedlinkError(f"{manifest}: the {what} it names ({shown(name)}) is not a folder name; rebuild it")
     for place in _places(manifest, name):
         if place.is_dir():
             return place.resolve()
@@ -76,13 +77,13 @@ def folder_named_in(manifest: Path, name: object, what: str) -> Path:
     raise MedlinkError(f"{manifest}: the {what} it names, {name}, is not on this machine; pass the {what} yourself")
 
 
+def _is_name(name: object) -> TypeGuard[str]:
+    """A non-empty text a path could be (a name in a manifest is data: a list, a NUL or a megabyte is not one)."""
+    return isinstance(name, str) and bool(name) and len(name) <= LONGEST_NAME and "\x00" not in name
+
+
 def _places(manifest: Path, name: str) -> tuple[Path, ...]:
     """Where a relative name may be: beside the manifest (a folder moved with what it names), then where it was
     given (the working directory it was built from)."""
     given = Path(name)
     return (given,) if given.is_absolute() else (manifest.parent / given, given)
-
-
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."

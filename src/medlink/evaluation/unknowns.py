@@ -105,10 +105,9 @@ def held_out_linker(
 ) -> Linker:
     """A linker over ``terminology`` without the ``held`` concepts: its index rebuilt from ``base_index``'s vectors
     (nothing encoded again), with the base's nil threshold, term model and form test."""
-    from medlink.encoders.named import model_named_in
     from medlink.index import VectorIndex, build_index, ontology_entries
     from medlink.index.build import update_manifest
-    from medlink.linking.pipeline import encoder_of
+    from medlink.linking.pipeline import encoder_name_of, encoder_of
     from medlink.terminology.store import save_terminology
 
     dropped = set(held)
@@ -126,7 +125,7 @@ def held_out_linker(
         reuse=[base_index],
         # the name resolved where the base index is, so that the new index reopens the same model
         origin={
-            "encoder": model_named_in(base.manifest_path, manifest.origin.encoder or manifest.encoder.model),
+            "encoder": encoder_name_of(base),
             "backend": manifest.origin.backend,
         },
     )

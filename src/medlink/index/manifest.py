@@ -16,10 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from medlink.encoders.base import EncoderIdentity
+from medlink.errors import MedlinkError, shown
 from medlink.index.compressed import CompressedParameters
 from medlink.index.faiss_backend import HnswParameters
 
 MANIFEST = "manifest.json"
+
+
+class IndexFileError(MedlinkError):
+    """An index that cannot be used: corrupt, incomplete, or built with another encoder or terminology."""
 
 
 @dataclass(frozen=True)
@@ -70,9 +75,10 @@ class IndexManifest:
         return self.updated_from or self.rebound_from or self.terminology
 
     @classmethod
-    def of(cls, written: Mapping[str, Any], path: Path, error: type[Exception]) -> IndexManifest:
-        """The manifest ``written`` (read from ``path``), each field checked; ``error`` names the file and field."""
-        read = _Reader(written, path, error)
+    def of(cls, written: Mapping[str, Any], path: Path) -> IndexManifest:
+        """The manifest ``written`` (read from ``path``), each field checked: an :class:`IndexFileError` names the
+        file and the field."""
+        read = _Reader(written, path)
         return cls(
             path=path,
             encoder=read.parameters("encoder", EncoderIdentity, required=True),
@@ -98,18 +104,17 @@ class IndexManifest:
 class _Reader:
     """Reads one field at a time, refusing a value of the wrong type with the file and field named."""
 
-    def __init__(self, written: Mapping[str, Any], path: Path, error: type[Exception]) -> None:
-        self.written, self.path, self.error = written, path, error
+    def __init__(self, written: Mapping[str, Any], path: Path) -> None:
+        self.written, self.path = written, path
 
-    def _refuse(self, name: str, what: str) -> Exception:
-        value = repr(self.written.get(name))
-        shown = value if len(value) <= 60 else value[:57] + "..."
-        return self.error(f"{self.path}: {name!r} must be {what}, not {shown}; rebuild the index")
+    def _refuse(self, name: str, what: str) -> IndexFileError:
+        value = shown(self.written.get(name), 60)
+        return IndexFileError(f"{self.path}: {name!r} must be {what}, not {value}; rebuild the index")
 
     def _value(self, name: str, required: bool) -> Any:
         if name not in self.written or self.written[name] is None:
             if required:
-                raise self.error(f"{self.path}: the field {name!r} is missing; rebuild the index")
+                raise IndexFileError(f"{self.path}: the field {name!r} is missing; rebuild the index")
             return None
         return self.written[name]
 

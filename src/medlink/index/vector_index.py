@@ -22,21 +22,16 @@ from typing import Any
 import numpy as np
 
 from medlink.encoders.base import EncoderIdentity, l2_normalize
-from medlink.errors import MedlinkError
 from medlink.folders import contained_file, read_manifest_json, verify_checksums
 from medlink.index import faiss_backend
 from medlink.index.compressed import Rescored, vectors_file
 from medlink.index.entries import SOURCES, IndexEntry
-from medlink.index.manifest import MANIFEST, IndexManifest
+from medlink.index.manifest import MANIFEST, IndexFileError, IndexManifest
 from medlink.version import __version__
 
 INDEX_FORMAT = "medlink-index"
 INDEX_VERSION = 1
 ENTRIES = "entries.parquet"
-
-
-class IndexFileError(MedlinkError):
-    """An index that cannot be used: corrupt, incomplete, or built with another encoder or terminology."""
 
 
 @dataclass(frozen=True)
@@ -110,8 +105,6 @@ class VectorIndex:
 
     entries: dict[str, EntryTable]  # source -> rows, in FAISS order
     faiss: dict[str, Any]
-    encoder: EncoderIdentity
-    terminology_fingerprint: str
     manifest: IndexManifest  # and where it was read from: what the manifest names is looked for beside it
     _centroids: dict[tuple[str, ...], tuple[list[str], Any]] = field(default_factory=dict, repr=False)
 
@@ -140,11 +133,15 @@ class VectorIndex:
             ef_search,
             manifest,
         )
-        return cls(entries, indexes, manifest.encoder, manifest.terminology, manifest)
+        return cls(entries, indexes, manifest)
 
     @property
-    def manifest_path(self) -> Path:
-        return self.manifest.path
+    def encoder(self) -> EncoderIdentity:
+        return self.manifest.encoder
+
+    @property
+    def terminology_fingerprint(self) -> str:
+        return self.manifest.terminology
 
     def check_compatible(
         self, encoder: EncoderIdentity | None = None, terminology_fingerprint: str | None = None
@@ -215,12 +212,8 @@ class VectorIndex:
             concept_ids = sorted(sums)
             matrix = l2_normalize(np.stack([sums[c] for c in concept_ids])) if concept_ids else np.zeros((0, 1))
             kind = faiss_backend.choose_kind(len(concept_ids))
-            self._centroids[sources] = (concept_ids, faiss_backend.build_faiss(matrix, kind, hnsw_parameters(self)))
+            self._centroids[sources] = (concept_ids, faiss_backend.build_faiss(matrix, kind, self.manifest.hnsw))
         return self._centroids[sources]
-
-
-def hnsw_parameters(index: VectorIndex) -> faiss_backend.HnswParameters:
-    return index.manifest.hnsw
 
 
 def read_index_manifest(folder: Path) -> IndexManifest:
@@ -236,7 +229,7 @@ def read_index_manifest(folder: Path) -> IndexManifest:
             f"{folder} is index format version {written.get('version')}; this medlink "
             f"({__version__}) reads version {INDEX_VERSION}. Rebuild it with `medlink index build`"
         )
-    return IndexManifest.of(written, path, IndexFileError)
+    return IndexManifest.of(written, path)
 
 
 def is_current_index(folder: Path) -> bool:

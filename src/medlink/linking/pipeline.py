@@ -153,7 +153,7 @@ def dense_parts(
     config = config or LinkerConfig()
     calibrated = index.manifest.nil_threshold
     if config.nil_threshold is None and calibrated is not None:  # 0 switches it off
-        config = replace(config, nil_threshold=float(calibrated))
+        config = replace(config, nil_threshold=calibrated)
     shared = CachingEncoder(encoder)
     head = encoder.count_head  # only encoders trained with one have it
     counter = HeadCounter(shared, head) if head is not None else None
@@ -171,7 +171,7 @@ def dense_parts(
         _term_test(index, shared, term_model),
         reranker,
         _form_test(index, terminology),
-        float(calibrated) if calibrated is not None else None,
+        calibrated,
     )
 
 
@@ -234,23 +234,20 @@ def terminology_of(index: VectorIndex, override: Path | str | None = None) -> Te
     if override:
         return load_terminology(override)
     named = index.manifest.origin.terminology
-    return (
-        load_terminology(folder_named_in(index.manifest_path, named, "terminology"))
-        if named
-        else (load_default_terminology())
-    )
+    if not named:
+        return load_default_terminology()
+    return load_terminology(folder_named_in(index.manifest.path, named, "terminology"))
 
 
 def encoder_of(index: VectorIndex) -> Encoder:
     """The encoder an index was built with, reopened from what its manifest records (a name checked before it is
     opened, see :mod:`medlink.encoders.named`), refused when it now gives other vectors."""
     from medlink.encoders import load_encoder
-    from medlink.encoders.named import model_named_in
 
-    origin, identity = index.manifest.origin, index.encoder
+    identity = index.encoder
     encoder = load_encoder(
-        model_named_in(index.manifest_path, origin.encoder or identity.model),
-        backend=_backend_named(index, origin.backend),
+        encoder_name_of(index),
+        backend=_backend_named(index, index.manifest.origin.backend),
         quantize=identity.quantization,
         pooling=identity.pooling,
         max_length=identity.max_length,
@@ -259,11 +256,19 @@ def encoder_of(index: VectorIndex) -> Encoder:
     return encoder
 
 
+def encoder_name_of(index: VectorIndex) -> str:
+    """The name ``load_encoder`` reopens an index's encoder by: the one its manifest records, checked (a model folder
+    as its resolved path)."""
+    from medlink.encoders.named import model_named_in
+
+    return model_named_in(index.manifest.path, index.manifest.origin.encoder or index.encoder.model)
+
+
 def _backend_named(index: VectorIndex, backend: object) -> str:
     from medlink.encoders.registry import BACKENDS
 
     if backend not in BACKENDS:
-        raise MedlinkError(f"{index.manifest_path}: unknown encoder backend {backend!r}; rebuild the index")
+        raise MedlinkError(f"{index.manifest.path}: unknown encoder backend {backend!r}; rebuild the index")
     return str(backend)
 
 

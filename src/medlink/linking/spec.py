@@ -81,13 +81,14 @@ class TrainingMentions:
 
 
 def _as_path(value: Path | str | None) -> Path | None:
-    """A path, or ``None`` for none given (an empty text too: a config file's ``terminology = ""``)."""
+    """A path, or ``None`` for none given (an empty text too)."""
     return Path(value) if value else None
 
 
 class _Checked:
-    """Paths given as text become ``Path`` (so equal specs compare equal); training mentions must be
-    :class:`TrainingMentions` (hashable, so a spec can key a cache)."""
+    """Paths given as text become ``Path`` (so equal specs compare equal); an embedded default is one of
+    :data:`EMBEDDED` (its old name read as the new); training mentions must be :class:`TrainingMentions` (hashable,
+    so a spec can key a cache)."""
 
     def __post_init__(self) -> None:
         for item in fields(self):  # type: ignore[arg-type]
@@ -96,6 +97,8 @@ class _Checked:
                 if not value:
                     raise MedlinkError(f"{type(self).__name__}: {item.name} is empty; give a folder")
                 object.__setattr__(self, item.name, Path(value))
+            if item.name == "embedded":
+                object.__setattr__(self, item.name, _embedded(value))
             if item.name == "mentions" and not isinstance(value, TrainingMentions):
                 raise MedlinkError(f"{type(self).__name__}: mentions must be TrainingMentions.of(pairs)")
 
@@ -128,10 +131,6 @@ class EmbeddedDefault(_Checked):
     ef_search: int | None = None
     reranker: Path | None = None
     mentions: TrainingMentions = field(default_factory=TrainingMentions)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "embedded", _embedded(self.embedded))
 
     def default_index(self, progress: bool = False) -> Path:
         """The index it links with, built and cached on first use."""
@@ -171,10 +170,6 @@ class ExactMatch(_Checked):
     terminology: Path | None = None
     embedded: str = MESH
     mentions: TrainingMentions = field(default_factory=TrainingMentions)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "embedded", _embedded(self.embedded))
 
     def index_ready(self) -> bool:
         return True
@@ -259,7 +254,7 @@ class SetRanked(_Checked):
 
 
 LinkerSpec = EmbeddedDefault | ExactMatch | OverIndex | SetRanked
-SPECS = (EmbeddedDefault, ExactMatch, OverIndex, SetRanked)
+SPECS = (EmbeddedDefault, ExactMatch, OverIndex, SetRanked)  # spelled out: isinstance narrows on it
 
 
 class SpecOptions(TypedDict, total=False):
@@ -285,14 +280,11 @@ def linker_spec(index: Path | str | None = None, **options: Unpack[SpecOptions])
     """The spec flat options describe (the CLI's, ``Linker.load``'s keywords, the Spark helpers'), refusing options
     that do not go together with a message that says which."""
     check_option_names(options)
-    terminology, exact_only, ranker = (
-        options.get("terminology"),
-        options.get("exact_only", False),
-        options.get("ranker"),
-    )
-    sieves, ef_search, reranker = options.get("sieves"), options.get("ef_search"), options.get("reranker")
+    # paths as Path, an empty text as not given (a config file's ``terminology = ""``)
+    index, terminology = _as_path(index), _as_path(options.get("terminology"))
+    ranker, reranker = _as_path(options.get("ranker")), _as_path(options.get("reranker"))
+    exact_only, sieves, ef_search = options.get("exact_only", False), options.get("sieves"), options.get("ef_search")
     embedded, mentions = _embedded(options.get("embedded", MESH)), options.get("mentions") or TrainingMentions()
-    index, terminology, ranker, reranker = index or None, terminology or None, ranker or None, reranker or None
     if ranker is not None:
         if exact_only or index is not None or sieves or ef_search is not None or reranker is not None:
             raise MedlinkError(
@@ -300,7 +292,7 @@ def linker_spec(index: Path | str | None = None, **options: Unpack[SpecOptions])
             )
         if mentions:
             raise MedlinkError("a ranker remembers the training mentions it was fitted on: drop them")
-        return SetRanked(Path(ranker), _as_path(terminology))
+        return SetRanked(ranker, terminology)
     if exact_only:
         if reranker is not None:
             raise MedlinkError("exact-only linking has no retrieval decisions to rerank: drop the reranker")
@@ -308,16 +300,14 @@ def linker_spec(index: Path | str | None = None, **options: Unpack[SpecOptions])
             raise MedlinkError("exact-only linking searches no index: drop the index (and ef_search) or exact_only")
         if sieves:
             raise MedlinkError("exact-only linking has one sieve: drop the sieve order or exact_only")
-        return ExactMatch(_as_path(terminology), embedded, mentions)
+        return ExactMatch(terminology, embedded, mentions)
     if index is not None:
-        return OverIndex(
-            Path(index), _as_path(terminology), sieves or DEFAULT_SIEVES, ef_search, _as_path(reranker), mentions
-        )
+        return OverIndex(index, terminology, sieves or DEFAULT_SIEVES, ef_search, reranker, mentions)
     if terminology is not None:
         raise MedlinkError("a terminology of your own needs an index built from it (or exact_only)")
     if sieves:
         raise MedlinkError("a sieve order needs an index of your own")
-    return EmbeddedDefault(embedded, ef_search, _as_path(reranker), mentions)
+    return EmbeddedDefault(embedded, ef_search, reranker, mentions)
 
 
 def described(spec: LinkerSpec) -> dict[str, str | None]:
