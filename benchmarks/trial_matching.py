@@ -8,8 +8,8 @@ notes (``cold``) is timed apart from a second (``warm``). The notes are the TREC
 (long, 5–10 sentences). Reports latency per note (p50, p95, max), resident memory, the index's size per trial and a
 projection of both to 100k trials and to all of ClinicalTrials.gov (~550,000), as JSON.
 
-    python benchmarks/trial_matching.py --index trial-index/ [--rerank msmarco] [--notes 30]
-    python benchmarks/trial_matching.py --index trial-index/ --pool 100 --rerank msmarco --reading findings \
+    python benchmarks/trial_matching.py --index trial-index/ [--reranker msmarco] [--notes 30]
+    python benchmarks/trial_matching.py --index trial-index/ --pool 100 --reranker msmarco --reading findings \
         --rerank-top 20 --weights rerank=0.5,criteria_met=0.5,criteria_failed=0.5
 """
 
@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument("--index", type=Path, required=True)
     parser.add_argument("--topics", type=Path, default=SHARED)
     parser.add_argument("--notes", type=int, default=30)
-    parser.add_argument("--rerank", default=None)
+    parser.add_argument("--reranker", "--rerank", dest="reranker", default=None)
     parser.add_argument("--top", type=int, default=10)
     parser.add_argument("--pool", type=int, default=0, help="rank this many candidates per note (0: whole index)")
     parser.add_argument("--fusion", default="weighted")
@@ -53,7 +53,7 @@ def main() -> None:
     started = time.perf_counter()
     spec = MatcherSpec(
         args.index,
-        reranker=args.rerank,
+        reranker=args.reranker,
         weights=FusionWeights.parse(args.weights),
         fusion=args.fusion,
         reading=args.reading,
@@ -89,7 +89,7 @@ def main() -> None:
                 "trials": trials,
                 "notes": len(latencies),
                 "pool": args.pool or "whole index",
-                "rerank": args.rerank,
+                "rerank": args.reranker,
                 "setting": {
                     "fusion": args.fusion,
                     "reading": args.reading,

@@ -16,7 +16,8 @@ PACKAGE = Path(medlink.__file__).parent
 
 # Lowest first. Rooms on one line are side by side and do not import each other.
 LAYERS = [
-    ["errors", "version", "resources", "options"],
+    ["errors"],
+    ["version", "resources", "options"],
     ["folders", "models", "processes"],
     ["text"],
     ["terminology"],

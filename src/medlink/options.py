@@ -1,11 +1,24 @@
-"""Settings that describe their own command-line option: a dataclass field made with :func:`setting` carries its
-help text (and flag, choices, bounds, path rules), so ``cli/dataclass_options.py`` builds the option from the field
-and each default is written once, in the settings dataclass. Free of click and of every other medlink room."""
+"""Settings that describe their own options: a dataclass field made with :func:`setting` carries its help text (and
+flag, choices, bounds, path rules), so ``cli/dataclass_options.py`` builds the command-line option from the field,
+:func:`settings_of` reads the same settings from a TOML file or a spaCy config, and each default is written once, in
+the settings dataclass. Free of click and of every other medlink room but errors."""
 
 from __future__ import annotations
 
-from dataclasses import field
+import dataclasses
+import difflib
+import json
+import math
+import textwrap
+import types
+import typing
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+from medlink.errors import MedlinkError, shown
+
+NONE_WORD = "none"  # how a file or a command line says None for a setting whose default is a value
 
 
 def setting(
@@ -17,9 +30,126 @@ def setting(
     minimum: float | None = None,
     path: dict[str, bool] | None = None,
     metavar: str | None = None,
+    research: bool = False,
+    old_flag: str | None = None,
 ) -> Any:
-    """A field with what its command-line option needs: help text; a flag when it is not ``--field-name`` (for a
-    boolean that defaults to true, ``--name/--no-name``); the values it may take (``choices``, ``minimum``); for a
-    path, click's rules (``{"exists": True, "file_okay": False}``)."""
-    option = {"help": help, "flag": flag, "choices": choices, "minimum": minimum, "path": path, "metavar": metavar}
-    return field(default=default, metadata=option)
+    """A field with what its option needs: help text; a flag when it is not ``--field-name`` (for a boolean that
+    defaults to true, ``--name/--no-name``); the values it may take (``choices``, ``minimum``); for a path, click's
+    rules (``{"exists": True, "file_okay": False}``). ``research``: an ablation or tuning knob, left out of the
+    everyday ``--help`` (still accepted, and settable in a ``--config`` file). ``old_flag``: the option's former
+    name, still accepted for one release and left out of ``--help``."""
+    option = {
+        "help": help,
+        "flag": flag,
+        "choices": choices,
+        "minimum": minimum,
+        "path": path,
+        "metavar": metavar,
+        "research": research,
+        "old_flag": old_flag,
+    }
+    return dataclasses.field(default=default, metadata=option)
+
+
+def declared_settings(settings: type) -> list[dataclasses.Field]:
+    """The fields of ``settings`` made with :func:`setting`, in order."""
+    return [spec for spec in dataclasses.fields(settings) if "help" in spec.metadata]
+
+
+def base_type(hint: Any) -> Any:
+    """``int`` for ``int`` and ``int | None``; ``tuple`` for ``tuple[str, ...]``."""
+    if typing.get_origin(hint) is tuple:
+        return tuple
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        (base,) = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        return base_type(base)
+    return hint
+
+
+def is_optional(hint: Any) -> bool:
+    return (isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union) and type(
+        None
+    ) in typing.get_args(hint)
+
+
+def settings_of(
+    settings: type, values: Mapping[str, Any], *, where: str, base: Any = None, folder: Path | None = None
+) -> Any:
+    """``base`` (default: ``settings()``) with ``values`` (field name → value, as a TOML table or a spaCy config
+    holds them) checked against the declarations: an unknown name, a value of the wrong kind or out of bounds is
+    refused naming ``where``. A relative path is taken from ``folder`` (the file's own)."""
+    hints = typing.get_type_hints(settings)
+    declared = {spec.name: spec for spec in declared_settings(settings)}
+    if not isinstance(values, Mapping):
+        raise MedlinkError(f"{where}: expected a table of settings, found {shown(values)}")
+    checked = {}
+    for name, value in values.items():
+        if name not in declared:
+            close = difflib.get_close_matches(str(name), list(declared), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(declared)}"
+            raise MedlinkError(f"{where}: no setting {shown(name)}{hint}")
+        checked[name] = _checked_value(declared[name], hints[name], value, f"{where}: {name}", folder)
+    return dataclasses.replace(base if base is not None else settings(), **checked)
+
+
+def _checked_value(spec: dataclasses.Field, hint: Any, value: Any, where: str, folder: Path | None) -> Any:
+    kind = base_type(hint)
+    if is_optional(hint) and (value is None or value == NONE_WORD):
+        return None
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise MedlinkError(f"{where}: expected true or false, found {shown(value)}")
+        return value
+    if kind is tuple:
+        parts = value.split(",") if isinstance(value, str) else value
+        if not isinstance(parts, list | tuple) or not all(isinstance(part, str) for part in parts):
+            raise MedlinkError(f"{where}: expected a list of strings, found {shown(value)}")
+        return tuple(part.strip() for part in parts if part.strip())
+    if kind is Path:
+        if not isinstance(value, str) or not value:
+            raise MedlinkError(f"{where}: expected a path, found {shown(value)}")
+        path = Path(value).expanduser()
+        return folder / path if folder is not None and not path.is_absolute() else path
+    if kind in (int, float):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (kind is int and not isinstance(value, int))
+        ):
+            raise MedlinkError(f"{where}: expected {'an integer' if kind is int else 'a number'}, found {shown(value)}")
+        if not math.isfinite(value):
+            raise MedlinkError(f"{where}: expected a finite number, found {shown(value)}")
+        minimum = spec.metadata.get("minimum")
+        if minimum is not None and value < minimum:
+            raise MedlinkError(f"{where}: {value} is below the least allowed, {minimum}")
+        return kind(value)
+    if not isinstance(value, str):
+        raise MedlinkError(f"{where}: expected text, found {shown(value)}")
+    choices = spec.metadata.get("choices")
+    if choices and value not in choices:
+        raise MedlinkError(f"{where}: {shown(value)} is not one of {', '.join(choices)}")
+    return value
+
+
+def settings_toml(settings: type, table: str) -> str:
+    """Every declared setting of ``settings`` as a TOML table, each with its help as a comment and its default; a
+    setting whose default is ``None`` is left commented out. What ``--print-config`` writes, to edit and hand back
+    with ``--config``."""
+    lines = [f"[{table}]"]
+    for spec in declared_settings(settings):
+        lines += [f"# {line}" for line in textwrap.wrap(spec.metadata["help"], 100)]
+        value = _toml_value(spec.default)
+        lines.append(f"{spec.name} = {value}" if value is not None else f"# {spec.name} =")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, tuple):
+        return "[" + ", ".join(json.dumps(part) for part in value) + "]"
+    return json.dumps(str(value))

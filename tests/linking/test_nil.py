@@ -133,7 +133,7 @@ def test_a_term_model_makes_unlike_mentions_nil_only_under_a_threshold(tiny, tin
 
 def test_calibration_fits_a_term_model_within_the_budget(tiny, tiny_index, encoder, tmp_path) -> None:
     from medlink.evaluation.nil_calibration import calibrate_with_negatives
-    from medlink.index.build import update_manifest
+    from medlink.index.update import update_manifest
 
     linker = dense_linker(tiny, tiny_index, encoder, "O-T")
     dev = Corpus(
@@ -159,7 +159,7 @@ def test_calibration_fits_a_term_model_within_the_budget(tiny, tiny_index, encod
 
 
 def test_a_config_keeps_the_index_threshold_unless_it_sets_one(tiny, tiny_index, encoder, tmp_path) -> None:
-    from medlink.index.build import update_manifest
+    from medlink.index.update import update_manifest
 
     folder = tmp_path / "calibrated"
     build_index(ontology_entries(tiny), encoder, folder, tiny.fingerprint())

@@ -108,7 +108,7 @@ def test_every_kind_with_training_mentions_pickles_and_links_the_same(saved) -> 
 
 
 def test_settings_changed_later_keep_the_spec_and_its_calibration(saved) -> None:
-    from medlink.index.build import update_manifest
+    from medlink.index.update import update_manifest
 
     index, _ = saved
     update_manifest(index, nil_threshold=0.99)

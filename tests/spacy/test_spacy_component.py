@@ -11,6 +11,8 @@ spacy = pytest.importorskip("spacy", reason="the spaCy component needs the [spac
 
 from spacy.tokens import DocBin  # noqa: E402
 
+from medlink.errors import MedlinkError  # noqa: E402
+
 PATTERNS = [
     {"label": "DISEASE", "pattern": text} for text in ("heart attack", "WD", "Wilson disease", "myocardial infarctoin")
 ] + [{"label": "DRUG", "pattern": "aspirin"}]
@@ -97,3 +99,13 @@ def test_the_annotator_component_needs_no_upstream_ner() -> None:
         ("pneumonia", "DISEASE", ("MESH:D011014",), False, True),
     ]
     assert doc.ents[0]._.medlink.stage.value == "exact"
+
+
+def test_the_linker_table_sets_any_linker_setting_and_is_checked() -> None:
+    pipeline = spacy.blank("en")
+    pipeline.add_pipe("entity_ruler").add_patterns(PATTERNS)
+    pipeline.add_pipe("medlink_linker", config={"exact_only": True, "linker": {"branches": ["D"]}})
+    concepts = {span.text: span._.concepts for span in pipeline("A heart attack after aspirin.").ents}
+    assert concepts == {"heart attack": (), "aspirin": ("MESH:D001241",)}  # only chemicals and drugs (D) may link
+    with pytest.raises(MedlinkError, match="config 'linker': no setting 'branch' \\(did you mean 'branches'"):
+        spacy.blank("en").add_pipe("medlink_linker", config={"exact_only": True, "linker": {"branch": ["D"]}})

@@ -190,6 +190,7 @@ def test_a_job_with_branches_and_a_shorthand_file_resumes_in_its_folder(tmp_path
 
 
 def test_annotate_column_finds_the_mentions_of_each_text(spark) -> None:
+    from medlink.linking import LinkerConfig
     from medlink.spark import annotate_column
 
     texts = ["No evidence of myocardial infarction; possible pneumonia.", None, "Nothing medical here."]
@@ -203,6 +204,8 @@ def test_annotate_column_finds_the_mentions_of_each_text(spark) -> None:
         ("pneumonia", ["MESH:D011014"], False, True),
     ]
     assert rows[1]["annotations"] == [] and rows[2]["annotations"] == []
+    chemicals_only = annotate_column(df, "note", exact_only=True, linker=LinkerConfig(branches=("D",))).collect()
+    assert all(a["concepts"] == [] for row in chemicals_only for a in row["annotations"])  # the linker's settings
     with pytest.raises(MedlinkError, match="already has a column 'note'"):
         annotate_column(df, "note", exact_only=True, output="note")
 

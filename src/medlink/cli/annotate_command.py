@@ -5,12 +5,15 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 
+from medlink.cli.dataclass_options import dataclass_options
 from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
 from medlink.cli.paths import PathOption
 from medlink.cli.span_options import span_config, span_options
+from medlink.linking.annotation.annotator import AnnotatorConfig
 
 
 @click.command()
@@ -52,12 +55,7 @@ from medlink.cli.span_options import span_config, span_options
     help="Annotated training documents (pubtator:…) to learn from: their mention texts become spans, and "
     "names they seldom mark stop being spans.",
 )
-@click.option(
-    "--context/--no-context",
-    default=True,
-    show_default=True,
-    help="Mark each mention negated or uncertain by ConText triggers.",
-)
+@dataclass_options(AnnotatorConfig)
 @span_options
 def annotate(
     texts: tuple[str, ...],
@@ -67,9 +65,9 @@ def annotate(
     output_format: str,
     entity_type: str | None,
     train_spec: str | None,
-    context: bool,
     tagger: str,
     approximate: float | None,
+    **annotator_settings: Any,
 ) -> None:
     """Find and link every concept mention of TEXTS (or the documents of --input), each with its offsets,
     concepts, score, stage, whether it is negated or uncertain, and why.
@@ -84,8 +82,7 @@ def annotate(
     from medlink.cli.document_files import Document, read_documents, write_annotations
     from medlink.evaluation.corpus_formats import load_corpus
     from medlink.evaluation.end_to_end import learn_from_corpus
-    from medlink.linking.annotation.annotator import AnnotatorConfig, branches_of
-    from medlink.linking.mentions.branches import parse_branches
+    from medlink.linking.annotation.annotator import branches_of
 
     if not texts and not inputs:
         raise click.UsageError("give texts as arguments or documents with --input")
@@ -95,9 +92,9 @@ def annotate(
     for spec in inputs:
         documents += list(read_documents(spec))
     linker = make_linker(linker_choice, progress=sys.stderr.isatty())
-    branches = branches_of(linker.terminology, parse_branches(linker_choice.branches or ""), entity_type)
+    branches = branches_of(linker.terminology, linker.config.branches, entity_type)
     config = span_config(
-        AnnotatorConfig(context=context, branches=branches),
+        AnnotatorConfig(branches=branches, **annotator_settings),
         linker.terminology,
         tagger,
         approximate,

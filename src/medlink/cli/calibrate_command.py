@@ -74,7 +74,7 @@ def calibrate(
     from medlink.evaluation.calibration import calibrate as run_calibration
     from medlink.evaluation.corpus_formats import load_corpus
     from medlink.evaluation.negatives import non_medical_negatives
-    from medlink.index.build import update_manifest
+    from medlink.index.update import update_manifest
     from medlink.linking import LinkerConfig
     from medlink.linking.linker import Linker
 
@@ -103,7 +103,7 @@ def calibrate(
 
 def _fit_form_test(index_dir: Path, corpus: Corpus, budget: float, sieves: str | None) -> None:
     from medlink.evaluation.form_fit import calibrate_form
-    from medlink.index.build import update_manifest
+    from medlink.index.update import update_manifest
 
     try:
         fit = calibrate_form(index_dir, corpus, budget, sieves=sieves)

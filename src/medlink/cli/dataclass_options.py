@@ -6,30 +6,31 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import types
 import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
+from medlink.cli.aliases import OptionWithOldName
 from medlink.cli.paths import PathOption
+from medlink.options import NONE_WORD, base_type, declared_settings, is_optional
 
-_TYPES: dict[Any, Any] = {int: int, float: float, str: str}
+_TYPES: dict[Any, Any] = {int: click.INT, float: click.FLOAT, str: click.STRING}
 _RANGES: dict[Any, Any] = {int: click.IntRange, float: click.FloatRange}
 
 
 def dataclass_options(settings: type, skip: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
-    """Decorate a command with one option per field of ``settings`` that has help text; the command receives each
-    as a keyword named after its field (:func:`settings_from` gathers them back)."""
+    """Decorate a command with one option per field of ``settings`` made with ``setting()``; the command receives
+    each as a keyword named after its field (:func:`settings_from` gathers them back)."""
     hints = typing.get_type_hints(settings)
 
     def decorate(command: Callable) -> Callable:
-        for spec in reversed(dataclasses.fields(settings)):
-            if spec.name in skip or "help" not in spec.metadata:
-                continue
-            command = _option(spec, _base_type(hints[spec.name]))(command)
+        for spec in reversed(declared_settings(settings)):
+            if spec.name not in skip:
+                command = _option(spec, hints[spec.name])(command)
         return command
 
     return decorate
@@ -56,10 +57,24 @@ def settings_from(settings: type, values: dict[str, Any], **fixed: Any) -> Any:
     return settings(**{name: values.pop(name) for name in names}, **fixed)
 
 
-def _option(spec: dataclasses.Field, kind: Any) -> Callable[[Callable], Callable]:
+def given_settings(settings: type, values: dict[str, Any]) -> dict[str, Any]:
+    """The options of ``settings`` the user gave on the command line (not left at their default), removed from
+    ``values`` with the ones left alone: what a settings file or an index's calibration must not override."""
+    context = click.get_current_context()
+    given = {}
+    for spec in dataclasses.fields(settings):
+        if spec.name in values:
+            value = values.pop(spec.name)
+            if context.get_parameter_source(spec.name) not in (ParameterSource.DEFAULT, None):
+                given[spec.name] = value
+    return given
+
+
+def _option(spec: dataclasses.Field, hint: Any) -> Callable[[Callable], Callable]:
     meta = spec.metadata
+    kind = base_type(hint)
     flag = meta.get("flag") or f"--{spec.name.replace('_', '-')}"
-    extra: dict[str, Any] = {"help": meta["help"], "default": spec.default}
+    extra: dict[str, Any] = {"help": meta["help"], "default": spec.default, "hidden": meta.get("research", False)}
     if meta.get("metavar"):
         extra["metavar"] = meta["metavar"]
     if kind is bool:
@@ -68,8 +83,8 @@ def _option(spec: dataclasses.Field, kind: Any) -> Callable[[Callable], Callable
         if "/" in flag:
             return click.option(flag, spec.name, show_default=True, **extra)
         return click.option(flag, spec.name, is_flag=True, **extra)
-    if kind is tuple:  # a tuple of strings: the option repeated
-        return click.option(flag, spec.name, multiple=True, help=meta["help"], default=spec.default)
+    if kind is tuple:  # a tuple of strings: the option repeated, or one comma-separated value
+        return click.option(flag, spec.name, multiple=True, callback=_comma_separated, **extra)
     if kind is Path:
         click_type: Any = PathOption(path_type=Path, **(meta.get("path") or {}))
     elif meta.get("choices"):
@@ -78,14 +93,34 @@ def _option(spec: dataclasses.Field, kind: Any) -> Callable[[Callable], Callable
         click_type = _RANGES[kind](min=meta["minimum"])
     else:
         click_type = _TYPES[kind]
+    if is_optional(hint) and spec.default is not None:  # the default is a value: "none" says None
+        click_type = _OrNone(click_type)
+    if meta.get("old_flag"):
+        return click.option(
+            flag,
+            meta["old_flag"],
+            spec.name,
+            cls=OptionWithOldName,
+            old_name=meta["old_flag"],
+            type=click_type,
+            show_default=spec.default is not None,
+            **extra,
+        )
     return click.option(flag, spec.name, type=click_type, show_default=spec.default is not None, **extra)
 
 
-def _base_type(hint: Any) -> Any:
-    """``int`` for ``int`` and ``int | None``; ``tuple`` for ``tuple[str, ...]``."""
-    if typing.get_origin(hint) is tuple:
-        return tuple
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        (base,) = [arg for arg in typing.get_args(hint) if arg is not type(None)]
-        return base
-    return hint
+def _comma_separated(context: click.Context, parameter: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+class _OrNone(click.ParamType):
+    """``inner``'s values, or the word ``none``."""
+
+    def __init__(self, inner: click.ParamType) -> None:
+        self.inner = inner
+        self.name = f"{inner.name}|{NONE_WORD}"
+
+    def convert(self, value: Any, parameter: click.Parameter | None, context: click.Context | None) -> Any:
+        if value is None or (isinstance(value, str) and value.strip().lower() == NONE_WORD):
+            return None
+        return self.inner.convert(value, parameter, context)

@@ -95,7 +95,7 @@ def eval_command(
         if choice.index_dir
         else ("none" if choice.exact_only or choice.ranker_dir else "embedded"),
         sieves=",".join(s.name for s in linker.sieves),
-        abbreviations=choice.abbreviations,
+        abbreviations=linker.config.expand_abbreviations,
         composites=linker.config.split_composites,
         **({"ranker": str(choice.ranker_dir)} if choice.ranker_dir else {}),
     )
@@ -144,14 +144,11 @@ def _end_to_end(
 
     from medlink.evaluation.end_to_end import learn_from_corpus, score_annotations
     from medlink.linking.annotation.annotator import AnnotatorConfig, branches_of
-    from medlink.linking.mentions.branches import parse_branches
 
     if not corpus.documents:
         raise click.UsageError(f"{corpus.name}: --end-to-end needs the corpus's documents (pubtator:PATH has them)")
     linker = make_linker(choice, progress=False, training=train)
-    config = AnnotatorConfig(
-        branches=branches_of(linker.terminology, parse_branches(choice.branches or ""), entity_type)
-    )
+    config = AnnotatorConfig(branches=branches_of(linker.terminology, linker.config.branches, entity_type))
     config = span_config(config, linker.terminology, tagger, approximate, entity_type, trained=train is not None)
     if train is not None:
         config = replace(config, lexicon=learn_from_corpus(train, linker.terminology, config))

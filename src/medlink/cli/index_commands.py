@@ -253,7 +253,7 @@ def _calibrate_nil(index_dir: Path, terminology, encoder, train) -> None:  # typ
     from medlink.evaluation.calibration import DEFAULT_MAX_LOSS
     from medlink.evaluation.nil_calibration import calibrate_with_negatives, in_terminology
     from medlink.index import VectorIndex
-    from medlink.index.build import update_manifest
+    from medlink.index.update import update_manifest
     from medlink.linking.linker import Linker
     from medlink.linking.pipeline import dense_parts
 

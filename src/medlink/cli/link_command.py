@@ -41,13 +41,7 @@ from medlink.cli.paths import PathOption
     help="Continue an interrupted --input/--output run: keep the results it wrote, link the rest.",
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar on standard error (default: if a terminal).")
-@click.option(
-    "--entity-type",
-    default=None,
-    metavar="TYPE",
-    help="What the mentions are (Disease, Chemical, Drug, Anatomy, …): link only to concepts of that MeSH "
-    "branch (Disease: C and F03). --branches says it exactly.",
-)
+@click.option("--entity-type", default=None, hidden=True, help="The old name of --branches KIND.")
 def link(
     texts: tuple[str, ...],
     linker_choice: LinkerChoice,
@@ -67,7 +61,7 @@ def link(
       medlink link --input mentions.tsv --output results.jsonl
       medlink link --input mentions.tsv --output results.jsonl --resume   # after an interruption
       medlink link --index my-index/ --sieves exact,O-T "heart atack"
-      medlink link --entity-type Disease "SRC"        # only MeSH diseases compete (branches C, F03)
+      medlink link --branches Disease "SRC"           # only MeSH diseases compete (branches C, F03)
 
     The embedded default links to all of MeSH: exact match over descriptors and supplementary records (a
     descriptor first where both share the name), then dense retrieval with the packaged MiniLM over the

@@ -15,7 +15,7 @@ from medlink.serve.settings import ServiceSettings
 
 
 @click.command()
-@linker_options
+@linker_options(skip=("max_document_chars",))  # the service's own limit refuses longer documents
 @click.option(
     "--host",
     default="127.0.0.1",

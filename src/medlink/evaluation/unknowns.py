@@ -106,7 +106,7 @@ def held_out_linker(
     """A linker over ``terminology`` without the ``held`` concepts: its index rebuilt from ``base_index``'s vectors
     (nothing encoded again), with the base's nil threshold, term model and form test."""
     from medlink.index import VectorIndex, build_index, ontology_entries
-    from medlink.index.build import update_manifest
+    from medlink.index.update import update_manifest
     from medlink.linking.pipeline import encoder_name_of, encoder_of
     from medlink.terminology.store import save_terminology
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from medlink.encoders.base import Encoder
 from medlink.folders import cached_entry, staged_folder
-from medlink.index.build import add_entries
 from medlink.index.entries import IndexEntry
+from medlink.index.update import add_entries
 from medlink.index.vector_index import MANIFEST
 
 

@@ -4,13 +4,21 @@ the concept counter predicts). Each function takes a decision and gives it back 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from medlink.linking.mentions.form import judged
+from medlink.linking.mentions.non_terms import not_a_term
 from medlink.linking.mentions.numbers import agree_on_numbers
 from medlink.linking.results import LinkResult, NilCause, Stage
-from medlink.linking.settings import RETRIEVAL, ConceptCounter, FormTest, LinkerConfig, TermTest
+from medlink.linking.settings import (
+    RETRIEVAL,
+    CandidateReranker,
+    ConceptCounter,
+    FormTest,
+    LinkerConfig,
+    TermTest,
+)
 from medlink.terminology import Terminology
 
 
@@ -132,4 +140,39 @@ def as_nil(result: LinkResult, cause: NilCause, reason: str) -> LinkResult:
     """``result`` turned nil for ``cause``, its candidates kept so the reason can be checked."""
     return replace(
         result, concepts=(), preferred_names=(), stage=Stage.NIL, several=False, reason=reason, nil_cause=cause
+    )
+
+
+def reranked(
+    outcomes: Sequence[LinkResult | None], reranker: CandidateReranker, preferred_name: Callable[[str], str]
+) -> list[LinkResult | None]:
+    """A sieve's outcomes with its decisions reordered by ``reranker``; undecided ones (``None``) stay."""
+    decided = [(i, outcome) for i, outcome in enumerate(outcomes) if outcome is not None]
+    out = list(outcomes)
+    for (i, _), result in zip(
+        decided, reranker.rerank([outcome for _, outcome in decided], preferred_name), strict=True
+    ):
+        out[i] = result
+    return out
+
+
+def unsearched(text: str, key: str, config: LinkerConfig, terminology: Terminology) -> LinkResult | None:
+    """The result of a mention decided before any sieve searches: empty, or (while nil is declared) no term at all
+    (no letters, or only function words such as "the of"), unless the terminology has it as a name."""
+    if not key:
+        return LinkResult(text, (), Stage.EMPTY, reason="the mention has no text to link")
+    if config.declares_nil and (why := not_a_term(key)) and not terminology.has_normalized(key):
+        return LinkResult(text, (), Stage.NIL, reason=why, nil_cause=NilCause.NOT_A_TERM)
+    return None
+
+
+def not_found(text: str, tried: Sequence[str], branches: Sequence[str]) -> LinkResult:
+    """The nil result of a mention no sieve of ``tried`` decided (within ``branches``, when some are set)."""
+    scope = f" in branches {','.join(branches)}" if branches else ""
+    return LinkResult(
+        text,
+        (),
+        Stage.NIL,
+        reason=f"no concept{scope} found by: {', '.join(tried)}",
+        nil_cause=NilCause.OUT_OF_SCOPE if scope else NilCause.NO_CANDIDATE,
     )

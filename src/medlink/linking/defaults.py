@@ -8,7 +8,7 @@ Both come prebuilt in the ``medlink-default-index`` package (:mod:`medlink.linki
 it is installed when they match what medlink ships; otherwise they are built into medlink's cache on first use: the
 index by encoding every descriptor name (about two minutes), the supplementary records (NLM's file,
 ``resources/mesh-supplementary/``) compiled with the descriptors (about 40 s). The drug index is the default index
-rebound to the larger terminology (:func:`~medlink.index.build.rebind_index`): dense retrieval over descriptor
+rebound to the larger terminology (:func:`~medlink.index.update.rebind_index`): dense retrieval over descriptor
 names, supplementary records by exact match, nothing encoded again.
 """
 
@@ -25,7 +25,7 @@ from medlink.encoders.registry import DEFAULT_MODEL
 from medlink.errors import MedlinkError
 from medlink.folders import building_lock, cache_root, cached_entry, sha256_of
 from medlink.index import build_index, ontology_entries
-from medlink.index.build import rebind_index, update_manifest
+from medlink.index.update import rebind_index, update_manifest
 from medlink.index.vector_index import is_current_index, read_index_manifest
 from medlink.linking.prebuilt import prebuilt_index, prebuilt_terminology
 from medlink.resources import default_form_calibration, default_nil_calibration

@@ -24,14 +24,13 @@ from typing import Any, Unpack, cast
 from medlink.errors import MedlinkError
 from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, annotate_many
 from medlink.linking.annotation.tagger import choose_tagger
-from medlink.linking.decisions import claim_counted, finish, judge_forms, judge_terms
+from medlink.linking.decisions import claim_counted, finish, judge_forms, judge_terms, not_found, reranked, unsearched
 from medlink.linking.mentions.branches import BranchScope, type_scope
-from medlink.linking.mentions.composites import split_composite
-from medlink.linking.mentions.non_terms import control_characters, not_a_term
-from medlink.linking.mentions.respelling import says_the_same_cause
-from medlink.linking.mentions.rewriting import MentionRewriter
-from medlink.linking.mentions.shorthand import links_better, shorthand_lexicon
-from medlink.linking.results import LinkResult, Mention, NilCause, Stage
+from medlink.linking.mentions.composites import linked_composites
+from medlink.linking.mentions.non_terms import refusal
+from medlink.linking.mentions.rewriting import MentionRewriter, best_reading
+from medlink.linking.mentions.shorthand import shorthand_lexicon
+from medlink.linking.results import LinkResult, Mention, Stage, mention_text
 from medlink.linking.settings import (
     CandidateReranker,
     ConceptCounter,
@@ -91,6 +90,10 @@ class Linker:
         self.form_test = form_test
         self.calibrated_nil_threshold: float | None = None  # the index's, which with_config keeps
         self.spec: LinkerSpec | None = None  # set by load; what pickling carries
+        self._start_fresh()
+
+    def _start_fresh(self) -> None:
+        """The state a new linker and an unpickled copy start with: empty caches, nothing built yet."""
         self._cache: dict[str, LinkResult] = {}  # by normalized text, before abbreviations and literal preference
         self._by_text: dict[str, LinkResult] = {}  # final results of mentions given without a document
         self._scope: BranchScope | None = None  # of config.branches
@@ -160,13 +163,7 @@ class Linker:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.spec = state["spec"]
         self._config = state["config"]
-        self._cache, self._by_text = {}, {}
-        self._scope = None
-        self._type_scopes = {}
-        self._rewriter_built = None
-        self._default_annotation = None
-        self._lock = threading.RLock()
-        self._deferred, self._progress = None, False
+        self._start_fresh()
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes not set yet: an unpickled linker builds its parts on first use.
@@ -238,8 +235,9 @@ class Linker:
         return results  # type: ignore[return-value]  # every slot is filled above
 
     def _link_uncached(self, mentions: list[str | Mention]) -> list[LinkResult]:
-        originals = [_text_of(mention) for mention in mentions]
-        refused = {i: refusal for i, original in enumerate(originals) if (refusal := self._refusal(original))}
+        originals = [mention_text(mention) for mention in mentions]
+        limit, declares_nil = self.config.max_mention_chars, self.config.declares_nil
+        refused = {i: said for i, text in enumerate(originals) if (said := refusal(text, limit, declares_nil))}
         texts: dict[int, str] = {}  # position -> the text searched for it
         for i, (mention, original) in enumerate(zip(mentions, originals, strict=True)):
             if i in refused:
@@ -249,15 +247,7 @@ class Linker:
                 document = document[: self.config.max_document_chars]
             expand = self.config.expand_abbreviations
             texts[i] = self._rewriter.expanded(original, document) if expand else original
-        spelled: dict[int, tuple[str, str]] = {}  # position -> (the text spelled otherwise, how), when it differs
-        for i, text in texts.items():
-            other, how = self._rewriter.respelled(text)
-            if other != text:
-                spelled[i] = (other, how)
-        named: dict[int, tuple[str, str]] = {}  # position -> (a name the mention stands for, how), when one is
-        for i, text in texts.items():
-            if (found := self._rewriter.named_form(spelled[i][0] if i in spelled else text)) is not None:
-                named[i] = found
+        spelled, named = self._rewriter.other_readings(texts)
         # One batch: the other spellings share the encoder calls.
         searched = [*texts.values(), *(other for other, _ in spelled.values()), *(name for name, _ in named.values())]
         results = iter(self._link_texts(searched, split=self.config.split_composites))
@@ -270,19 +260,11 @@ class Linker:
                 cause, why = refused[i]
                 out.append(LinkResult(original, (), Stage.NIL, reason=why, nil_cause=cause))
                 continue
-            text, result = texts[i], linked[i]
-            notes = [f"abbreviation expanded to {text!r}"] if text != original else []
-            if i in spelled and links_better(spelled_linked[i], result):
-                (text, how), result = spelled[i], spelled_linked[i]
-                notes.append(f"{how} as {text!r}")
-            if (
-                i in named
-                and result.stage is not Stage.EXACT
-                and named_linked[i].stage is Stage.EXACT
-                and not says_the_same_cause(text, result.matched_name or "")
-            ):
-                (text, how), result = named[i], named_linked[i]
-                notes.append(f"{how} {text!r}")
+            respelled = (spelled[i], spelled_linked[i]) if i in spelled else None
+            named_as = (named[i], named_linked[i]) if i in named else None
+            text, result, notes = best_reading(texts[i], linked[i], respelled, named_as)
+            if texts[i] != original:
+                notes.insert(0, f"abbreviation expanded to {texts[i]!r}")
             result = self._prefer_written(prefer_literal(result, text, self.terminology), text)
             if isinstance(mention, Mention) and mention.entity_type:
                 result = self._prefer_type(result, mention.entity_type)
@@ -290,18 +272,6 @@ class Linker:
                 result = replace(result, reason="; ".join([*notes, result.reason]))
             out.append(result if result.mention == original else replace(result, mention=original))
         return out
-
-    def _refusal(self, original: str) -> tuple[NilCause, str] | None:
-        """Why ``original`` is not linked at all, before any work is spent on it: too long, or binary data (the
-        latter only while nil is declared)."""
-        limit = self.config.max_mention_chars
-        if limit and len(original) > limit:
-            return NilCause.TOO_LONG, (
-                f"the mention has {len(original):,} characters, more than the limit of "
-                f"{limit:,} (LinkerConfig.max_mention_chars): no term is that long"
-            )
-        why = control_characters(original) if self.config.declares_nil else None
-        return (NilCause.NOT_A_TERM, why) if why else None
 
     def _prefer_type(self, result: LinkResult, entity_type: str) -> LinkResult:
         """A name several concepts share, resolved by the mention's type when MeSH branches know it."""
@@ -351,13 +321,13 @@ class Linker:
         decided: dict[str, LinkResult] = {}
         pending = list(undecided.items())
         for key, text in pending:
-            if not key:
-                decided[key] = LinkResult(text, (), Stage.EMPTY, reason="the mention has no text to link")
-            elif self.config.declares_nil and (why := not_a_term(key)) and not self.terminology.has_normalized(key):
-                decided[key] = LinkResult(text, (), Stage.NIL, reason=why, nil_cause=NilCause.NOT_A_TERM)
+            if (early := unsearched(text, key, self.config, self.terminology)) is not None:
+                decided[key] = early
         pending = [(key, text) for key, text in pending if key not in decided]
         if split:
-            composites = self._link_composites(pending)
+            link_parts = functools.partial(self._link_texts, split=False)
+            most = self.config.max_composite_parts
+            composites = linked_composites(pending, self.terminology, self._rewriter.is_name, most, link_parts)
             decided.update(composites)
             pending = [(key, text) for key, text in pending if key not in composites]
         step = max(1, self.config.batch_size)
@@ -366,16 +336,8 @@ class Linker:
             if batch and self._deferred is not None:  # what exact match left waits for the index to be built
                 self._use(self._deferred())
                 batch = self._through_sieves(batch, decided)
-            tried = ", ".join(sieve.name for sieve in self.sieves)
-            scope = f" in branches {','.join(self.config.branches)}" if self.config.branches else ""
             for key, text in batch:
-                decided[key] = LinkResult(
-                    text,
-                    (),
-                    Stage.NIL,
-                    reason=f"no concept{scope} found by: {tried}",
-                    nil_cause=NilCause.OUT_OF_SCOPE if scope else NilCause.NO_CANDIDATE,
-                )
+                decided[key] = not_found(text, [sieve.name for sieve in self.sieves], self.config.branches)
         for key, result in decided.items():
             self._remember(key, result, self._cache)
         return decided
@@ -386,7 +348,10 @@ class Linker:
         for sieve in self.sieves:
             if not batch:
                 break
-            outcomes = self._in_scope(self._rerank(sieve.link_batch([(text, key) for key, text in batch])))
+            outcomes = sieve.link_batch([(text, key) for key, text in batch])
+            if self.reranker is not None and self.config.rerank:
+                outcomes = reranked(outcomes, self.reranker, self.terminology.concept_preferred_name)
+            outcomes = self._in_scope(outcomes)
             remaining = []
             found: dict[str, LinkResult] = {}
             for (key, text), outcome in zip(batch, outcomes, strict=True):
@@ -407,61 +372,12 @@ class Linker:
         self._config = parts.config
         self._scope, self._type_scopes, self._rewriter_built = None, {}, None
 
-    def _link_composites(self, pending: list[tuple[str, str]]) -> dict[str, LinkResult]:
-        """Results for the pending mentions that split into parts which all link (at most
-        ``config.max_composite_parts``); parts are linked in one batch."""
-        text_of = dict(pending)
-        most = self.config.max_composite_parts
-        splits = {
-            key: parts
-            for key, text in pending
-            if not self.terminology.has_normalized(key)
-            and (parts := split_composite(text, self._rewriter.is_name))
-            and len(parts) <= most
-        }
-        if not splits:
-            return {}
-        part_texts = list(dict.fromkeys(part for parts in splits.values() for part in parts))
-        linked = dict(zip(part_texts, self._link_texts(part_texts, split=False), strict=True))
-        results = {}
-        for key, parts in splits.items():
-            part_results = tuple(replace(linked[part], mention=part) for part in parts)
-            if any(not result.concepts for result in part_results):
-                continue  # a part that links to nothing: treat the mention as one name instead
-            concepts = tuple(dict.fromkeys(result.concepts[0] for result in part_results))
-            results[key] = LinkResult(
-                mention=text_of[key],
-                concepts=concepts,
-                stage=Stage.COMPOSITE,
-                score=min(result.score or 0.0 for result in part_results),
-                preferred_names=tuple(self.terminology.concept_preferred_name(c) for c in concepts),
-                several=True,
-                parts=part_results,
-                reason=f"composite mention split into {len(parts)} parts: " + "; ".join(parts),
-            )
-        return results
-
-    def _rerank(self, outcomes: list[LinkResult | None]) -> list[LinkResult | None]:
-        if self.reranker is None or not self.config.rerank:
-            return outcomes
-        decided = [(i, outcome) for i, outcome in enumerate(outcomes) if outcome is not None]
-        reranked = self.reranker.rerank([outcome for _, outcome in decided], self.terminology.concept_preferred_name)
-        for (i, _), result in zip(decided, reranked, strict=True):
-            outcomes[i] = result
-        return outcomes
-
     def _in_scope(self, outcomes: list[LinkResult | None]) -> list[LinkResult | None]:
-        """Outcomes restricted to the configured branches; one with nothing there passes the mention on."""
         if not self.config.branches:
             return outcomes
         if self._scope is None:  # built on first use: its terminology may be one an unpickled linker loads then
             self._scope = BranchScope(self.terminology, self.config.branches)
-        scope = self._scope
-        restricted: list[LinkResult | None] = []
-        for outcome in outcomes:
-            kept = scope.restrict(outcome) if outcome is not None else None
-            restricted.append(None if kept is not None and not kept.concepts else kept)
-        return restricted
+        return self._scope.restrict_outcomes(outcomes)
 
     def clear_cache(self) -> None:
         """Forget every decided mention (results are cached by normalized text and by mention text)."""
@@ -474,11 +390,3 @@ class Linker:
         if len(cache) >= self.config.cache_size:
             cache.clear()  # a simple bound; a full cache means the stream has little repetition anyway
         cache[key] = result
-
-
-def _text_of(mention: str | Mention) -> str:
-    if isinstance(mention, Mention):
-        return mention.text
-    if not isinstance(mention, str):
-        raise TypeError(f"a mention must be text or a Mention, got {type(mention).__name__}: {mention!r}")
-    return mention

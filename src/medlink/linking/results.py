@@ -133,3 +133,12 @@ def _candidate_dict(candidate: Candidate) -> dict[str, Any]:
     if data["rerank_score"] is None:
         del data["rerank_score"]
     return data
+
+
+def mention_text(mention: str | Mention) -> str:
+    """The text of a mention given as text or as a :class:`Mention`; anything else is refused."""
+    if isinstance(mention, Mention):
+        return mention.text
+    if not isinstance(mention, str):
+        raise TypeError(f"a mention must be text or a Mention, got {type(mention).__name__}: {mention!r}")
+    return mention

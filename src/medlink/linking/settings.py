@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from medlink.linking.results import LinkResult, Stage
+from medlink.options import setting
 from medlink.terminology import Terminology
 
 
@@ -63,70 +64,115 @@ RETRIEVAL = (Stage.DENSE, Stage.SPARSE, Stage.HYBRID)  # the stages whose candid
 
 @dataclass(frozen=True)
 class LinkerConfig:
-    """Linker settings; the defaults work.
+    """Linker settings; the defaults work. Each field's help says what it does (``medlink link --print-config``
+    lists them all); the ones marked ``research`` are ablations and tuning knobs, left out of the everyday
+    ``--help`` and set with ``--config FILE.toml``. Why some defaults are what they are:
 
-    cache_size: how many normalized keys keep their result; mention streams repeat a lot, so the cache is where
-        most of the throughput comes from. 0 disables it.
-    nil_threshold: a dense or sparse decision scoring below it becomes nil, and so does text that is not a term
-        (function words, control characters: linking/mentions/non_terms.py). ``medlink calibrate`` chooses it from
-        labelled data; indexes built with training data and the embedded default carry one, which a linker over them
-        uses while this is ``None``. ``None`` on a bare linker, or 0, never declares nil once a candidate exists.
-    several_within: claim every candidate whose score is within this margin of the best (a mention naming several
-        concepts); ``None`` claims one concept (or all that share the matched name).
-    batch_size: mentions handed to the sieves at a time; 4,096 rather than 1,024 lifts end-to-end speed from
-        about 81 % to about 90 % of the encoder's own (fewer, fuller encoder and FAISS calls;
-        benchmarks/linker_batch_size.py).
-    expand_abbreviations: use the document of a :class:`Mention` to expand short forms (Schwartz & Hearst, and
-        terminology names for short forms whose letters spell nothing of them).
-    split_composites: link composite mentions part by part.
-    count_head: let the linker's concept counter (the encoder's count head, when it has one) decide how many of a
-        dense or sparse decision's candidates a mention claims.
-    number_margin: a dense or sparse decision whose best name states other numbers than the mention ("SCA11" for
-        "SCA1") takes the best candidate stating the same numbers when it scores within this margin of the best
-        (linking/mentions/numbers.py); ``None`` never does.
-    rerank: let the linker's reranker (a cross-encoder, when it has one) reorder close retrieval decisions.
-    several_above: when the count head predicts its largest count ("3 or more") for a reranked decision, claim
-        further candidates whose fused score exceeds this (Liang et al.'s θ rule, eq. 14).
-    branches: link only to concepts under these tree-number prefixes (MeSH "C", "F03"; linking/mentions/branches.py): a
-        sieve whose decision has no concept there passes the mention on, with its best in-scope candidate if any.
-    shorthand: also search a mention with its clinical shorthand spelled out ("T2DM", "HTN", "breast ca";
-        linking/mentions/shorthand.py) and keep that result when it links better than the mention as written.
-    shorthand_file: a lexicon of your own (same format as medlink's) whose entries join and override medlink's.
-    max_mention_chars: a longer mention is nil, with its reason, before any work is spent on it (the longest MeSH
-        descriptor name has 250 characters; one hostile 1.5 MB mention would otherwise split into 200,000
-        composite parts and encode each); 0: no limit.
-    max_composite_parts: a composite mention that splits into more parts is linked as one (a real composite
-        has a handful: "breast and ovarian cancer", a drug combination).
-    max_document_chars: only the first this many characters of a mention's document are read for the short forms
-        it defines (an abstract has about 2,000; a whole paper fits).
-    form_test: let the linker's form test (an index calibrated with one, and the embedded default, carry it) make a
-        retrieved look-alike nil: a mention with a word no name of the terminology has that the found name does
-        not account for, or a drug-name affix whose stem differs ("quextatinib" → Lapatinib;
-        linking/mentions/form.py).
-    respell: also search a mention spelled the American way ("oedema" → "edema", "sulphate" → "sulfate") and keep
-        that when it links better; and a drug salt that is no name ("metformin hydrochloride") as its parent drug,
-        an anion ("metrizoate") as its acid, a possessive eponym ("Parkinson's") as the disease it names, when that
-        is a name (linking/mentions/respelling.py).
+    cache_size: mention streams repeat a lot, so the cache is where most of the throughput comes from.
+    nil_threshold: ``medlink calibrate`` chooses it from labelled data; indexes built with training data and the
+        embedded default carry one, which a linker over them uses while this is ``None``.
+    batch_size: 4,096 rather than 1,024 lifts end-to-end speed from about 81 % to about 90 % of the encoder's own
+        (fewer, fuller encoder and FAISS calls; benchmarks/linker_batch_size.py).
+    max_mention_chars: the longest MeSH descriptor name has 250 characters; one hostile 1.5 MB mention would
+        otherwise split into 200,000 composite parts and encode each.
     """
 
-    cache_size: int = 200_000
-    nil_threshold: float | None = None
-    several_within: float | None = None
-    batch_size: int = 4096
-    expand_abbreviations: bool = True
-    split_composites: bool = True
-    count_head: bool = True
-    number_margin: float | None = 0.15
-    rerank: bool = True
-    several_above: float = 0.9
-    branches: tuple[str, ...] = ()
-    shorthand: bool = True
-    shorthand_file: Path | None = None
-    respell: bool = True
-    max_mention_chars: int = 1000
-    max_composite_parts: int = 8
-    max_document_chars: int = 100_000
-    form_test: bool = True
+    cache_size: int = setting(
+        200_000, "How many normalized mentions keep their result (0: no cache).", minimum=0, research=True
+    )
+    nil_threshold: float | None = setting(
+        None,
+        "Dense and sparse decisions scoring below this are nil, and so is text that is not a term (default: the "
+        "index's calibrated one, if any; 0: never nil once a candidate exists).",
+    )
+    several_within: float | None = setting(
+        None, "Claim every concept scoring within this margin of the best (multi-concept mentions)."
+    )
+    batch_size: int = setting(4096, "Mentions handed to the sieves at a time.", minimum=1, research=True)
+    expand_abbreviations: bool = setting(
+        True,
+        "Expand short forms defined in a mention's document (Schwartz & Hearst, and terminology names for short "
+        "forms whose letters spell nothing of them) before linking.",
+        flag="--abbreviations",
+        research=True,
+    )
+    split_composites: bool = setting(
+        True, "Link composite mentions ('breast and ovarian cancer') part by part.", flag="--composites", research=True
+    )
+    count_head: bool = setting(
+        True,
+        "Let an encoder trained with a concept-count head decide how many concepts a mention claims (no effect on "
+        "encoders without one).",
+        research=True,
+    )
+    number_margin: float | None = setting(
+        0.15,
+        "A retrieved name stating other numbers than the mention ('SCA11' for 'SCA1') gives way to the best "
+        "candidate stating the same numbers when it scores within this margin (in cosine) of the best; none: never.",
+        minimum=0,
+        research=True,
+    )
+    rerank: bool = setting(
+        True,
+        "Let the linker's reranker (the given --reranker, or the one shipped with the default) reorder close "
+        "retrieval decisions.",
+        research=True,
+    )
+    several_above: float = setting(
+        0.9,
+        "When the count head predicts its largest count for a reranked decision, claim further candidates whose "
+        "fused score exceeds this (Liang et al.'s theta rule, eq. 14).",
+        research=True,
+    )
+    branches: tuple[str, ...] = setting(
+        (),
+        "Link only to concepts under these tree-number prefixes (MeSH: C diseases, F03 mental disorders, D chemicals "
+        "and drugs), or of these kinds (Disease = C,F03; Chemical, Drug = D; Anatomy, Organism, Procedure, "
+        "Phenomenon); needs a terminology with tree numbers. A sieve whose decision has no concept there passes the "
+        "mention on.",
+        metavar="C,F03|KIND",
+    )
+    shorthand: bool = setting(
+        True,
+        "Also search a mention with its clinical shorthand spelled out ('T2DM', 'HTN', 'breast ca'; medlink's "
+        "lexicon) and keep that when it links better.",
+        research=True,
+    )
+    shorthand_file: Path | None = setting(
+        None,
+        "Your own shorthand, 'short<TAB>long' per line (resources/clinical-shorthand/shorthand.tsv shows the "
+        "format); joins and overrides medlink's.",
+        path={"exists": True, "dir_okay": False},
+    )
+    respell: bool = setting(
+        True,
+        "Also search a mention spelled the American way ('oedema' -> 'edema', 'sulphate' -> 'sulfate'); and, when "
+        "that is a name, a salt as its parent drug ('metformin hydrochloride'), an anion as its acid, a labelled "
+        "compound without its label, a possessive eponym as its disease ('Parkinson's').",
+        research=True,
+    )
+    max_mention_chars: int = setting(
+        1000, "A longer mention is nil, with the reason, before any work is spent on it (0: no limit).", minimum=0
+    )
+    max_composite_parts: int = setting(
+        8,
+        "A composite mention that splits into more parts is linked as one (a real composite has a handful).",
+        minimum=1,
+        research=True,
+    )
+    max_document_chars: int = setting(
+        100_000,
+        "Only the first this many characters of a mention's document are read for the short forms it defines.",
+        minimum=0,
+        research=True,
+    )
+    form_test: bool = setting(
+        True,
+        "Let the linker's form test (the embedded default's, or an index's calibrated one) make a retrieved "
+        "look-alike nil: the mention has a word no name of the terminology has that the found name does not account "
+        "for, or a drug-name stem that differs ('quextatinib' -> Lapatinib).",
+        research=True,
+    )
 
     @property
     def declares_nil(self) -> bool:

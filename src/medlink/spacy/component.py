@@ -15,13 +15,16 @@ workers and ``DocBin`` files; ``span._.medlink`` rebuilds the record from it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 from medlink.linking import Linker, LinkerConfig, LinkResult, Mention
+from medlink.options import settings_of
 
 
 def register_extensions() -> None:
@@ -72,7 +75,7 @@ class MedlinkLinkerComponent:
             span._.medlink_data = result.to_dict()
 
 
-_DEFAULTS = {
+_DEFAULTS: dict[str, Any] = {
     "index": None,
     "terminology": None,
     "exact_only": False,
@@ -80,6 +83,7 @@ _DEFAULTS = {
     "nil_threshold": None,
     "labels": None,
     "use_document": True,
+    "linker": {},
 }
 
 
@@ -94,15 +98,17 @@ def make_medlink_linker(
     nil_threshold: float | None,
     labels: list[str] | None,
     use_document: bool,
+    linker: dict[str, Any],
 ) -> MedlinkLinkerComponent:
     """``index``: an index folder (default: the embedded MeSH default, exact → dense); ``terminology`` with
     ``exact_only``: exact match over a compiled terminology; ``labels``: link only these entity labels;
-    ``nil_threshold``: dense decisions scoring below it are nil (default: the index's calibrated one)."""
-    linker = Linker.load(
-        Path(index) if index else None,
-        terminology=terminology,
-        exact_only=exact_only,
-        sieves=sieves,
-        config=LinkerConfig(nil_threshold=nil_threshold),
+    ``nil_threshold``: dense decisions scoring below it are nil (default: the index's calibrated one);
+    ``linker``: any other :class:`~medlink.linking.LinkerConfig` setting, by field name (``{"branches": ["C"],
+    "respell": false}``), checked as ``medlink link --config`` checks a file's."""
+    config = settings_of(LinkerConfig, linker, where=f"spaCy component {name!r}, config 'linker'")
+    if nil_threshold is not None:
+        config = replace(config, nil_threshold=nil_threshold)
+    loaded = Linker.load(
+        Path(index) if index else None, terminology=terminology, exact_only=exact_only, sieves=sieves, config=config
     )
-    return MedlinkLinkerComponent(linker, labels, use_document)
+    return MedlinkLinkerComponent(loaded, labels, use_document)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medlink.errors import MedlinkError
+from medlink.linking import LinkerConfig
 from medlink.linking.annotation.annotator import AnnotatorConfig, with_tagger
 from medlink.linking.annotation.tagger import choose_tagger
 from medlink.linking.mentions.branches import branches_for
@@ -34,11 +35,13 @@ def annotate_column(
     context: bool = True,
     tagger: str = "auto",
     output: str = "annotations",
+    linker: LinkerConfig | None = None,
 ) -> DataFrame:
     """``df`` with ``output``: the mentions found in ``column``, each with offsets, concepts, preferred names,
     score, stage, negation, uncertainty and reason (``medlink annotate``'s fields). Lazy; the linker is the one
     ``Linker.load`` makes from the same arguments, loaded once per Python worker; ``tagger`` as for ``medlink
-    annotate --tagger``."""
+    annotate --tagger``; ``linker``: the linker's settings (default: ``LinkerConfig()``, the index's calibration
+    kept)."""
     from pyspark.sql.types import StringType, StructField, StructType, _parse_datatype_string
 
     if column not in df.columns:
@@ -54,4 +57,5 @@ def annotate_column(
         entity_type,
     )
     schema = StructType([*df.schema.fields, StructField(output, _parse_datatype_string(ANNOTATION_TYPE))])
-    return df.mapInPandas(partial(annotate_batches, spec=spec, config=config, column=column, output=output), schema)
+    work = partial(annotate_batches, spec=spec, settings=linker, config=config, column=column, output=output)
+    return df.mapInPandas(work, schema)

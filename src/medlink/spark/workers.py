@@ -49,11 +49,16 @@ def link_batches(
 
 
 def annotate_batches(
-    batches: Iterator[pd.DataFrame], spec: LinkerSpec, config: AnnotatorConfig, column: str, output: str
+    batches: Iterator[pd.DataFrame],
+    spec: LinkerSpec,
+    settings: LinkerConfig | None,
+    config: AnnotatorConfig,
+    column: str,
+    output: str,
 ) -> Iterator[pd.DataFrame]:
     """The ``mapInPandas`` function of :func:`medlink.spark.annotate_column`: each text's annotations as a list of
     records (an ``array<struct>`` column); a null text has none."""
-    linker = worker_linker(spec, None)
+    linker = worker_linker(spec, settings)
     for frame in batches:
         texts = ["" if value is None or value != value else str(value) for value in frame[column]]
         annotated = frame.copy()

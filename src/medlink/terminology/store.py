@@ -29,17 +29,16 @@ import numpy as np
 
 from medlink.errors import MedlinkError
 from medlink.folders import contained_file, read_manifest_json, sha256_of, staged_folder
+from medlink.terminology.columns import Columns, arrow_to_list
 from medlink.terminology.key_table import KEY_HASH, KeyTable, row_dtype
 from medlink.terminology.point_reads import FileArray, FileKeyTable, arrow_point_readers
 from medlink.terminology.terminology import (
     CONCEPT_FIELDS,
     NAME_FIELDS,
     RELATION_FIELDS,
-    Columns,
     Lookups,
     SourceInfo,
     Terminology,
-    arrow_to_list,
 )
 from medlink.text import Normalizer
 from medlink.version import __version__

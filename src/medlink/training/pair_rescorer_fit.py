@@ -37,10 +37,12 @@ from medlink.linking.sets.pair_rescorer import (
     fusion_features,
     ranker_fingerprint,
 )
-from medlink.linking.sets.set_ranker import OutOfFold, claimed_concepts, read_out_of_fold, read_ranker_model
+from medlink.linking.sets.ranker_model import claimed_concepts
+from medlink.linking.sets.set_ranker import OutOfFold, read_out_of_fold, read_ranker_model
 from medlink.training.kar_network import KarNetwork
 from medlink.training.reranker_config import RerankerFitConfig, RescorerFitConfig
-from medlink.training.reranker_fit import MinedExamples, RankingExample, train_network
+from medlink.training.reranker_fit import MinedExamples, train_network
+from medlink.training.reranker_fusion import RankingExample
 
 THRESHOLDS = tuple(round(0.1 + 0.05 * i, 2) for i in range(17))
 

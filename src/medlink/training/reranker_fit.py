@@ -30,7 +30,6 @@ import torch
 from tqdm import tqdm
 
 from medlink.encoders.base import Encoder
-from medlink.evaluation.significance import mcnemar
 from medlink.folders import staged_folder
 from medlink.index import MENTIONS, ONTOLOGY, VectorIndex
 from medlink.linking.rerank.inputs import PairEncoder
@@ -41,30 +40,16 @@ from medlink.linking.rerank.reranker import (
     KEYWORDS_FILE,
     Reranker,
     RerankerCard,
-    fuse_with_reranker,
-    is_close,
 )
 from medlink.linking.results import Candidate
 from medlink.linking.sieves.dense import candidates_from_hits
 from medlink.terminology import Terminology
 from medlink.training.kar_network import KarNetwork, export_network, load_network
 from medlink.training.reranker_config import RerankerFitConfig
+from medlink.training.reranker_fusion import MARGINS, RankingExample, fit_fusion, held_out_accuracy
 from medlink.training.runtime import resolve_device, resume_checkpoint, save_checkpoint, seed_everything
 
-FUSION_WEIGHTS = tuple(round(0.05 * i, 2) for i in range(21))
 _OWN_ENTRIES = 5  # extra hits searched, as the mention's own entries are left out
-MARGINS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 2.0)  # 2.0: every decision (cosines differ by at most 2)
-
-
-@dataclass(frozen=True)
-class RankingExample:
-    """A training mention, its gold concepts, its retriever pool (best first) and whether an exact name match
-    would decide it before any retrieval."""
-
-    mention: str
-    gold: frozenset[str]
-    pool: tuple[Candidate, ...]
-    exact: bool
 
 
 def ranking_examples(
@@ -231,7 +216,7 @@ def finish_reranker(
             mined.lexicon.save(staging / KEYWORDS_FILE)
         exported = Reranker(staging, card, mined.lexicon)
         logits = exported.logits(*_pairs_of(judged, config.top_k))
-        exported_accuracy = _accuracy(judged, logits, weight, margin, config.top_k)
+        exported_accuracy = held_out_accuracy(judged, logits, weight, margin, config.top_k)
         card = replace(card, report={**card.report, "held_out_acc@1_exported": exported_accuracy})
         (staging / CARD_FILE).write_text(json.dumps(card.to_json(), indent=2) + "\n")
     shutil.rmtree(_workdir(output), ignore_errors=True)
@@ -252,7 +237,7 @@ def _held_out_fusion(
 ) -> tuple[list[RankingExample], float, float, dict[str, object]]:
     """The held-out examples retrieval must decide (no exact match), and the fusion fitted on them."""
     judged = [e for e in mined.held if not e.exact and e.pool]
-    return judged, *_fit_fusion(judged, _logits(network.eval(), pairs, judged, config), config)
+    return judged, *fit_fusion(judged, _logits(network.eval(), pairs, judged, config), config)
 
 
 def _workdir(output: Path) -> Path:
@@ -293,7 +278,7 @@ def fit_zero_shot(
             str(model_folder),
         )
         logits = Reranker(staging, provisional, None).logits(*_pairs_of(judged, top_k))
-        weight, margin, report = _fit_fusion(judged, logits, config)
+        weight, margin, report = fit_fusion(judged, logits, config)
         card = replace(
             provisional,
             fusion_weight=weight,
@@ -406,63 +391,3 @@ def _logits(
         inputs = pairs.encode([mentions[i] for i in rows], [names[i] for i in rows]).feed()
         out[rows] = network(**{k: torch.from_numpy(v).to(device) for k, v in inputs.items()}).float().cpu().numpy()
     return out
-
-
-def _accuracy(
-    examples: Sequence[RankingExample], logits: np.ndarray, weight: float, margin: float, top_k: int
-) -> float:
-    """Acc@1 over ``examples`` when decisions closer than ``margin`` are reranked with fusion ``weight``."""
-    right = _correct(examples, logits, weight, margin, top_k)
-    return round(sum(right) / max(1, len(examples)), 4)
-
-
-def _correct(
-    examples: Sequence[RankingExample], logits: np.ndarray, weight: float, margin: float, top_k: int
-) -> list[bool]:
-    """Per example, whether its fused decision is right."""
-    right, start = [], 0
-    for example in examples:
-        pool = example.pool[:top_k]
-        scores = logits[start : start + len(pool)]
-        start += len(pool)
-        best = pool[0]
-        if is_close(pool, margin):
-            fused = fuse_with_reranker(np.array([c.score for c in pool], dtype=np.float32), scores, weight)
-            best = pool[int(np.argmax(fused))]
-        right.append(best.concept_id in example.gold)
-    return right
-
-
-def _fit_fusion(
-    examples: Sequence[RankingExample], logits: np.ndarray, config: RerankerFitConfig
-) -> tuple[float, float, dict[str, object]]:
-    """The fusion weight with the best held-out Acc@1 (ties: more weight on the retriever), then the smallest
-    margin that keeps it. The ranker gets a say only when its held-out gain over the retriever is significant
-    (McNemar, p < ``config.significance``): a few hundred held-out mentions choose among 21 weights, and a gain
-    of a few mentions there did not carry to dev (docs/reranking.md); otherwise the margin is 0 and the linker
-    never consults the ranker."""
-    everything = MARGINS[-1]
-    by_weight = {w: _accuracy(examples, logits, w, everything, config.top_k) for w in FUSION_WEIGHTS}
-    weight = max(FUSION_WEIGHTS, key=lambda w: (by_weight[w], w))
-    by_margin = {m: _accuracy(examples, logits, weight, m, config.top_k) for m in MARGINS}
-    margin = min(m for m in MARGINS if by_margin[m] >= by_margin[everything])
-    gain = mcnemar(
-        _correct(examples, logits, weight, margin, config.top_k),
-        _correct(examples, logits, 1.0, everything, config.top_k),
-    )
-    report = {
-        "held_out_acc@1_retriever": _accuracy(examples, logits, 1.0, everything, config.top_k),
-        "held_out_acc@1_ranker_alone": by_weight[0.0],
-        "held_out_acc@1_fused": by_margin[margin],
-        "held_out_acc@1_by_weight": by_weight,
-        "held_out_acc@1_by_margin": {str(m): a for m, a in by_margin.items()},
-        "held_out_gain": {
-            "only_fused_right": gain.only_a,
-            "only_retriever_right": gain.only_b,
-            "p_value": gain.p_value,
-        },
-    }
-    if gain.only_a <= gain.only_b or gain.p_value >= config.significance:
-        weight, margin = 1.0, 0.0
-        report["held_out_acc@1_fused"] = report["held_out_acc@1_retriever"]
-    return weight, margin, report

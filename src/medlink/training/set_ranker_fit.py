@@ -23,17 +23,15 @@ from medlink.evaluation.scoring import Prediction, SetScores, set_scores
 from medlink.linking.results import Candidate
 from medlink.linking.sets.mention_memory import MentionMemory, Remembered
 from medlink.linking.sets.pair_features import CandidatePairs, DenseNames, PairFeaturizer, PairSettings
-from medlink.linking.sets.set_ranker import (
-    OUT_OF_FOLD_CANDIDATES,
+from medlink.linking.sets.ranker_model import (
     HingeLogistic,
-    OutOfFold,
     RankerModel,
-    SetRanker,
     by_probability,
     claim,
     hinge_basis,
     set_features,
 )
+from medlink.linking.sets.set_ranker import OUT_OF_FOLD_CANDIDATES, OutOfFold, SetRanker
 from medlink.terminology import Terminology
 
 

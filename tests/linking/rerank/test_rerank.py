@@ -29,9 +29,7 @@ from medlink.terminology import Terminology, save_terminology
 from medlink.terminology.records import Name, NameKind, make_concept
 from medlink.training.kar_network import load_network
 from medlink.training.reranker_fit import (
-    RankingExample,
     RerankerFitConfig,
-    _fit_fusion,
     _train,
     finish_reranker,
     fit_reranker,
@@ -41,6 +39,7 @@ from medlink.training.reranker_fit import (
     synonym_pairs,
     train_network,
 )
+from medlink.training.reranker_fusion import RankingExample, fit_fusion
 from support import dense_linker
 
 ENTRY = NameKind.ENTRY_TERM
@@ -255,9 +254,9 @@ def test_the_ranker_gets_a_say_only_for_a_significant_held_out_gain() -> None:
         return chosen, np.array(logits, dtype=np.float32)
 
     config = RerankerFitConfig(top_k=2)
-    weight, margin, report = _fit_fusion(*examples(20, 2), config)  # 20 won, none lost: p < 0.001
+    weight, margin, report = fit_fusion(*examples(20, 2), config)  # 20 won, none lost: p < 0.001
     assert weight < 1.0 and margin > 0 and report["held_out_acc@1_fused"] > report["held_out_acc@1_retriever"]
-    weight, margin, report = _fit_fusion(*examples(4, 2), config)  # 4 won: p = 0.125, below notice
+    weight, margin, report = fit_fusion(*examples(4, 2), config)  # 4 won: p = 0.125, below notice
     assert (weight, margin) == (1.0, 0.0) and report["held_out_acc@1_fused"] == report["held_out_acc@1_retriever"]
     assert report["held_out_gain"] == {"only_fused_right": 4, "only_retriever_right": 0, "p_value": 0.125}
 

@@ -440,7 +440,7 @@ def test_train_pair_rescorer_attaches_it_only_when_it_wins(ranker: SetRanker, tm
 
 
 def test_claimed_concepts_take_the_best_then_those_above_the_threshold_each_once() -> None:
-    from medlink.linking.sets.set_ranker import claimed_concepts
+    from medlink.linking.sets.ranker_model import claimed_concepts
 
     scored = [("A", 0.4), ("B", 0.9), ("A", 0.8), ("C", 0.3)]  # best first by whatever decided the order
     assert claimed_concepts(scored, 0.5) == ("A", "B")

@@ -24,6 +24,7 @@ from medlink.linking.annotation.tagger import SpanTagger, TaggedSpan
 from medlink.linking.mentions.branches import BranchScope, branches_for, has_tree_numbers
 from medlink.linking.mentions.non_terms import function_words
 from medlink.linking.results import LinkResult, Mention, Stage
+from medlink.options import setting
 from medlink.terminology import Terminology
 
 
@@ -47,10 +48,10 @@ class AnnotatorConfig:
     kinds kept (``None``: all it knows); approximate: names found by trigram similarity (QuickUMLS-style) among
     the words no other span covers, linked as the name they resemble."""
 
-    max_words: int = 8
-    min_chars: int = 3
+    max_words: int = setting(8, "The longest name, in words, looked up in the text.", minimum=1, research=True)
+    min_chars: int = setting(3, "Shorter spans are left out unless the text defines them.", minimum=1, research=True)
     abbreviations: bool = True
-    context: bool = True
+    context: bool = setting(True, "Mark each mention negated or uncertain by ConText triggers.")
     branches: tuple[str, ...] | None = None
     lexicon: Lexicon = field(default_factory=Lexicon)
     tagger: SpanTagger | None = None

@@ -36,8 +36,18 @@ def branches_for(entity_type: str) -> tuple[str, ...]:
     except KeyError:
         known = ", ".join(sorted(ENTITY_BRANCHES))
         raise MedlinkError(
-            f"no branches known for entity type {entity_type!r}: use one of {known}, or give --branches"
+            f"no branches known for the kind {entity_type!r}: use one of {known}, or tree-number prefixes (C, F03)"
         ) from None
+
+
+def _prefixes_of(item: str) -> tuple[str, ...]:
+    """A kind of concept ("Disease") as its MeSH branches; a tree-number prefix as itself. Tree numbers have no
+    lowercase letters, so a word that is no known kind ("Diseases") is refused rather than matching nothing."""
+    if item.casefold() in ENTITY_BRANCHES:
+        return ENTITY_BRANCHES[item.casefold()]
+    if any(character.islower() for character in item):
+        return branches_for(item)  # refused, naming the known kinds
+    return (item,)
 
 
 def type_scope(terminology: Terminology, entity_type: str) -> BranchScope | None:
@@ -64,11 +74,6 @@ def has_tree_numbers(terminology: Terminology) -> bool:
     return bool(pc.max(pc.list_value_length(column)).as_py() or 0)
 
 
-def parse_branches(text: str) -> tuple[str, ...]:
-    """``"C, F03"`` → ``("C", "F03")``."""
-    return tuple(part.strip() for part in text.split(",") if part.strip())
-
-
 @dataclass
 class BranchScope:
     """The concepts of ``terminology`` under the tree-number ``prefixes``."""
@@ -78,6 +83,7 @@ class BranchScope:
     _allowed: dict[str, bool] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        self.prefixes = tuple(prefix for item in self.prefixes for prefix in _prefixes_of(item))
         if not self.prefixes:
             raise ValueError("a branch scope needs at least one tree-number prefix")
         if not has_tree_numbers(self.terminology):
@@ -98,6 +104,14 @@ class BranchScope:
         if concept.tree_numbers:
             return any(number.startswith(self.prefixes) for number in concept.tree_numbers)
         return depth < 2 and any(self._in_scope(parent, depth + 1) for parent in concept.parents)
+
+    def restrict_outcomes(self, outcomes: Sequence[LinkResult | None]) -> list[LinkResult | None]:
+        """A sieve's outcomes restricted to the scope; one with nothing there passes its mention on (``None``)."""
+        restricted: list[LinkResult | None] = []
+        for outcome in outcomes:
+            kept = self.restrict(outcome) if outcome is not None else None
+            restricted.append(None if kept is not None and not kept.concepts else kept)
+        return restricted
 
     def restrict(self, result: LinkResult) -> LinkResult:
         """``result`` with only its in-scope concepts; when it has none, its best in-scope candidate; else nil."""

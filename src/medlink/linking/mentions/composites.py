@@ -20,7 +20,11 @@ The linker splits only mentions that do not match a name exactly ("Hand, Foot an
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from medlink.linking.results import LinkResult, Stage
+from medlink.terminology import Terminology
 
 # The text's blanks are made single first, and the parts stripped after: no \s* runs over a run of spaces.
 _COMBINATION = re.compile(
@@ -69,3 +73,51 @@ def _shared_head_parts(text: str) -> list[str] | None:
         return [*modifiers, f"{match.group('last')} {head}"]
     conjuncts = [*modifiers, match.group("last")]
     return [f"{conjunct} {head}".strip() for conjunct in conjuncts]
+
+
+def composite_result(
+    text: str, parts: Sequence[str], part_results: Sequence[LinkResult], preferred_name: Callable[[str], str]
+) -> LinkResult | None:
+    """``text`` linked as its ``parts`` (each part's result, in order): every part's best concept; ``None`` when a
+    part links to nothing (the mention is then treated as one name)."""
+    part_results = tuple(replace(result, mention=part) for part, result in zip(parts, part_results, strict=True))
+    if any(not result.concepts for result in part_results):
+        return None
+    concepts = tuple(dict.fromkeys(result.concepts[0] for result in part_results))
+    return LinkResult(
+        mention=text,
+        concepts=concepts,
+        stage=Stage.COMPOSITE,
+        score=min(result.score or 0.0 for result in part_results),
+        preferred_names=tuple(preferred_name(concept) for concept in concepts),
+        several=True,
+        parts=part_results,
+        reason=f"composite mention split into {len(parts)} parts: " + "; ".join(parts),
+    )
+
+
+def linked_composites(
+    pending: Sequence[tuple[str, str]],
+    terminology: Terminology,
+    is_name: Callable[[str], bool],
+    most: int,
+    link_parts: Callable[[list[str]], list[LinkResult]],
+) -> dict[str, LinkResult]:
+    """Results for the ``pending`` mentions (normalized key, text) that match no name, split into at most ``most``
+    parts, and whose parts all link; the parts of all are linked in one call of ``link_parts``."""
+    text_of = dict(pending)
+    splits = {
+        key: parts
+        for key, text in pending
+        if not terminology.has_normalized(key) and (parts := split_composite(text, is_name)) and len(parts) <= most
+    }
+    if not splits:
+        return {}
+    part_texts = list(dict.fromkeys(part for parts in splits.values() for part in parts))
+    linked = dict(zip(part_texts, link_parts(part_texts), strict=True))
+    name = terminology.concept_preferred_name
+    return {
+        key: result
+        for key, parts in splits.items()
+        if (result := composite_result(text_of[key], parts, [linked[part] for part in parts], name)) is not None
+    }

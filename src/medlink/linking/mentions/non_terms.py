@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from medlink.linking.results import NilCause
 from medlink.resources import FUNCTION_WORDS, resource_path
 from medlink.terminology import Terminology
 
@@ -49,3 +50,15 @@ def why_not_a_term(text: str, terminology: Terminology) -> str | None:
         return why
     key = terminology.normalizer(text)
     return not_a_term(key) if key and not terminology.has_normalized(key) else None
+
+
+def refusal(text: str, max_chars: int, declares_nil: bool) -> tuple[NilCause, str] | None:
+    """Why ``text`` is not linked at all, before any work is spent on it: longer than ``max_chars`` (0: no limit),
+    or binary data (the latter only while nil is declared)."""
+    if max_chars and len(text) > max_chars:
+        return NilCause.TOO_LONG, (
+            f"the mention has {len(text):,} characters, more than the limit of "
+            f"{max_chars:,} (LinkerConfig.max_mention_chars): no term is that long"
+        )
+    why = control_characters(text) if declares_nil else None
+    return (NilCause.NOT_A_TERM, why) if why else None

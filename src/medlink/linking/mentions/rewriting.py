@@ -4,19 +4,21 @@ compound, an anion, a possessive eponym or a condition written with its cause st
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from medlink.linking.mentions.abbreviations import expand_abbreviations
 from medlink.linking.mentions.respelling import (
     acid_name,
     eponym_names,
+    says_the_same_cause,
     standard_spelling,
     without_cause,
     without_isotope_label,
     without_salt,
 )
-from medlink.linking.mentions.shorthand import ShorthandLexicon
+from medlink.linking.mentions.shorthand import ShorthandLexicon, links_better
+from medlink.linking.results import LinkResult, Stage
 from medlink.terminology import Terminology
 
 
@@ -53,6 +55,20 @@ class MentionRewriter:
         how = "clinical shorthand spelled out" if spelled != text else "respelled"
         return (standard_spelling(spelled) if self.respell else spelled), how
 
+    def other_readings(self, texts: Mapping[int, str]) -> tuple[dict[int, tuple[str, str]], dict[int, tuple[str, str]]]:
+        """For each text (by position), its respelling when that differs, and the name it (respelled) stands for
+        when there is one, each with how it was found."""
+        spelled = {}
+        for i, text in texts.items():
+            other, how = self.respelled(text)
+            if other != text:
+                spelled[i] = (other, how)
+        named = {}
+        for i, text in texts.items():
+            if (found := self.named_form(spelled[i][0] if i in spelled else text)) is not None:
+                named[i] = found
+        return spelled, named
+
     def named_form(self, written: str) -> tuple[str, str] | None:
         """The terminology name a salt ("metformin hydrochloride"), a labelled compound ("[3H]-L-arginine"), an anion
         ("metrizoate") or a possessive eponym ("Parkinson's") stands for, and how it was found; ``None`` when there
@@ -71,3 +87,27 @@ class MentionRewriter:
         if (condition := without_cause(written)) != written.strip() and self.matches_exactly(condition):
             return condition, "cause dropped:"
         return None
+
+
+Reading = tuple[tuple[str, str], LinkResult]  # (the text searched, how it was found), its result
+
+
+def best_reading(
+    text: str, result: LinkResult, spelled: Reading | None, named: Reading | None
+) -> tuple[str, LinkResult, list[str]]:
+    """Which reading of a mention links it, and notes saying how: as written (``text``, ``result``); respelled, when
+    that links better; or the name it stands for, when only that matches exactly, unless what was found writes the
+    cause the mention writes ("drug-induced hepatitis" found as "Hepatitis, Drug-Induced")."""
+    notes = []
+    if spelled is not None and links_better(spelled[1], result):
+        ((text, how), result) = spelled
+        notes.append(f"{how} as {text!r}")
+    if (
+        named is not None
+        and result.stage is not Stage.EXACT
+        and named[1].stage is Stage.EXACT
+        and not says_the_same_cause(text, result.matched_name or "")
+    ):
+        ((text, how), result) = named
+        notes.append(f"{how} {text!r}")
+    return text, result, notes

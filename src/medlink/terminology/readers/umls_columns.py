@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from medlink.errors import MedlinkError
+from medlink.terminology.columns import Columns, arrow_to_list
 from medlink.terminology.diagnostics import ReadReport, SourceError
 from medlink.terminology.hierarchy import closing_edges
 from medlink.terminology.records import NameKind
@@ -26,10 +27,8 @@ from medlink.terminology.terminology import (
     CONCEPT_FIELDS,
     NAME_FIELDS,
     RELATION_FIELDS,
-    Columns,
     SourceInfo,
     Terminology,
-    arrow_to_list,
 )
 from medlink.text import Normalizer
 

@@ -38,7 +38,8 @@ class MatcherSpec:
         None,
         "Cross-encoder over the top trials: 'msmarco' (pip install "
         "'medlink[rerank]') or an ONNX cross-encoder folder (default: none).",
-        flag="--rerank",
+        flag="--reranker",
+        old_flag="--rerank",  # its name for one more release; --rerank is the linker's on/off switch
     )
     weights: FusionWeights = field(default_factory=FusionWeights)
     concepts: bool = setting(True, "Compare the diseases of the note and the trials.")

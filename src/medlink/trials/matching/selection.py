@@ -74,7 +74,7 @@ class RankingSetting:
         weights = [f"criteria_met={self.criteria:g}", f"criteria_failed={self.criteria:g}"]
         options = f"--fusion {self.fusion}"
         if self.reading is not None:
-            options += f" --rerank {reranker} --reading {self.reading} --rerank-top {self.rerank_top}"
+            options += f" --reranker {reranker} --reading {self.reading} --rerank-top {self.rerank_top}"
             weights.append(f"rerank={self.rerank_weight:g}")
         return options + (f" --weights {','.join(weights)}" if weights else "")
 
