@@ -280,7 +280,7 @@ def test_an_index_written_before_the_several_flag_reads_as_single_concept(tmp_pa
 
 def test_an_index_rebound_to_a_larger_terminology_reuses_its_vectors(built, terminology, encoder, tmp_path) -> None:
     from medlink.errors import MedlinkError
-    from medlink.index.build import rebind_index
+    from medlink.index.update import rebind_index
     from support import dense_linker
 
     larger = Terminology.from_concepts(

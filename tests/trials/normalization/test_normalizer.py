@@ -236,7 +236,7 @@ def test_retrieval_below_a_field_threshold_is_nil(encoder, tmp_path: Path) -> No
 def test_normalizer_linkers_leave_nil_to_the_field_thresholds(encoder, fixtures: Path, tmp_path: Path) -> None:
     """An index's own calibrated threshold would stack on the per-field ones: the normalizer's linkers run without."""
     from medlink.index import build_index, ontology_entries
-    from medlink.index.build import update_manifest
+    from medlink.index.update import update_manifest
     from medlink.linking.spec import OverIndex
     from medlink.terminology import SourceSpec, compile_terminology, save_terminology
     from medlink.trials.normalization.normalizer_spec import NormalizerSpec
