@@ -28,21 +28,23 @@ def setting(
     choices: tuple[str, ...] | None = None,
     *,
     minimum: float | None = None,
+    maximum: float | None = None,
     path: dict[str, bool] | None = None,
     metavar: str | None = None,
     research: bool = False,
     old_flag: str | None = None,
 ) -> Any:
     """A field with what its option needs: help text; a flag when it is not ``--field-name`` (for a boolean that
-    defaults to true, ``--name/--no-name``); the values it may take (``choices``, ``minimum``); for a path, click's
-    rules (``{"exists": True, "file_okay": False}``). ``research``: an ablation or tuning knob, left out of the
-    everyday ``--help`` (still accepted, and settable in a ``--config`` file). ``old_flag``: the option's former
-    name, still accepted for one release and left out of ``--help``."""
+    defaults to true, ``--name/--no-name``); the values it may take (``choices``, ``minimum``, ``maximum``); for a
+    path, click's rules (``{"exists": True, "file_okay": False}``). ``research``: an ablation or tuning knob, left
+    out of the everyday ``--help`` (still accepted; ``LinkerConfig``'s are also read from a ``--config`` file).
+    ``old_flag``: the option's former name, still accepted for one release and left out of ``--help``."""
     option = {
         "help": help,
         "flag": flag,
         "choices": choices,
         "minimum": minimum,
+        "maximum": maximum,
         "path": path,
         "metavar": metavar,
         "research": research,
@@ -92,9 +94,13 @@ def settings_of(
     return dataclasses.replace(base if base is not None else settings(), **checked)
 
 
+def is_none_word(value: object) -> bool:
+    return isinstance(value, str) and value.strip().casefold() == NONE_WORD
+
+
 def _checked_value(spec: dataclasses.Field, hint: Any, value: Any, where: str, folder: Path | None) -> Any:
     kind = base_type(hint)
-    if is_optional(hint) and (value is None or value == NONE_WORD):
+    if is_optional(hint) and (value is None or is_none_word(value)):
         return None
     if kind is bool:
         if not isinstance(value, bool):
@@ -106,29 +112,48 @@ def _checked_value(spec: dataclasses.Field, hint: Any, value: Any, where: str, f
             raise MedlinkError(f"{where}: expected a list of strings, found {shown(value)}")
         return tuple(part.strip() for part in parts if part.strip())
     if kind is Path:
-        if not isinstance(value, str) or not value:
-            raise MedlinkError(f"{where}: expected a path, found {shown(value)}")
-        path = Path(value).expanduser()
-        return folder / path if folder is not None and not path.is_absolute() else path
+        return _checked_path(value, spec.metadata.get("path") or {}, where, folder)
     if kind in (int, float):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or (kind is int and not isinstance(value, int))
-        ):
-            raise MedlinkError(f"{where}: expected {'an integer' if kind is int else 'a number'}, found {shown(value)}")
-        if not math.isfinite(value):
-            raise MedlinkError(f"{where}: expected a finite number, found {shown(value)}")
-        minimum = spec.metadata.get("minimum")
-        if minimum is not None and value < minimum:
-            raise MedlinkError(f"{where}: {value} is below the least allowed, {minimum}")
-        return kind(value)
+        return _checked_number(value, kind, spec.metadata, where)
     if not isinstance(value, str):
         raise MedlinkError(f"{where}: expected text, found {shown(value)}")
     choices = spec.metadata.get("choices")
     if choices and value not in choices:
         raise MedlinkError(f"{where}: {shown(value)} is not one of {', '.join(choices)}")
     return value
+
+
+def _checked_path(value: Any, rules: dict[str, bool], where: str, folder: Path | None) -> Path:
+    """A path as the setting's rules (click's: ``exists``, ``dir_okay``, ``file_okay``) allow it; a file must be a
+    regular one (a FIFO or a device would hang or never end)."""
+    if not isinstance(value, str) or not value or "\0" in value:
+        raise MedlinkError(f"{where}: expected a path, found {shown(value)}")
+    path = Path(value).expanduser()
+    path = folder / path if folder is not None and not path.is_absolute() else path
+    if rules.get("exists") and not path.exists():
+        raise MedlinkError(f"{where}: {path} does not exist")
+    if path.exists() and rules.get("dir_okay") is False and not path.is_file():
+        raise MedlinkError(f"{where}: {path} is not a regular file")
+    if path.exists() and rules.get("file_okay") is False and not path.is_dir():
+        raise MedlinkError(f"{where}: {path} is not a folder")
+    return path
+
+
+def _checked_number(value: Any, kind: type, rules: Mapping[str, Any], where: str) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or (kind is int and not isinstance(value, int)):
+        raise MedlinkError(f"{where}: expected {'an integer' if kind is int else 'a number'}, found {shown(value)}")
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an integer too large for a float
+        finite = False
+    if not finite:
+        raise MedlinkError(f"{where}: expected a finite number of sensible size, found {shown(value, 40)}")
+    minimum, maximum = rules.get("minimum"), rules.get("maximum")
+    if minimum is not None and value < minimum:
+        raise MedlinkError(f"{where}: {value} is below the least allowed, {minimum}")
+    if maximum is not None and value > maximum:
+        raise MedlinkError(f"{where}: {shown(value, 40)} is above the most allowed, {maximum}")
+    return kind(value)
 
 
 def settings_toml(settings: type, table: str) -> str:

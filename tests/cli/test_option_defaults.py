@@ -149,3 +149,86 @@ def test_annotate_offers_the_annotators_settings() -> None:
     assert '"negated": false' in result.output
     result = CliRunner().invoke(main, ["annotate", "--exact-only", "No myocardial infarction."])
     assert '"negated": true' in result.output
+
+
+def test_serve_keeps_its_own_document_limit_apart_from_the_linkers(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("uvicorn", reason="the service needs the [serve] extras")
+    from medlink.cli import serve_command
+    from medlink.serve.settings import ServiceSettings
+
+    seen: dict = {}
+    made = ServiceSettings.from_environment
+
+    def settings_from_environment(**limits: object) -> ServiceSettings:
+        seen["settings"] = made(**limits)  # type: ignore[arg-type]
+        return seen["settings"]
+
+    def no_linker(choice: LinkerChoice, **_: object) -> None:
+        seen["choice"] = choice
+        raise click.Abort  # nothing is served
+
+    monkeypatch.setattr(serve_command.ServiceSettings, "from_environment", settings_from_environment)
+    monkeypatch.setattr(serve_command, "make_linker", no_linker)
+    CliRunner().invoke(main, ["serve", "--exact-only", "--max-document-chars", "500"])
+    assert seen["settings"].max_document_chars == 500  # the service's limit
+    assert "max_document_chars" not in seen["choice"].given  # not how far the linker reads documents
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ("nil_threshold = 1" + "0" * 400, "expected a finite number of sensible size"),
+        ("max_mention_chars = 9" + "9" * 5000, "not a readable TOML file"),
+        ("batch_size = 10_000_000", "above the most allowed"),
+        ('shorthand_file = "nope.tsv"', "nope.tsv does not exist"),
+        ('shorthand_file = "."', "is not a regular file"),
+    ],
+)
+def test_hostile_values_in_a_config_file_are_refused_in_one_line(tmp_path: Path, table: str, problem: str) -> None:
+    path = tmp_path / "hostile.toml"
+    path.write_text(f"[linker]\n{table}\n")
+    result = CliRunner().invoke(main, ["link", "--exact-only", "--config", str(path), "aspirin"])
+    assert result.exit_code == 2, result.output
+    assert problem in result.output and "Traceback" not in result.output
+
+
+def test_a_config_that_is_no_regular_file_is_refused_not_read(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)  # reading it would wait for a writer forever
+    result = CliRunner().invoke(main, ["link", "--exact-only", "--config", str(fifo), "aspirin"])
+    assert result.exit_code == 2 and "not a regular file" in result.output
+    big = tmp_path / "big.toml"
+    big.write_text("[linker]\n" + "# padding\n" * 200_000)
+    result = CliRunner().invoke(main, ["link", "--exact-only", "--config", str(big), "aspirin"])
+    assert result.exit_code == 2 and "too large for a settings file" in result.output
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_threshold_that_is_no_finite_number_is_refused(value: str) -> None:
+    result = CliRunner().invoke(main, ["link", "--exact-only", "--nil-threshold", value, "aspirin"])
+    assert result.exit_code == 2 and "not a finite number" in result.output
+
+
+def test_none_takes_a_files_value_back_and_the_old_entity_type_wins_over_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[linker]\nnil_threshold = 0.5\nnumber_margin = "None"\n')
+    assert _choice("--config", str(path), "--nil-threshold", "none").settings().nil_threshold is None
+    assert _choice("--config", str(path)).settings().number_margin is None  # any case of "none"
+
+
+def test_an_unknown_kind_of_branch_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    for args in (["--branches", "DISEASES"], ["--branches", "Diseases"]):
+        result = CliRunner().invoke(main, ["link", "--exact-only", *args, "aspirin"])
+        assert result.exit_code == 2 and "no branches known for the kind" in result.output
+        assert "mention\t" not in result.output  # no header before the refusal
+    path = tmp_path / "b.toml"
+    path.write_text('[linker]\nbranches = ["Diseases"]\n')
+    result = CliRunner().invoke(main, ["link", "--exact-only", "--config", str(path), "aspirin"])
+    assert result.exit_code == 2 and "b.toml" in result.output
+    path.write_text('[linker]\nbranches = ["C"]\n')
+    by_old_name = CliRunner().invoke(
+        main, ["link", "--exact-only", "--config", str(path), "--entity-type", "Chemical", "aspirin"]
+    )
+    assert "MESH:D001241" in by_old_name.output  # the command line's kind, not the file's C

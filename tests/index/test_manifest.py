@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from medlink.index import IndexFileError, VectorIndex, build_index, ontology_entries
-from medlink.index.update import update_manifest
 from medlink.index.manifest import IndexOrigin
+from medlink.index.update import update_manifest
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, NameKind, make_concept
 

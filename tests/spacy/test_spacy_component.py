@@ -109,3 +109,14 @@ def test_the_linker_table_sets_any_linker_setting_and_is_checked() -> None:
     assert concepts == {"heart attack": (), "aspirin": ("MESH:D001241",)}  # only chemicals and drugs (D) may link
     with pytest.raises(MedlinkError, match="config 'linker': no setting 'branch' \\(did you mean 'branches'"):
         spacy.blank("en").add_pipe("medlink_linker", config={"exact_only": True, "linker": {"branch": ["D"]}})
+
+
+def test_a_pipeline_with_the_linker_saves_and_loads_with_its_settings(tmp_path) -> None:
+    pipeline = spacy.blank("en")
+    pipeline.add_pipe("entity_ruler").add_patterns(PATTERNS)
+    pipeline.add_pipe("medlink_linker", config={"exact_only": True, "linker": {"branches": ["Chemical"]}})
+    pipeline.to_disk(tmp_path / "nlp")  # every label linked: spaCy's meta lists none
+    loaded = spacy.load(tmp_path / "nlp")
+    concepts = {span.text: span._.concepts for span in loaded("A heart attack after aspirin.").ents}
+    assert concepts == {"heart attack": (), "aspirin": ("MESH:D001241",)}
+    assert loaded.get_pipe("medlink_linker").labels == ()

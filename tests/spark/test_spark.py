@@ -204,7 +204,7 @@ def test_annotate_column_finds_the_mentions_of_each_text(spark) -> None:
         ("pneumonia", ["MESH:D011014"], False, True),
     ]
     assert rows[1]["annotations"] == [] and rows[2]["annotations"] == []
-    chemicals_only = annotate_column(df, "note", exact_only=True, linker=LinkerConfig(branches=("D",))).collect()
+    chemicals_only = annotate_column(df, "note", exact_only=True, config=LinkerConfig(branches=("D",))).collect()
     assert all(a["concepts"] == [] for row in chemicals_only for a in row["annotations"])  # the linker's settings
     with pytest.raises(MedlinkError, match="already has a column 'note'"):
         annotate_column(df, "note", exact_only=True, output="note")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import typing
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +17,7 @@ from click.core import ParameterSource
 
 from medlink.cli.aliases import OptionWithOldName
 from medlink.cli.paths import PathOption
-from medlink.options import NONE_WORD, base_type, declared_settings, is_optional
+from medlink.options import NONE_WORD, base_type, declared_settings, is_none_word, is_optional
 
 _TYPES: dict[Any, Any] = {int: click.INT, float: click.FLOAT, str: click.STRING}
 _RANGES: dict[Any, Any] = {int: click.IntRange, float: click.FloatRange}
@@ -57,13 +58,14 @@ def settings_from(settings: type, values: dict[str, Any], **fixed: Any) -> Any:
     return settings(**{name: values.pop(name) for name in names}, **fixed)
 
 
-def given_settings(settings: type, values: dict[str, Any]) -> dict[str, Any]:
-    """The options of ``settings`` the user gave on the command line (not left at their default), removed from
-    ``values`` with the ones left alone: what a settings file or an index's calibration must not override."""
+def given_settings(settings: type, values: dict[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The options of ``settings`` (less ``skip``, which the command offers otherwise) the user gave on the command
+    line (not left at their default), removed from ``values`` with the ones left alone: what a settings file or an
+    index's calibration must not override."""
     context = click.get_current_context()
     given = {}
     for spec in dataclasses.fields(settings):
-        if spec.name in values:
+        if spec.name in values and spec.name not in skip:
             value = values.pop(spec.name)
             if context.get_parameter_source(spec.name) not in (ParameterSource.DEFAULT, None):
                 given[spec.name] = value
@@ -89,11 +91,13 @@ def _option(spec: dataclasses.Field, hint: Any) -> Callable[[Callable], Callable
         click_type: Any = PathOption(path_type=Path, **(meta.get("path") or {}))
     elif meta.get("choices"):
         click_type = click.Choice(meta["choices"])
-    elif meta.get("minimum") is not None:
-        click_type = _RANGES[kind](min=meta["minimum"])
+    elif meta.get("minimum") is not None or meta.get("maximum") is not None:
+        click_type = _RANGES[kind](min=meta.get("minimum"), max=meta.get("maximum"))
     else:
         click_type = _TYPES[kind]
-    if is_optional(hint) and spec.default is not None:  # the default is a value: "none" says None
+    if kind is float:
+        click_type = _Finite(click_type)
+    if is_optional(hint):  # "none" says None: turns a setting off, or takes a file's value back
         click_type = _OrNone(click_type)
     if meta.get("old_flag"):
         return click.option(
@@ -121,6 +125,20 @@ class _OrNone(click.ParamType):
         self.name = f"{inner.name}|{NONE_WORD}"
 
     def convert(self, value: Any, parameter: click.Parameter | None, context: click.Context | None) -> Any:
-        if value is None or (isinstance(value, str) and value.strip().lower() == NONE_WORD):
+        if value is None or is_none_word(value):
             return None
         return self.inner.convert(value, parameter, context)
+
+
+class _Finite(click.ParamType):
+    """``inner``'s numbers, less nan and the infinities (a nan threshold would silently never say nil)."""
+
+    def __init__(self, inner: click.ParamType) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def convert(self, value: Any, parameter: click.Parameter | None, context: click.Context | None) -> Any:
+        number = self.inner.convert(value, parameter, context)
+        if number is not None and not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", parameter, context)
+        return number

@@ -21,6 +21,7 @@ import click
 from medlink.cli.dataclass_options import dataclass_options, given_settings, settings_from
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, LinkerConfig
+from medlink.linking.mentions.branches import branch_prefixes
 from medlink.linking.pipeline import DEFAULT_SIEVES
 from medlink.options import setting, settings_of, settings_toml
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from medlink.evaluation.corpus import Corpus
 
 SETTINGS_TABLE = "linker"  # the table of a --config file that holds LinkerConfig's settings
+MAX_CONFIG_BYTES = 1_000_000  # a settings file is a page of text
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ def linker_options(function: Callable | None = None, *, skip: tuple[str, ...] = 
     def decorate(function: Callable) -> Callable:
         @functools.wraps(function)
         def with_choice(**values: Any) -> Any:
-            given = given_settings(LinkerConfig, values)
+            given = given_settings(LinkerConfig, values, skip)
             if values.pop("number_agreement") is False:  # the old spelling of --number-margin none
                 given["number_margin"] = None
             choice = replace(settings_from(LinkerChoice, values), given=given)
@@ -125,19 +127,24 @@ def make_linker(
     choice: LinkerChoice, progress: bool = True, training: Corpus | None = None, branches: tuple[str, ...] = ()
 ) -> Linker:
     """The linker the options describe; settings given on the command line or in ``--config`` override what an
-    index was calibrated with. ``branches`` apply when no ``branches`` setting is given (``medlink link
-    --entity-type``).
+    index was calibrated with. ``branches`` (``medlink link --entity-type``, the old name of ``--branches KIND``)
+    count as given on the command line, unless ``--branches`` is.
 
     The mentions of ``training`` join the search as source D: the exact sieve matches them, and the dense sieves
     search an index that holds them (a cached copy with only the mentions encoded)."""
     if choice.ranker_dir is not None and training is not None and training.labelled_pairs():
         raise click.UsageError("a ranker remembers the training mentions it was fitted on: drop --train")
+    if branches and "branches" not in choice.given:  # what --entity-type says, unless --branches says otherwise
+        choice = replace(choice, given={**choice.given, "branches": branches})
     try:
         config = choice.settings()
     except MedlinkError as error:
         raise click.BadParameter(str(error), param_hint="--config") from None
-    if not config.branches and branches:
-        config = replace(config, branches=branches)
+    try:
+        branch_prefixes(config.branches)  # an unknown kind is refused before anything is written
+    except MedlinkError as error:
+        where = "--branches" if "branches" in choice.given else f"--config {choice.config_file}"
+        raise click.BadParameter(str(error), param_hint=where) from None
     if config.shorthand and config.shorthand_file is not None:
         from medlink.linking.mentions.shorthand import shorthand_lexicon
 
@@ -168,9 +175,15 @@ def _spec(choice: LinkerChoice, training: Corpus | None) -> Any:
 
 
 def _settings_table(path: Path) -> Any:
+    if not path.is_file():  # a FIFO would hang the read, a device never end it
+        raise MedlinkError(f"{path}: not a regular file")
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise MedlinkError(f"{path}: over {MAX_CONFIG_BYTES:,} bytes, too large for a settings file")
+        document = tomllib.loads(raw.decode("utf-8"))
+    except (OSError, ValueError) as error:  # ValueError: not UTF-8, not TOML, an integer of thousands of digits
         raise MedlinkError(f"{path}: not a readable TOML file: {error}") from None
     unknown = sorted(set(document) - {SETTINGS_TABLE})
     if unknown:

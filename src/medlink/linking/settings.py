@@ -88,7 +88,9 @@ class LinkerConfig:
     several_within: float | None = setting(
         None, "Claim every concept scoring within this margin of the best (multi-concept mentions)."
     )
-    batch_size: int = setting(4096, "Mentions handed to the sieves at a time.", minimum=1, research=True)
+    batch_size: int = setting(
+        4096, "Mentions handed to the sieves at a time.", minimum=1, maximum=1_000_000, research=True
+    )
     expand_abbreviations: bool = setting(
         True,
         "Expand short forms defined in a mention's document (Schwartz & Hearst, and terminology names for short "

@@ -50,8 +50,13 @@ class MedlinkLinkerComponent:
     def __init__(self, linker: Linker, labels: Iterable[str] | None = None, use_document: bool = True) -> None:
         register_extensions()
         self.linker = linker
-        self.labels = frozenset(labels) if labels else None
+        self.entity_labels = frozenset(labels) if labels else None
         self.use_document = use_document
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The entity labels linked (empty: every label); spaCy lists them in the pipeline's meta."""
+        return tuple(sorted(self.entity_labels or ()))
 
     def __call__(self, doc: Doc) -> Doc:
         self._link([doc])
@@ -64,7 +69,8 @@ class MedlinkLinkerComponent:
             yield from batch
 
     def _link(self, docs: list[Doc]) -> None:
-        spans = [span for doc in docs for span in doc.ents if self.labels is None or span.label_ in self.labels]
+        kept = self.entity_labels
+        spans = [span for doc in docs for span in doc.ents if kept is None or span.label_ in kept]
         mentions = [
             Mention(
                 span.text, span.doc.text if self.use_document else None, span.start_char, span.end_char, span.label_

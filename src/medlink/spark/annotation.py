@@ -35,12 +35,12 @@ def annotate_column(
     context: bool = True,
     tagger: str = "auto",
     output: str = "annotations",
-    linker: LinkerConfig | None = None,
+    config: LinkerConfig | None = None,
 ) -> DataFrame:
     """``df`` with ``output``: the mentions found in ``column``, each with offsets, concepts, preferred names,
     score, stage, negation, uncertainty and reason (``medlink annotate``'s fields). Lazy; the linker is the one
     ``Linker.load`` makes from the same arguments, loaded once per Python worker; ``tagger`` as for ``medlink
-    annotate --tagger``; ``linker``: the linker's settings (default: ``LinkerConfig()``, the index's calibration
+    annotate --tagger``; ``config``: the linker's settings (default: ``LinkerConfig()``, the index's calibration
     kept)."""
     from pyspark.sql.types import StringType, StructField, StructType, _parse_datatype_string
 
@@ -51,11 +51,11 @@ def annotate_column(
     if output in df.columns:
         raise MedlinkError(f"the DataFrame already has a column {output!r}: pass another output name")
     spec = prepare_spec(index, terminology, exact_only, None)
-    config = with_tagger(
+    annotation = with_tagger(
         AnnotatorConfig(context=context, branches=branches_for(entity_type) if entity_type else None),
         choose_tagger(tagger),
         entity_type,
     )
     schema = StructType([*df.schema.fields, StructField(output, _parse_datatype_string(ANNOTATION_TYPE))])
-    work = partial(annotate_batches, spec=spec, settings=linker, config=config, column=column, output=output)
+    work = partial(annotate_batches, spec=spec, settings=config, config=annotation, column=column, output=output)
     return df.mapInPandas(work, schema)

@@ -40,14 +40,19 @@ def branches_for(entity_type: str) -> tuple[str, ...]:
         ) from None
 
 
-def _prefixes_of(item: str) -> tuple[str, ...]:
-    """A kind of concept ("Disease") as its MeSH branches; a tree-number prefix as itself. Tree numbers have no
-    lowercase letters, so a word that is no known kind ("Diseases") is refused rather than matching nothing."""
-    if item.casefold() in ENTITY_BRANCHES:
-        return ENTITY_BRANCHES[item.casefold()]
-    if any(character.islower() for character in item):
-        return branches_for(item)  # refused, naming the known kinds
-    return (item,)
+def branch_prefixes(items: Sequence[str]) -> tuple[str, ...]:
+    """Tree-number prefixes for ``items``: a kind of concept ("Disease", any case) as its MeSH branches, a prefix
+    ("C", "F03", "C04.588") as itself. A word that is neither ("Diseases", "DISEASES": a prefix longer than one
+    letter has digits) is refused, naming the known kinds, rather than silently matching nothing."""
+    prefixes: list[str] = []
+    for item in items:
+        if item.casefold() in ENTITY_BRANCHES:
+            prefixes += ENTITY_BRANCHES[item.casefold()]
+        elif len(item) > 1 and not any(character.isdigit() for character in item):
+            branches_for(item)  # raises
+        else:
+            prefixes.append(item)
+    return tuple(prefixes)
 
 
 def type_scope(terminology: Terminology, entity_type: str) -> BranchScope | None:
@@ -83,7 +88,7 @@ class BranchScope:
     _allowed: dict[str, bool] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        self.prefixes = tuple(prefix for item in self.prefixes for prefix in _prefixes_of(item))
+        self.prefixes = branch_prefixes(self.prefixes)
         if not self.prefixes:
             raise ValueError("a branch scope needs at least one tree-number prefix")
         if not has_tree_numbers(self.terminology):
