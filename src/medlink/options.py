@@ -37,7 +37,7 @@ def setting(
     """A field with what its option needs: help text; a flag when it is not ``--field-name`` (for a boolean that
     defaults to true, ``--name/--no-name``); the values it may take (``choices``, ``minimum``, ``maximum``); for a
     path, click's rules (``{"exists": True, "file_okay": False}``). ``research``: an ablation or tuning knob, left
-    out of the everyday ``--help`` (still accepted; ``LinkerConfig``'s are also read from a ``--config`` file).
+    out of the everyday ``--help`` (still accepted; the linker's and annotator's are also read from ``--config``).
     ``old_flag``: the option's former name, still accepted for one release and left out of ``--help``."""
     option = {
         "help": help,

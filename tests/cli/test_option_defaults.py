@@ -232,3 +232,20 @@ def test_an_unknown_kind_of_branch_is_refused_before_anything_is_written(tmp_pat
         main, ["link", "--exact-only", "--config", str(path), "--entity-type", "Chemical", "aspirin"]
     )
     assert "MESH:D001241" in by_old_name.output  # the command line's kind, not the file's C
+
+
+def test_annotate_reads_an_annotator_table_and_prints_both(tmp_path: Path) -> None:
+    printed = CliRunner().invoke(main, ["annotate", "--print-config"]).output
+    tables = tomllib.loads(printed)
+    assert settings_of(AnnotatorConfig, tables["annotator"], where="printed") == AnnotatorConfig()
+    assert "annotator" not in tomllib.loads(CliRunner().invoke(main, ["link", "--print-config"]).output)
+    path = tmp_path / "a.toml"
+    path.write_text("[annotator]\ncontext = false\n")
+    text = "No myocardial infarction."
+    from_file = CliRunner().invoke(main, ["annotate", "--exact-only", "--config", str(path), text])
+    assert '"negated": false' in from_file.output
+    overridden = CliRunner().invoke(main, ["annotate", "--exact-only", "--config", str(path), "--context", text])
+    assert '"negated": true' in overridden.output  # the command line wins
+    path.write_text("[annotator]\nmin_chars = 0\n")
+    refused = CliRunner().invoke(main, ["annotate", "--exact-only", "--config", str(path), text])
+    assert refused.exit_code == 2 and "min_chars: 0 is below the least allowed" in refused.output

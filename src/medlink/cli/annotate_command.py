@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from medlink.cli.dataclass_options import dataclass_options
-from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
+from medlink.cli.linker_options import LinkerChoice, annotator_config, linker_options, make_linker
 from medlink.cli.paths import PathOption
 from medlink.cli.span_options import span_config, span_options
 from medlink.linking.annotation.annotator import AnnotatorConfig
@@ -91,10 +91,11 @@ def annotate(
     documents = [Document(str(number), text) for number, text in enumerate(texts, start=1)]
     for spec in inputs:
         documents += list(read_documents(spec))
+    annotation = annotator_config(linker_choice, annotator_settings)  # a bad [annotator] table: before any work
     linker = make_linker(linker_choice, progress=sys.stderr.isatty())
     branches = branches_of(linker.terminology, linker.config.branches, entity_type)
     config = span_config(
-        AnnotatorConfig(branches=branches, **annotator_settings),
+        replace(annotation, branches=branches),
         linker.terminology,
         tagger,
         approximate,

@@ -27,8 +27,10 @@ from medlink.options import setting, settings_of, settings_toml
 
 if TYPE_CHECKING:
     from medlink.evaluation.corpus import Corpus
+    from medlink.linking.annotation.annotator import AnnotatorConfig
 
 SETTINGS_TABLE = "linker"  # the table of a --config file that holds LinkerConfig's settings
+ANNOTATOR_TABLE = "annotator"  # and the one that holds AnnotatorConfig's, read by the commands that annotate
 MAX_CONFIG_BYTES = 1_000_000  # a settings file is a page of text
 
 
@@ -76,7 +78,8 @@ class LinkerChoice:
     config_file: Path | None = setting(
         None,
         f"A TOML file whose [{SETTINGS_TABLE}] table sets the linker's settings, research ones included (field "
-        "names of LinkerConfig; --print-config writes every one with its default). Options given here win.",
+        f"names of LinkerConfig), and [{ANNOTATOR_TABLE}] the annotator's; --print-config writes every one with its "
+        "default. Options given here win.",
         flag="--config",
         path={"exists": True, "dir_okay": False},
     )
@@ -84,16 +87,14 @@ class LinkerChoice:
 
     def settings(self, base: LinkerConfig | None = None) -> LinkerConfig:
         """``base`` (default: the default settings) with the ``--config`` file's settings, then the given ones."""
-        config = base or LinkerConfig()
+        return self.layered(LinkerConfig, SETTINGS_TABLE, base or LinkerConfig(), self.given)
+
+    def layered(self, settings: type, table: str, base: Any, given: Mapping[str, Any]) -> Any:
+        """``base`` with the ``--config`` file's ``table``, then with ``given`` (what the command line says)."""
         if self.config_file is not None:
-            config = settings_of(
-                LinkerConfig,
-                _settings_table(self.config_file),
-                where=str(self.config_file),
-                base=config,
-                folder=self.config_file.parent,
-            )
-        return replace(config, **self.given)
+            values = _settings_table(self.config_file, table)
+            base = settings_of(settings, values, where=str(self.config_file), base=base, folder=self.config_file.parent)
+        return replace(base, **given)
 
 
 def linker_options(function: Callable | None = None, *, skip: tuple[str, ...] = ()) -> Callable:
@@ -152,6 +153,18 @@ def make_linker(
     return Linker.load(_spec(choice, training), config=config, progress=progress)
 
 
+def annotator_config(choice: LinkerChoice, values: dict[str, Any], **fixed: Any) -> AnnotatorConfig:
+    """The annotator's settings: the defaults, then the ``--config`` file's [annotator] table, then the options of
+    ``AnnotatorConfig`` given on the command line (``values``, the command's keywords for them), then ``fixed``."""
+    from medlink.linking.annotation.annotator import AnnotatorConfig
+
+    given = given_settings(AnnotatorConfig, values)
+    try:
+        return replace(choice.layered(AnnotatorConfig, ANNOTATOR_TABLE, AnnotatorConfig(), given), **fixed)
+    except MedlinkError as error:
+        raise click.BadParameter(str(error), param_hint="--config") from None
+
+
 def _spec(choice: LinkerChoice, training: Corpus | None) -> Any:
     from medlink.linking.spec import TrainingMentions, linker_spec
 
@@ -174,7 +187,7 @@ def _spec(choice: LinkerChoice, training: Corpus | None) -> Any:
         raise click.UsageError(str(error)) from None
 
 
-def _settings_table(path: Path) -> Any:
+def _settings_table(path: Path, table: str) -> Any:
     if not path.is_file():  # a FIFO would hang the read, a device never end it
         raise MedlinkError(f"{path}: not a regular file")
     try:
@@ -185,13 +198,19 @@ def _settings_table(path: Path) -> Any:
         document = tomllib.loads(raw.decode("utf-8"))
     except (OSError, ValueError) as error:  # ValueError: not UTF-8, not TOML, an integer of thousands of digits
         raise MedlinkError(f"{path}: not a readable TOML file: {error}") from None
-    unknown = sorted(set(document) - {SETTINGS_TABLE})
+    unknown = sorted(set(document) - {SETTINGS_TABLE, ANNOTATOR_TABLE})
     if unknown:
-        raise MedlinkError(f"{path}: unknown table or key {unknown[0]!r}; linker settings go under [{SETTINGS_TABLE}]")
-    return document.get(SETTINGS_TABLE, {})
+        raise MedlinkError(
+            f"{path}: unknown table or key {unknown[0]!r}; settings go under [{SETTINGS_TABLE}] and [{ANNOTATOR_TABLE}]"
+        )
+    return document.get(table, {})
 
 
 def _print_config(context: click.Context, parameter: click.Parameter, value: bool) -> None:
     if value and not context.resilient_parsing:
         click.echo(settings_toml(LinkerConfig, SETTINGS_TABLE), nl=False)
+        if any(option.name == "context" for option in context.command.params):  # a command that annotates
+            from medlink.linking.annotation.annotator import AnnotatorConfig
+
+            click.echo("\n" + settings_toml(AnnotatorConfig, ANNOTATOR_TABLE), nl=False)
         context.exit()
