@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from medlink.cli.dataclass_options import dataclass_options, given_settings, settings_from
-from medlink.errors import MedlinkError
+from medlink.errors import MedlinkError, shown
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.mentions.branches import branch_prefixes
 from medlink.linking.pipeline import DEFAULT_SIEVES
@@ -201,7 +201,8 @@ def _settings_table(path: Path, table: str) -> Any:
     unknown = sorted(set(document) - {SETTINGS_TABLE, ANNOTATOR_TABLE})
     if unknown:
         raise MedlinkError(
-            f"{path}: unknown table or key {unknown[0]!r}; settings go under [{SETTINGS_TABLE}] and [{ANNOTATOR_TABLE}]"
+            f"{path}: unknown table or key {shown(unknown[0])}; settings go under [{SETTINGS_TABLE}] and "
+            f"[{ANNOTATOR_TABLE}]"
         )
     return document.get(table, {})
 
