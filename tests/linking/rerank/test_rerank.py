@@ -196,7 +196,7 @@ def test_a_reranker_for_another_index_is_refused(
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / CARD_FILE).write_text('{"format": "medlink-reranker-1",\n "keywords": tru}', encoding="utf-8")
-    with pytest.raises(MedlinkError, match=f"{CARD_FILE}, line 2"):
+    with pytest.raises(MedlinkError, match=f"{CARD_FILE}: unreadable manifest .*line 2"):
         Reranker.load(broken, terminology.fingerprint(), encoder.identity.fingerprint())
     card = json.loads((reranker_dir / CARD_FILE).read_text())
     (broken / CARD_FILE).write_text(json.dumps(card))

@@ -15,7 +15,6 @@ trained for, since its fusion weight and margin were fitted on that retriever's 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from medlink.errors import MedlinkError
+from medlink.folders import read_manifest_json
 from medlink.linking.rerank.keywords import KeywordLexicon
 from medlink.linking.rerank.pair_model import PairModel
 from medlink.linking.results import Candidate, LinkResult, Stage
@@ -72,14 +72,8 @@ class RerankerCard:
     @classmethod
     def read(cls, folder: Path) -> RerankerCard:
         path = folder / CARD_FILE
-        if not path.is_file():
-            raise MedlinkError(
-                f"{folder} is not a reranker: {CARD_FILE} is missing (make one with medlink train candidate-reranker)"
-            )
-        try:
-            payload = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise MedlinkError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
+        missing = f"{folder} is not a reranker: {CARD_FILE} is missing (make one with medlink train candidate-reranker)"
+        payload = read_manifest_json(path, MedlinkError, missing)
         if payload.get("format") != RERANKER_FORMAT:
             raise MedlinkError(
                 f"{path}: reranker format {payload.get('format')!r}; this medlink reads "

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from medlink.errors import MedlinkError
-from medlink.folders import staged_folder
+from medlink.folders import read_manifest_json, staged_folder
 from medlink.linking.results import Candidate, LinkResult, Stage
 from medlink.linking.sets.mention_memory import MentionMemory, Remembered
 from medlink.linking.sets.pair_features import (
@@ -124,14 +124,8 @@ class SetRanker:
     def load(cls, folder: Path | str, terminology: Terminology) -> SetRanker:
         folder = Path(folder)
         path = folder / RANKER_FILE
-        if not path.is_file():
-            raise MedlinkError(
-                f"{folder}: not a ranker folder (no {RANKER_FILE}); make one with `medlink train set-ranker`"
-            )
-        try:
-            payload = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise MedlinkError(f"{path}: line {error.lineno}: not JSON ({error.msg})") from None
+        missing = f"{folder}: not a ranker folder (no {RANKER_FILE}); make one with `medlink train set-ranker`"
+        payload = read_manifest_json(path, MedlinkError, missing)
         expected = list(FEATURES + DENSE_FEATURES) if "encoder" in payload else list(FEATURES)
         if (
             payload.get("format") != RANKER_FORMAT
