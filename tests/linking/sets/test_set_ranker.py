@@ -235,6 +235,31 @@ def test_a_ranker_with_an_encoder_keeps_its_vectors(
         SetRanker.load(folder, terminology)
 
 
+def _training_texts(tmp_path: Path, flags: tuple[str, ...]) -> int:
+    """How many training texts one step of `medlink train` over the test terminology and mentions reports."""
+    trained = CliRunner().invoke(
+        main,
+        [
+            "train",
+            "--terminology",
+            str(tmp_path / "terms"),
+            "--mentions",
+            f"tsv:{training_file(tmp_path)}",
+            *flags,
+            "--max-steps",
+            "1",
+            "--batch-size",
+            "8",
+            "--freeze-layers",
+            "6",
+            "-o",
+            str(tmp_path / f"model{len(flags)}"),
+        ],
+    )
+    assert trained.exit_code == 0, trained.output
+    return int(trained.output.split(" training texts")[0].split()[-1].replace(",", ""))
+
+
 def test_a_ranker_linker_loads_and_travels_by_pickle(
     ranker: SetRanker, terminology: Terminology, tmp_path: Path
 ) -> None:
@@ -255,31 +280,7 @@ def test_train_takes_several_concept_mentions_as_parts_when_asked(terminology: T
     """CHIP-CDN's multi-implication mentions train the encoder as a text of each concept (--several-as-parts); ICD
     codes have one name each, and a code with a mention trains its name too."""
     save_terminology(terminology, tmp_path / "terms")
-    train = training_file(tmp_path)
-    runner = CliRunner()
-    counted = {}
-    for flag in ((), ("--several-as-parts",)):
-        trained = runner.invoke(
-            main,
-            [
-                "train",
-                "--terminology",
-                str(tmp_path / "terms"),
-                "--mentions",
-                f"tsv:{train}",
-                *flag,
-                "--max-steps",
-                "1",
-                "--batch-size",
-                "8",
-                "--freeze-layers",
-                "6",
-                "-o",
-                str(tmp_path / f"model{len(flag)}"),
-            ],
-        )
-        assert trained.exit_code == 0, trained.output
-        counted[flag] = trained.output.split(" training texts")[0].split()[-1]
+    counted = {flag: str(_training_texts(tmp_path, flag)) for flag in ((), ("--several-as-parts",))}
     single = sum(len(parts) == 1 for _, parts in training_examples())
     several = sum(len(parts) for _, parts in training_examples() if len(parts) > 1)
     names = len(ORGANS) + 4  # one name each; chemo- and radiotherapy only ever come with a cancer
@@ -294,29 +295,7 @@ def test_train_holds_out_a_fold_of_the_mentions(terminology: Terminology, tmp_pa
     save_terminology(terminology, tmp_path / "terms")
     train = training_file(tmp_path)
     runner = CliRunner()
-    counted = {}
-    for fold in ((), ("--hold-out-fold", "0", "--folds", "3")):
-        trained = runner.invoke(
-            main,
-            [
-                "train",
-                "--terminology",
-                str(tmp_path / "terms"),
-                "--mentions",
-                f"tsv:{train}",
-                *fold,
-                "--max-steps",
-                "1",
-                "--batch-size",
-                "8",
-                "--freeze-layers",
-                "6",
-                "-o",
-                str(tmp_path / f"model{len(fold)}"),
-            ],
-        )
-        assert trained.exit_code == 0, trained.output
-        counted[fold] = int(trained.output.split(" training texts")[0].split()[-1].replace(",", ""))
+    counted = {fold: _training_texts(tmp_path, fold) for fold in ((), ("--hold-out-fold", "0", "--folds", "3"))}
     held_out = sum(len(parts) == 1 and fold_of(text, 3) == 0 for text, parts in training_examples())
     assert held_out > 0
     assert counted[("--hold-out-fold", "0", "--folds", "3")] <= counted[()] - held_out + len(ORGANS) + 4
