@@ -125,3 +125,17 @@ def test_an_entity_type_over_a_terminology_without_tree_numbers_selects_training
     )
     assert result.exit_code == 0, result.output
     assert [a["concepts"] for a in json.loads(result.output)["annotations"]] == [["MESH:D009203"]]
+
+
+def test_eval_end_to_end_reads_the_annotator_table_of_its_config(tmp_path: Path) -> None:
+    corpus = f"pubtator:{FIXTURES / 'tiny.pubtator'}"
+    config = tmp_path / "ablation.toml"
+    config.write_text("[annotator]\nmax_words = 1\n")  # one-word names only: the fixture's two-word diseases go
+    args = ["eval", "--end-to-end", "--exact-only", "--corpus", corpus, "--json"]
+    whole = json.loads(CliRunner().invoke(main, args).output)
+    one_word = json.loads(CliRunner().invoke(main, [*args, "--config", str(config)]).output)
+    assert one_word["mention"]["recall"] < whole["mention"]["recall"]
+    assert "[annotator]" in CliRunner().invoke(main, ["eval", "--print-config"]).output
+    config.write_text("[annotator]\nmax_words = 0\n")
+    refused = CliRunner().invoke(main, [*args, "--config", str(config)])
+    assert refused.exit_code == 2 and "max_words: 0 is below the least allowed" in refused.output

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
+from medlink.cli.linker_options import LinkerChoice, annotator_config, linker_options, make_linker
 from medlink.cli.paths import PathOption
 from medlink.cli.span_options import span_config, span_options
 from medlink.evaluation.setups import SUBSETS
@@ -143,12 +143,13 @@ def _end_to_end(
     from dataclasses import replace
 
     from medlink.evaluation.end_to_end import learn_from_corpus, score_annotations
-    from medlink.linking.annotation.annotator import AnnotatorConfig, branches_of
+    from medlink.linking.annotation.annotator import branches_of
 
     if not corpus.documents:
         raise click.UsageError(f"{corpus.name}: --end-to-end needs the corpus's documents (pubtator:PATH has them)")
+    annotation = annotator_config(choice, {})  # the --config file's [annotator] table, checked before any work
     linker = make_linker(choice, progress=False, training=train)
-    config = AnnotatorConfig(branches=branches_of(linker.terminology, linker.config.branches, entity_type))
+    config = replace(annotation, branches=branches_of(linker.terminology, linker.config.branches, entity_type))
     config = span_config(config, linker.terminology, tagger, approximate, entity_type, trained=train is not None)
     if train is not None:
         config = replace(config, lexicon=learn_from_corpus(train, linker.terminology, config))

@@ -210,7 +210,7 @@ def _settings_table(path: Path, table: str) -> Any:
 def _print_config(context: click.Context, parameter: click.Parameter, value: bool) -> None:
     if value and not context.resilient_parsing:
         click.echo(settings_toml(LinkerConfig, SETTINGS_TABLE), nl=False)
-        if any(option.name == "context" for option in context.command.params):  # a command that annotates
+        if any(option.name in ("context", "end_to_end") for option in context.command.params):  # it annotates
             from medlink.linking.annotation.annotator import AnnotatorConfig
 
             click.echo("\n" + settings_toml(AnnotatorConfig, ANNOTATOR_TABLE), nl=False)
