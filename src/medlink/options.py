@@ -12,7 +12,7 @@ import math
 import textwrap
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,12 @@ def settings_of(
     return dataclasses.replace(base if base is not None else settings(), **checked)
 
 
+def listed(values: Sequence[str]) -> tuple[str, ...]:
+    """The items of ``values``, each of which may itself be a comma-separated list (``["C,F03", "D"]``), stripped,
+    empty ones left out: how a list setting is read from a command line and from a file alike."""
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
 def is_none_word(value: object) -> bool:
     return isinstance(value, str) and value.strip().casefold() == NONE_WORD
 
@@ -107,10 +113,10 @@ def _checked_value(spec: dataclasses.Field, hint: Any, value: Any, where: str, f
             raise MedlinkError(f"{where}: expected true or false, found {shown(value)}")
         return value
     if kind is tuple:
-        parts = value.split(",") if isinstance(value, str) else value
+        parts = [value] if isinstance(value, str) else value
         if not isinstance(parts, list | tuple) or not all(isinstance(part, str) for part in parts):
             raise MedlinkError(f"{where}: expected a list of strings, found {shown(value)}")
-        return tuple(part.strip() for part in parts if part.strip())
+        return listed(parts)
     if kind is Path:
         return _checked_path(value, spec.metadata.get("path") or {}, where, folder)
     if kind in (int, float):

@@ -17,7 +17,7 @@ from click.core import ParameterSource
 
 from medlink.cli.aliases import OptionWithOldName
 from medlink.cli.paths import PathOption
-from medlink.options import NONE_WORD, base_type, declared_settings, is_none_word, is_optional
+from medlink.options import NONE_WORD, base_type, declared_settings, is_none_word, is_optional, listed
 
 _TYPES: dict[Any, Any] = {int: click.INT, float: click.FLOAT, str: click.STRING}
 _RANGES: dict[Any, Any] = {int: click.IntRange, float: click.FloatRange}
@@ -99,22 +99,15 @@ def _option(spec: dataclasses.Field, hint: Any) -> Callable[[Callable], Callable
         click_type = _Finite(click_type)
     if is_optional(hint):  # "none" says None: turns a setting off, or takes a file's value back
         click_type = _OrNone(click_type)
-    if meta.get("old_flag"):
-        return click.option(
-            flag,
-            meta["old_flag"],
-            spec.name,
-            cls=OptionWithOldName,
-            old_name=meta["old_flag"],
-            type=click_type,
-            show_default=spec.default is not None,
-            **extra,
-        )
-    return click.option(flag, spec.name, type=click_type, show_default=spec.default is not None, **extra)
+    names = [flag]
+    if meta.get("old_flag"):  # still answers to it, left out of --help
+        names.append(meta["old_flag"])
+        extra.update(cls=OptionWithOldName, old_name=meta["old_flag"])
+    return click.option(*names, spec.name, type=click_type, show_default=spec.default is not None, **extra)
 
 
 def _comma_separated(context: click.Context, parameter: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+    return listed(values)
 
 
 class _OrNone(click.ParamType):

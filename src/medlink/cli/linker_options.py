@@ -85,9 +85,9 @@ class LinkerChoice:
     )
     given: Mapping[str, Any] = field(default_factory=dict)
 
-    def settings(self, base: LinkerConfig | None = None) -> LinkerConfig:
-        """``base`` (default: the default settings) with the ``--config`` file's settings, then the given ones."""
-        return self.layered(LinkerConfig, SETTINGS_TABLE, base or LinkerConfig(), self.given)
+    def settings(self) -> LinkerConfig:
+        """The default settings with the ``--config`` file's, then the given ones."""
+        return self.layered(LinkerConfig, SETTINGS_TABLE, LinkerConfig(), self.given)
 
     def layered(self, settings: type, table: str, base: Any, given: Mapping[str, Any]) -> Any:
         """``base`` with the ``--config`` file's ``table``, then with ``given`` (what the command line says)."""
@@ -153,14 +153,14 @@ def make_linker(
     return Linker.load(_spec(choice, training), config=config, progress=progress)
 
 
-def annotator_config(choice: LinkerChoice, values: dict[str, Any], **fixed: Any) -> AnnotatorConfig:
+def annotator_config(choice: LinkerChoice, values: dict[str, Any]) -> AnnotatorConfig:
     """The annotator's settings: the defaults, then the ``--config`` file's [annotator] table, then the options of
-    ``AnnotatorConfig`` given on the command line (``values``, the command's keywords for them), then ``fixed``."""
+    ``AnnotatorConfig`` given on the command line (``values``, the command's keywords for them)."""
     from medlink.linking.annotation.annotator import AnnotatorConfig
 
     given = given_settings(AnnotatorConfig, values)
     try:
-        return replace(choice.layered(AnnotatorConfig, ANNOTATOR_TABLE, AnnotatorConfig(), given), **fixed)
+        return choice.layered(AnnotatorConfig, ANNOTATOR_TABLE, AnnotatorConfig(), given)
     except MedlinkError as error:
         raise click.BadParameter(str(error), param_hint="--config") from None
 
