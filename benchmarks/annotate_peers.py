@@ -24,7 +24,7 @@ from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.corpus_formats import load_corpus
 from medlink.evaluation.end_to_end import EndToEnd, learn_from_corpus, score_annotations
 from medlink.linking import Linker
-from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, with_tagger
+from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, with_span_sources
 from medlink.linking.annotation.tagger import choose_tagger
 from medlink.terminology import SourceSpec, Terminology, compile_terminology
 
@@ -123,8 +123,8 @@ def main() -> None:
         if tagger is not None:
             tagger.tag(texts[:2])  # the session opens once, as in a service
             configs += [
-                ("medlink annotate + span tagger", with_tagger(AnnotatorConfig(), tagger, "Disease")),
-                ("medlink annotate --train + span tagger", with_tagger(taught, tagger, "Disease")),
+                ("medlink annotate + span tagger", with_span_sources(AnnotatorConfig(), tagger, None, "Disease")),
+                ("medlink annotate --train + span tagger", with_span_sources(taught, tagger, None, "Disease")),
             ]
         for name, config in configs:
             started = time.perf_counter()

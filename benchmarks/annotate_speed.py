@@ -19,7 +19,8 @@ from pathlib import Path
 
 from medlink.evaluation.corpus_formats import load_corpus
 from medlink.linking import Linker
-from medlink.linking.annotation.annotator import AnnotatorConfig, with_tagger
+from medlink.linking.annotation.annotator import AnnotatorConfig, with_span_sources
+from medlink.linking.annotation.corpus_lexicon import packaged_corpus_lexicon
 from medlink.linking.annotation.tagger import choose_tagger
 
 
@@ -33,11 +34,18 @@ def main() -> None:
     linker = Linker.load(progress=True)
     linker.link("heart attack")  # the default index is built and loaded before any timing
     tagger = choose_tagger(args.tagger)
+    corpus = packaged_corpus_lexicon()
     settings = [("dictionary + linker", AnnotatorConfig())]
+    if corpus is not None:
+        settings.append(("dictionary + linker + corpus lexicon", with_span_sources(AnnotatorConfig(), None, corpus)))
     if tagger is not None:
         tagger.tag(texts[:2])  # the ONNX session opens once
         name = f"dictionary + linker + span tagger ({tagger.card.base})"
-        settings.append((name, with_tagger(AnnotatorConfig(), tagger)))
+        settings.append((name, with_span_sources(AnnotatorConfig(), tagger, None)))
+        if corpus is not None:
+            settings.append(
+                (f"{name} + corpus lexicon (the default)", with_span_sources(AnnotatorConfig(), tagger, corpus))
+            )
     words = sum(len(text.split()) for text in texts)
     print(f"{len(texts)} documents, {words / len(texts):.0f} words each on average")
     print("| setting | first run, documents/s | warm runs, median documents/s |")

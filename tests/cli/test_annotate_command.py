@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from medlink.cli import main
@@ -139,3 +140,39 @@ def test_eval_end_to_end_reads_the_annotator_table_of_its_config(tmp_path: Path)
     config.write_text("[annotator]\nmax_words = 0\n")
     refused = CliRunner().invoke(main, [*args, "--config", str(config)])
     assert refused.exit_code == 2 and "max_words: 0 is below the least allowed" in refused.output
+
+
+def test_eval_end_to_end_leaves_the_corpus_lexicon_off_for_documents_it_was_learned_from(tmp_path: Path) -> None:
+    from medlink.linking.annotation.corpus_lexicon import packaged_corpus_lexicon
+
+    lexicon = packaged_corpus_lexicon()
+    if lexicon is None:
+        pytest.skip("medlink-span-tagger (and its corpus lexicon) is not installed")
+    text = "Cisplatin nephrotoxicity and toxicity.\n"
+    learned_from = min(lexicon.documents)
+    corpus = tmp_path / "corpus.pubtator"
+    for document_id in ("1", learned_from):
+        corpus.write_text(
+            f"{document_id}|t|{text}{document_id}|a|\n{document_id}\t10\t24\tnephrotoxicity\tDisease\tD007674\n"
+        )
+        args = ["eval", "--end-to-end", "--exact-only", "--entity-type", "Disease", "--corpus", f"pubtator:{corpus}"]
+        report = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
+        off = json.loads(CliRunner().invoke(main, [*args, "--json", "--no-corpus-lexicon"]).output)
+        assert off["corpus_lexicon"] is False and off["mention"]["recall"] == 0.0  # no MeSH name: not found
+        if document_id == "1":
+            assert report["corpus_lexicon"] is True and report["mention"]["recall"] == 1.0 and not report["notes"]
+        else:
+            assert report["corpus_lexicon"] is False and "learned from documents of this corpus" in report["notes"][0]
+    shown = CliRunner().invoke(main, ["annotate", "--exact-only", "--input", f"pubtator:{corpus}"])
+    assert "note: 1 of these documents are among those the corpus lexicon was learned from" in shown.output
+
+
+def test_annotate_teaches_what_mesh_lacks_unless_told_not_to() -> None:
+    from medlink.linking.annotation.corpus_lexicon import packaged_corpus_lexicon
+
+    if packaged_corpus_lexicon() is None:
+        pytest.skip("medlink-span-tagger (and its corpus lexicon) is not installed")
+    args = ["annotate", "--exact-only", "--tagger", "none", "--entity-type", "Disease", "Cisplatin nephrotoxicity."]
+    taught = json.loads(CliRunner().invoke(main, args).output)["annotations"]
+    assert [a["text"] for a in taught] == ["nephrotoxicity"] and "public corpora" in taught[0]["reason"]
+    assert json.loads(CliRunner().invoke(main, [*args, "--no-corpus-lexicon"]).output)["annotations"] == []

@@ -105,6 +105,14 @@ def annotate(
     if train_spec:
         train = load_corpus(train_spec, entity_type, None)
         config = replace(config, lexicon=learn_from_corpus(train, linker.terminology, config))
+    if config.corpus_lexicon and config.corpus is not None:
+        seen = sum(document.id in config.corpus.documents for document in documents)
+        if seen:
+            click.echo(
+                f"note: {seen:,} of these documents are among those the corpus lexicon was learned from, so "
+                "annotations of them are no held-out measure (--no-corpus-lexicon leaves it off)",
+                err=True,
+            )
     found = linker.annotate_many([document.text for document in documents], config)
     if output_format == "brat":
         write_annotations(documents, found, "brat", None, output_path, entity_type)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -15,6 +15,8 @@ from medlink.evaluation.setups import SUBSETS
 
 if TYPE_CHECKING:
     from medlink.evaluation.corpus import Corpus
+    from medlink.evaluation.crosswalk import Crosswalk
+    from medlink.evaluation.runner import Evaluation
 
 
 @click.command(name="eval")
@@ -53,6 +55,21 @@ if TYPE_CHECKING:
     "mention-level (span + id) and document-level precision, recall and F1; --train documents teach "
     "the annotator.",
 )
+@click.option(
+    "--crosswalk",
+    "crosswalk_spec",
+    default="shipped",
+    show_default=True,
+    metavar="shipped|none|FILE.tsv",
+    help="Also score across terminology releases: gold ids a crosswalk moves (BC5CDR's 2015 supplementary records "
+    "now MeSH 2024 descriptors) are scored as their new ids, reported apart from the strict figures.",
+)
+@click.option(
+    "--corpus-lexicon/--no-corpus-lexicon",
+    default=None,
+    help="With --end-to-end: use what public annotated corpora teach (the default, as annotate does); it is left "
+    "off by itself for a corpus it was learned from.",
+)
 @span_options
 def eval_command(
     corpus_spec: str,
@@ -67,6 +84,8 @@ def eval_command(
     errors_path: Path | None,
     as_json: bool,
     end_to_end: bool,
+    crosswalk_spec: str,
+    corpus_lexicon: bool | None,
     tagger: str,
     approximate: float | None,
 ) -> None:
@@ -75,16 +94,18 @@ def eval_command(
     from medlink.evaluation.corpus_formats import load_corpus
     from medlink.evaluation.runner import evaluate, write_errors
 
+    crosswalk = _crosswalk(crosswalk_spec)
     corpus = load_corpus(corpus_spec, entity_type, namespace)
     train = load_corpus(train_spec, entity_type, namespace) if train_spec else None
     if end_to_end:
-        _end_to_end(corpus, train, linker_choice, entity_type, as_json, tagger, approximate)
+        given = {} if corpus_lexicon is None else {"corpus_lexicon": corpus_lexicon}
+        _end_to_end(corpus, train, linker_choice, entity_type, as_json, tagger, approximate, given, crosswalk)
         return
     subset = "refined" if refined else subset
     if subset != "all" and train is None:
         raise click.UsageError(f"--subset {subset} needs --train FORMAT:PATH")
     linker = make_linker(linker_choice, progress=False, training=train)
-    evaluation = evaluate(linker, corpus, ks, "lenient" if lenient else "strict", train, subset)
+    evaluation = evaluate(linker, corpus, ks, "lenient" if lenient else "strict", train, subset, crosswalk)
     result = evaluation.as_dict()
     choice = linker_choice
     setup = cast(dict, result["setup"])
@@ -104,10 +125,22 @@ def eval_command(
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False))
         return
-    click.echo(f"{evaluation.corpus}: {result['n']} mentions ({result['mode']})")
+    _print_linking(evaluation, corpus)
+
+
+def _print_linking(evaluation: Evaluation, corpus: Corpus) -> None:
+    """``medlink eval``'s table of a linking evaluation."""
+    click.echo(f"{evaluation.corpus}: {evaluation.scores.n} mentions ({evaluation.scores.mode})")
     for k in sorted(evaluation.scores.accuracy):
         click.echo(f"  Acc@{k:<3} {evaluation.scores.accuracy[k]:.4f}")
     click.echo(f"  MRR     {evaluation.scores.mrr:.4f}")
+    across = evaluation.across_releases
+    if across is not None:
+        moved = cast(dict, evaluation.setup["crosswalk"])
+        click.echo(
+            f"  across releases ({moved['name']}: gold ids of {moved['mentions_moved']:,} mentions moved): "
+            + ", ".join(f"Acc@{k} {across.accuracy[k]:.4f}" for k in sorted(across.accuracy))
+        )
     nil = evaluation.scores.nil
     click.echo(
         f"  nil     gold {nil.gold_nil}, predicted {nil.predicted_nil}, "
@@ -138,6 +171,8 @@ def _end_to_end(
     as_json: bool,
     tagger: str,
     approximate: float | None,
+    given: dict[str, Any],
+    crosswalk: Crosswalk | None,
 ) -> None:
     import time
     from dataclasses import replace
@@ -147,12 +182,16 @@ def _end_to_end(
 
     if not corpus.documents:
         raise click.UsageError(f"{corpus.name}: --end-to-end needs the corpus's documents (pubtator:PATH has them)")
-    annotation = annotator_config(choice, {})  # the --config file's [annotator] table, checked before any work
+    annotation = annotator_config(choice, given)  # the --config file's [annotator] table, checked before any work
     linker = make_linker(choice, progress=False, training=train)
     config = replace(annotation, branches=branches_of(linker.terminology, linker.config.branches, entity_type))
     config = span_config(config, linker.terminology, tagger, approximate, entity_type, trained=train is not None)
     if train is not None:
         config = replace(config, lexicon=learn_from_corpus(train, linker.terminology, config))
+    notes = []
+    if config.corpus_lexicon and config.corpus and config.corpus.learned_from_any(i for i, _ in corpus.documents):
+        config = replace(config, corpus_lexicon=False)
+        notes.append("the corpus lexicon was learned from documents of this corpus, so it was left off")
     started = time.perf_counter()
     found = linker.annotate_many([text for _, text in corpus.documents], config)
     seconds = time.perf_counter() - started
@@ -162,13 +201,25 @@ def _end_to_end(
         "documents_per_second": round(len(corpus.documents) / max(seconds, 1e-9), 1),
         "train": train.name if train else None,
         "tagger": str(config.tagger.folder) if config.tagger else None,
+        "corpus_lexicon": config.corpus_lexicon and config.corpus is not None,
+        "notes": notes,
     }
+    if crosswalk is not None and crosswalk.moved_in(corpus):
+        across = score_annotations(corpus, found, linker.terminology, crosswalk).to_dict()
+        result["across_releases"] = {
+            "crosswalk": crosswalk.name,
+            "mentions_moved": crosswalk.moved_in(corpus),
+            "mention": across["mention"],
+            "document": across["document"],
+        }
     if as_json:
         click.echo(json.dumps(result))
         return
     click.echo(
         f"{corpus.name}: {result['documents']} documents, end to end"
-        f"{f' (taught by {train.name})' if train else ''}, {result['documents_per_second']} documents/s"
+        f"{f' (taught by {train.name})' if train else ''}"
+        f"{', with the corpus lexicon' if result['corpus_lexicon'] else ''}, "
+        f"{result['documents_per_second']} documents/s"
     )
     for level in ("mention", "document"):
         r = result[level]
@@ -176,3 +227,29 @@ def _end_to_end(
             f"  {level:9} precision {r['precision']:.4f}  recall {r['recall']:.4f}  F1 {r['f1']:.4f}  "
             f"({r['right']:,} right of {r['found']:,} found, {r['gold']:,} gold)"
         )
+    if "across_releases" in result:
+        for level in ("mention", "document"):
+            r = result["across_releases"][level]
+            moved = result["across_releases"]["mentions_moved"]
+            click.echo(f"  {level:9} across releases (gold ids of {moved:,} mentions moved): F1 {r['f1']:.4f}")
+    for note in notes:
+        click.echo(f"  note: {note}")
+
+
+def _crosswalk(spec: str) -> Crosswalk | None:
+    """``shipped`` (BC5CDR's MeSH 2015 ids to MeSH 2024), ``none``, or a crosswalk TSV file."""
+    from medlink.errors import MedlinkError
+    from medlink.evaluation.crosswalk import read_crosswalk, shipped_crosswalk
+
+    if spec.casefold() == "shipped":
+        return shipped_crosswalk()
+    if spec.casefold() == "none":
+        return None
+    path = Path(spec)
+    if not path.is_file():
+        why = "a folder, not a file" if path.is_dir() else "no such file"
+        raise click.BadParameter(f"{spec}: {why} (give 'shipped', 'none' or a crosswalk TSV)", param_hint="--crosswalk")
+    try:
+        return read_crosswalk(path)
+    except MedlinkError as error:
+        raise click.BadParameter(str(error), param_hint="--crosswalk") from None

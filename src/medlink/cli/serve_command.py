@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from medlink.cli.dataclass_options import dataclass_options
-from medlink.cli.linker_options import LinkerChoice, linker_options, make_linker
+from medlink.cli.linker_options import LinkerChoice, annotator_config, linker_options, make_linker
 from medlink.cli.paths import PathOption
 from medlink.serve.settings import ServiceSettings
 
@@ -80,6 +80,7 @@ def serve(
         settings = ServiceSettings.from_environment(batch_wait_seconds=batch_wait_ms / 1000, **limits)
     except ValueError as error:
         raise click.UsageError(str(error)) from None
+    annotation = annotator_config(linker_choice, {})  # the --config file's [annotator] table, before any work
     linker = make_linker(linker_choice, progress=True)  # loaded (and the default index built) before serving
     if (drugs := drug_spec_for(linker)) is not None:  # /v1/trials/normalize links drugs with the drug default
         drugs.warm(progress=True)
@@ -89,7 +90,7 @@ def serve(
 
         matcher = MatcherSpec(trials_index).build()
     uvicorn.run(
-        create_app(linker, settings, matcher),
+        create_app(linker, settings, matcher, annotation),
         host=host,
         port=port,
         log_level=log_level,

@@ -44,10 +44,9 @@ def span_config(
     """``trained``: training documents were given (``--train``). Then ``--tagger auto`` means none: what those
     documents teach (the lexicon) was measured better alone (BC5CDR Disease dev document F1 0.837, with the
     packaged tagger beside it 0.807)."""
-    from medlink.linking.annotation.annotator import with_tagger
+    from medlink.linking.annotation.annotator import packaged_span_sources
     from medlink.linking.annotation.approximate import ApproximateNames
-    from medlink.linking.annotation.tagger import choose_tagger
 
     near = ApproximateNames(terminology.normalized_names(), approximate) if approximate is not None else None
-    chosen = None if trained and tagger == "auto" else choose_tagger(tagger)
-    return with_tagger(replace(config, approximate=near), chosen, entity_type)
+    chosen = "none" if trained and tagger == "auto" else tagger
+    return packaged_span_sources(replace(config, approximate=near), chosen, entity_type)

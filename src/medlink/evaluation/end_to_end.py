@@ -16,7 +16,8 @@ from typing import Any
 
 from medlink.errors import MedlinkError
 from medlink.evaluation.corpus import Corpus
-from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, find_spans
+from medlink.evaluation.crosswalk import Crosswalk
+from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, find_spans, lexicon_in_use
 from medlink.linking.annotation.lexicon import Lexicon, TrainingMention, learn_lexicon
 from medlink.terminology import Terminology
 
@@ -49,14 +50,17 @@ class EndToEnd:
         return {"documents": self.documents, "mention": vars(self.mention), "document": vars(self.document)}
 
 
-def gold_sets(corpus: Corpus, terminology: Terminology) -> tuple[set, set]:
+def gold_sets(corpus: Corpus, terminology: Terminology, crosswalk: Crosswalk | None = None) -> tuple[set, set]:
+    """The gold (document, start, end, concept) and (document, concept) sets; with ``crosswalk``, ids it moves
+    across releases are scored as their new ids."""
     mentions, concepts = set(), set()
     for m in corpus:
         if m.document_id is None or m.start is None or m.end is None:
             raise MedlinkError(
                 f"{corpus.name}: end-to-end evaluation needs documents and mention offsets (PubTator has them)"
             )
-        for part in m.gold.parts:  # a part's ids are alternatives ("+"): one concept, the first the terminology has
+        gold = crosswalk.gold(m.gold) if crosswalk is not None else m.gold
+        for part in gold.parts:  # a part's ids are alternatives ("+"): one concept, the first the terminology has
             ids = [concept for concept in part if concept and not concept.endswith("-1")]
             if ids:
                 concept = next((terminology.resolve(c) for c in ids if terminology.resolve(c)), ids[0])
@@ -66,17 +70,27 @@ def gold_sets(corpus: Corpus, terminology: Terminology) -> tuple[set, set]:
 
 
 def score_annotations(
-    corpus: Corpus, annotations: Sequence[Sequence[Annotation]], terminology: Terminology
+    corpus: Corpus,
+    annotations: Sequence[Sequence[Annotation]],
+    terminology: Terminology,
+    crosswalk: Crosswalk | None = None,
 ) -> EndToEnd:
-    """``annotations[i]`` are the system's for ``corpus.documents[i]``."""
-    gold_mentions, gold_concepts = gold_sets(corpus, terminology)
-    found_mentions, found_concepts = set(), set()
+    """``annotations[i]`` are the system's for ``corpus.documents[i]``; ``crosswalk``: as for :func:`gold_sets`."""
+    gold_mentions, gold_concepts = gold_sets(corpus, terminology, crosswalk)
+    found_mentions, found_concepts = found_sets(corpus, annotations)
+    return EndToEnd(len(corpus.documents), PRF.of(found_mentions, gold_mentions), PRF.of(found_concepts, gold_concepts))
+
+
+def found_sets(corpus: Corpus, annotations: Sequence[Sequence[Annotation]]) -> tuple[set, set]:
+    """What the system found, as :func:`gold_sets` gives the gold: (document, start, end, concept) and (document,
+    concept); ``annotations[i]`` are its for ``corpus.documents[i]``."""
+    mentions, concepts = set(), set()
     for (document_id, _), found in zip(corpus.documents, annotations, strict=True):
         for annotation in found:
             for concept in annotation.concepts:
-                found_mentions.add((document_id, annotation.start, annotation.end, concept))
-                found_concepts.add((document_id, concept))
-    return EndToEnd(len(corpus.documents), PRF.of(found_mentions, gold_mentions), PRF.of(found_concepts, gold_concepts))
+                mentions.add((document_id, annotation.start, annotation.end, concept))
+                concepts.add((document_id, concept))
+    return mentions, concepts
 
 
 def learn_from_corpus(corpus: Corpus, terminology: Terminology, config: AnnotatorConfig | None = None) -> Lexicon:
@@ -102,7 +116,10 @@ def learn_from_corpus(corpus: Corpus, terminology: Terminology, config: Annotato
         and not any(c.endswith("-1") for c in m.gold.parts[0])
     ]
     given = {mention.key for _, mention in mentions}
-    teach = replace(config or AnnotatorConfig(), lexicon=Lexicon(dict.fromkeys(given, ()), frozenset()))
+    # The documents also judge what the corpus lexicon teaches, so that they can over-rule it (``Lexicon.under``).
+    shipped = lexicon_in_use(terminology, replace(config, lexicon=Lexicon())) if config is not None else Lexicon()
+    judged = given | set(shipped.concepts)
+    teach = replace(config or AnnotatorConfig(), lexicon=Lexicon(dict.fromkeys(judged, ()), frozenset()))
     found = {
         document_id: [(s.start, s.end, s.key) for s in find_spans(terminology, text, teach)]
         for document_id, text in documents.items()

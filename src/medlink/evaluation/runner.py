@@ -2,7 +2,8 @@
 
 Gold ids are first resolved through the terminology (an ``OMIM:`` gold id that MEDIC lists as an alternative id of
 ``MESH:C537806`` becomes that id), so a system is not penalized for answering with the concept's own id. Ids the
-terminology does not know are kept as they are and can never be matched.
+terminology does not know are kept as they are and can never be matched; with a crosswalk between releases
+(:mod:`medlink.evaluation.crosswalk`) the same predictions are also scored with the moved ids, reported apart.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from medlink.errors import MedlinkError
 from medlink.evaluation.corpus import Corpus, Gold
+from medlink.evaluation.crosswalk import Crosswalk
 from medlink.evaluation.scoring import Mode, Prediction, Scores, rank_of_gold, score
 from medlink.evaluation.setups import select_subset
 from medlink.linking import Linker, LinkResult, Mention
@@ -46,9 +48,11 @@ class Evaluation:
     golds: tuple[Gold, ...]
     predictions: tuple[Prediction, ...]
     mentions: tuple[str, ...]
+    across_releases: Scores | None = None  # scored with a crosswalk's moved ids, when it moved any
 
     def as_dict(self) -> dict[str, object]:
-        return {"corpus": self.corpus, "setup": self.setup, **self.scores.as_dict()}
+        across = {"across_releases": self.across_releases.as_dict()} if self.across_releases else {}
+        return {"corpus": self.corpus, "setup": self.setup, **self.scores.as_dict(), **across}
 
 
 def evaluate(
@@ -58,8 +62,10 @@ def evaluate(
     mode: Mode = "strict",
     train: Corpus | None = None,
     subset: str = "all",
+    crosswalk: Crosswalk | None = None,
 ) -> Evaluation:
-    """Link every mention of ``corpus`` (or of its ``subset``: refined, zero-shot, stratified against ``train``)."""
+    """Link every mention of ``corpus`` (or of its ``subset``: refined, zero-shot, stratified against ``train``);
+    scored strictly by id, and also across releases where ``crosswalk`` moves an id of the corpus."""
     corpus = select_subset(corpus, train, subset, linker.terminology.normalizer)
     if not len(corpus.mentions):
         left = f"the {subset} subset of {corpus.name}" if subset != "all" else corpus.name
@@ -75,8 +81,20 @@ def evaluate(
         "train": train.name if train else None,
         "notes": list(corpus.notes),
     }
+    across = None
+    moved = crosswalk.moved_in(corpus) if crosswalk is not None else 0
+    if crosswalk is not None and moved:
+        setup["crosswalk"] = {"name": crosswalk.name, "mentions_moved": moved}
+        moved_golds = [resolve_gold(crosswalk.gold(m.gold), linker.terminology) for m in corpus]
+        across = score(moved_golds, predictions, ks, mode)
     return Evaluation(
-        corpus.name, setup, score(golds, predictions, ks, mode), golds, predictions, tuple(m.text for m in corpus)
+        corpus.name,
+        setup,
+        score(golds, predictions, ks, mode),
+        golds,
+        predictions,
+        tuple(m.text for m in corpus),
+        across,
     )
 
 

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any, Unpack, cast
 
 from medlink.errors import MedlinkError
-from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, annotate_many
-from medlink.linking.annotation.tagger import choose_tagger
+from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, annotate_many, packaged_span_sources
 from medlink.linking.decisions import claim_counted, finish, judge_forms, judge_terms, not_found, reranked, unsearched
 from medlink.linking.mentions.branches import BranchScope, type_scope
 from medlink.linking.mentions.composites import linked_composites
@@ -193,12 +192,16 @@ class Linker:
         return self.annotate_many([text], config)[0]
 
     def annotate_many(self, texts: Sequence[str], config: AnnotatorConfig | None = None) -> list[list[Annotation]]:
-        """``config`` ``None``: the defaults, with the packaged span tagger when ``medlink[tagger]`` is installed."""
+        """``config`` ``None``: the defaults, with the packaged span tagger and corpus lexicon when ``medlink[tagger]``
+        is installed. A config that names no branches keeps to the linker's own (``LinkerConfig.branches``): spans
+        the lexicon teaches are not linked, so the linker's scope is applied to them here."""
         if config is None:
             with self._lock:
                 if self._default_annotation is None:
-                    self._default_annotation = AnnotatorConfig(tagger=choose_tagger("auto"))
+                    self._default_annotation = packaged_span_sources(AnnotatorConfig())
                 config = self._default_annotation
+        if config.branches is None and self.config.branches:
+            config = replace(config, branches=tuple(self.config.branches))
         return annotate_many(self, texts, config)
 
     @property

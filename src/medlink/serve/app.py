@@ -21,6 +21,8 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse, Response
 
 from medlink.linking import Linker
+from medlink.linking.annotation.annotator import AnnotatorConfig
+from medlink.linking.annotation.corpus_lexicon import packaged_corpus_lexicon
 from medlink.linking.annotation.tagger import choose_tagger
 from medlink.serve.answers import TextJSONResponse, add_error_handlers
 from medlink.serve.batching import LinkBatcher
@@ -39,13 +41,22 @@ from medlink.version import __version__
 log = logging.getLogger("medlink.serve")
 
 
-def create_app(linker: Linker, settings: ServiceSettings | None = None, matcher: TrialMatcher | None = None) -> FastAPI:
+def create_app(
+    linker: Linker,
+    settings: ServiceSettings | None = None,
+    matcher: TrialMatcher | None = None,
+    annotation: AnnotatorConfig | None = None,
+) -> FastAPI:
     """The service around ``linker`` (load it first: the app does not build indexes on a request), and around
-    ``matcher`` for ``/v1/trials/match`` when one is given. The work runs in ``settings.worker_count`` worker
-    processes, each holding a copy of both, started with the app."""
+    ``matcher`` for ``/v1/trials/match`` when one is given; ``annotation``: the settings of ``/v1/annotate``
+    (default: ``AnnotatorConfig()``; a request says whether to assess context). The work runs in
+    ``settings.worker_count`` worker processes, each holding a copy of both, started with the app."""
     settings = settings or ServiceSettings()
     metrics = ServiceMetrics()
-    runner = _runner(ServiceWork(linker, choose_tagger("auto"), matcher), settings, metrics)
+    annotation = annotation or AnnotatorConfig()
+    corpus = packaged_corpus_lexicon() if annotation.corpus_lexicon else None
+    work = ServiceWork(linker, choose_tagger("auto"), matcher, corpus, annotation)
+    runner = _runner(work, settings, metrics)
     batcher = LinkBatcher(
         runner,
         settings.batch_chars,

@@ -126,7 +126,7 @@ def _add_annotation(app: FastAPI, core: ServiceCore, models: RequestModels) -> N
         if problems:
             return refuse(422, "a document is over its limit or not text", problems)
         try:
-            annotator_config(linker, None, body.context, body.entity_type)  # refused here, with what to change
+            annotator_config(linker, None, None, body.context, body.entity_type)  # refused here, with what to change
         except MedlinkError as error:
             return refuse(422, str(error))
         try:

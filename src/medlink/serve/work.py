@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, LinkResult, Mention
-from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, with_tagger
+from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, with_span_sources
+from medlink.linking.annotation.corpus_lexicon import CorpusLexicon
 from medlink.linking.annotation.tagger import SpanTagger
 
 if TYPE_CHECKING:  # the trial modules load only when a trial request comes
@@ -26,12 +27,18 @@ WARM_UP = ("myocardal infarction", "myocardial infarction 2")
 
 
 def annotator_config(
-    linker: Linker, tagger: SpanTagger | None, context: bool, entity_type: str | None
+    linker: Linker,
+    tagger: SpanTagger | None,
+    corpus: CorpusLexicon | None,
+    context: bool,
+    entity_type: str | None,
+    base: AnnotatorConfig | None = None,
 ) -> AnnotatorConfig:
-    """The annotation settings of a request; a :class:`MedlinkError` says why an ``entity_type`` cannot be used."""
+    """The annotation settings of a request, over the service's ``base``; a :class:`MedlinkError` says why an
+    ``entity_type`` cannot be used."""
     from medlink.linking.mentions.branches import branches_for, has_tree_numbers
 
-    config = with_tagger(AnnotatorConfig(context=context), tagger, entity_type)
+    config = with_span_sources(replace(base or AnnotatorConfig(), context=context), tagger, corpus, entity_type)
     if not entity_type:
         return config
     if not has_tree_numbers(linker.terminology):
@@ -41,18 +48,22 @@ def annotator_config(
 
 @dataclass
 class ServiceWork:
-    """The service's linker, span tagger and trial matcher, and the trial normalizer, made on first use."""
+    """The service's linker, span tagger, corpus lexicon and trial matcher, and the trial normalizer, made on
+    first use."""
 
     linker: Linker
     tagger: SpanTagger | None = None
     matcher: TrialMatcher | None = None
+    corpus: CorpusLexicon | None = None
+    annotation: AnnotatorConfig = field(default_factory=AnnotatorConfig)
     _normalizer: TrialNormalizer | None = None
 
     def link_many(self, mentions: Sequence[str | Mention]) -> list[LinkResult]:
         return self.linker.link_many(mentions)
 
     def annotate_many(self, texts: list[str], context: bool, entity_type: str | None) -> list[list[Annotation]]:
-        return self.linker.annotate_many(texts, annotator_config(self.linker, self.tagger, context, entity_type))
+        config = annotator_config(self.linker, self.tagger, self.corpus, context, entity_type, self.annotation)
+        return self.linker.annotate_many(texts, config)
 
     def prepare_normalizer(self) -> None:
         """Make the trial normalizer (it loads the drug terminology: seconds, once), so that no request's time
@@ -80,6 +91,7 @@ def hold(work: ServiceWork) -> int:
     """In a worker process: keep ``work`` (unpickled here: its linker loads from its spec) and warm it up, so
     that the first request pays for nothing but itself. Returns the worker's process id."""
     work.link_many(list(WARM_UP))
+    work.annotate_many([WARM_UP[0]], True, None)  # the annotator's lexicon is made for the terminology once
     _HELD[:] = [work]
     return os.getpid()
 

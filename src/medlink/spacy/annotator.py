@@ -21,8 +21,7 @@ from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
 from medlink.linking import Linker, LinkResult, Stage
-from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, with_tagger
-from medlink.linking.annotation.tagger import choose_tagger
+from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, packaged_span_sources
 from medlink.linking.mentions.branches import branches_for
 from medlink.spacy.component import register_extensions
 
@@ -76,6 +75,7 @@ _DEFAULTS = {
     "label": "CONCEPT",
     "context": True,
     "tagger": "auto",
+    "corpus_lexicon": True,
 }
 
 
@@ -90,15 +90,20 @@ def make_medlink_annotator(
     label: str,
     context: bool,
     tagger: str,
+    corpus_lexicon: bool,
 ) -> MedlinkAnnotatorComponent:
     """``index`` / ``terminology`` / ``exact_only`` as for ``medlink_linker``; ``entity_type``: annotate only
     concepts of this kind (its MeSH branches); ``label``: the entities' label (default: the entity type, upper
     case, else ``CONCEPT``); ``tagger``: ``auto`` (the packaged span tagger when installed), ``none`` or a
-    tagger folder."""
+    tagger folder; ``corpus_lexicon``: use what public corpora teach (the packaged corpus lexicon)."""
     linker = Linker.load(Path(index) if index else None, terminology=terminology, exact_only=exact_only)
-    config = with_tagger(
-        AnnotatorConfig(context=context, branches=branches_for(entity_type) if entity_type else None),
-        choose_tagger(tagger),
+    config = packaged_span_sources(
+        AnnotatorConfig(
+            context=context,
+            branches=branches_for(entity_type) if entity_type else None,
+            corpus_lexicon=corpus_lexicon,
+        ),
+        tagger,
         entity_type,
     )
     return MedlinkAnnotatorComponent(

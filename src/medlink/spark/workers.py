@@ -14,13 +14,21 @@ from collections.abc import Iterator
 import pandas as pd
 
 from medlink.linking import Linker, LinkerConfig
-from medlink.linking.annotation.annotator import AnnotatorConfig
+from medlink.linking.annotation.annotator import AnnotatorConfig, with_span_sources
+from medlink.linking.annotation.corpus_lexicon import CorpusLexicon, packaged_corpus_lexicon
 from medlink.linking.spec import LinkerSpec
 
 
 @functools.cache
 def worker_linker(spec: LinkerSpec, config: LinkerConfig | None) -> Linker:
     return Linker.load(spec, config=config)
+
+
+@functools.cache
+def worker_corpus_lexicon() -> CorpusLexicon | None:
+    """The worker's packaged corpus lexicon, read once: what it teaches a terminology is remembered with it, so a
+    task does not make it again (nor does the driver ship it with every task)."""
+    return packaged_corpus_lexicon()
 
 
 def link_frame(frame: pd.DataFrame, column: str, linker: Linker, prefix: str) -> pd.DataFrame:
@@ -55,10 +63,14 @@ def annotate_batches(
     config: AnnotatorConfig,
     column: str,
     output: str,
+    entity_type: str | None = None,
 ) -> Iterator[pd.DataFrame]:
     """The ``mapInPandas`` function of :func:`medlink.spark.annotate_column`: each text's annotations as a list of
-    records (an ``array<struct>`` column); a null text has none."""
+    records (an ``array<struct>`` column); a null text has none. With ``config.corpus_lexicon`` on, the worker's
+    corpus lexicon is used, for ``entity_type``."""
     linker = worker_linker(spec, settings)
+    if config.corpus_lexicon:
+        config = with_span_sources(config, config.tagger, worker_corpus_lexicon(), entity_type)
     for frame in batches:
         texts = ["" if value is None or value != value else str(value) for value in frame[column]]
         annotated = frame.copy()

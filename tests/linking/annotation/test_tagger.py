@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from medlink.errors import MedlinkError
 from medlink.linking import Linker
-from medlink.linking.annotation.annotator import AnnotatorConfig, with_tagger
+from medlink.linking.annotation.annotator import AnnotatorConfig, with_span_sources
 from medlink.linking.annotation.approximate import ApproximateNames, trigrams
 from medlink.linking.annotation.spans import Span, tagged_spans, without_overlaps
 from medlink.linking.annotation.tagger import SpanTagger, TaggedSpan, TaggerCard, choose_tagger, decode, window_starts
@@ -174,11 +174,16 @@ def test_tagger_and_dictionary_are_each_others_witness(packaged: SpanTagger) -> 
     linker = Linker(terminology)
     text = "Severe nephrotoxicity followed gentamicin; the patient was seen daily."
     assert [a.text for a in linker.annotate(text, AnnotatorConfig())] == ["nephrotoxicity", "daily"]
-    tagged = linker.annotate(text, with_tagger(AnnotatorConfig(), packaged, "Disease"))
+    every_kind = AnnotatorConfig(untagged_kinds=())  # the tagger reads for diseases too
+    tagged = linker.annotate(text, with_span_sources(every_kind, packaged, None, "Disease"))
     assert [a.text for a in tagged] == ["nephrotoxicity"]  # "daily" is a name, but no mention to the tagger
     assert "span found by the tagger (Disease" in tagged[0].reason
-    assert linker.annotate(text, with_tagger(AnnotatorConfig(), packaged, "Chemical")) == []  # no disease witness
-    assert [a.text for a in linker.annotate(text)] == ["nephrotoxicity"]  # the default uses the packaged tagger
+    both = linker.annotate(text, with_span_sources(every_kind, packaged, None))
+    assert [a.text for a in both] == ["nephrotoxicity"]  # every kind: every name needs a witness
+    # The default: the tagger is not used for diseases (cross-validated), so a disease name stands alone
+    assert [a.text for a in linker.annotate(text)] == ["nephrotoxicity", "daily"]
+    chemical = Linker(Terminology.from_concepts([make_concept("MESH:D1", "Daily", tree_numbers=("D01",))]))
+    assert chemical.annotate(text) == []  # a chemical name still needs the tagger's witness
 
 
 @pytest.mark.slow

@@ -4,12 +4,13 @@ one is given) linked by the linker with the document as context, nil spans dropp
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from medlink.linking.annotation.approximate import ApproximateNames
 from medlink.linking.annotation.context import assess
+from medlink.linking.annotation.corpus_lexicon import CorpusLexicon
 from medlink.linking.annotation.lexicon import Lexicon
 from medlink.linking.annotation.spans import (
     Overlaps,
@@ -21,7 +22,8 @@ from medlink.linking.annotation.spans import (
     without_overlaps,
 )
 from medlink.linking.annotation.tagger import SpanTagger, TaggedSpan
-from medlink.linking.mentions.branches import BranchScope, branches_for, has_tree_numbers
+from medlink.linking.mentions.abbreviations import find_abbreviations
+from medlink.linking.mentions.branches import ENTITY_BRANCHES, BranchScope, branches_for, has_tree_numbers
 from medlink.linking.mentions.non_terms import function_words
 from medlink.linking.results import LinkResult, Mention, Stage
 from medlink.options import setting
@@ -43,10 +45,13 @@ class AnnotatorConfig:
     are annotated as their long form; context: negation and uncertainty are assessed; branches: only concepts
     under these tree-number prefixes are annotated (``None``: for a terminology with tree numbers, MeSH's diseases
     and chemicals, C, F03 and D, not "Patients" or "Humans"; ``()``: every concept); lexicon: what annotated
-    training documents taught (:mod:`.lexicon`); tagger: a span tagger whose spans join the dictionary's, each
-    kind a witness for the other (see ``_best_supported``); tagged_kinds: the tagger's
-    kinds kept (``None``: all it knows); approximate: names found by trigram similarity (QuickUMLS-style) among
-    the words no other span covers, linked as the name they resemble."""
+    training documents taught (:mod:`.lexicon`), over the corpus lexicon; corpus_lexicon: whether the corpus
+    lexicon (``corpus``, :mod:`.corpus_lexicon`, what public corpora teach, for ``corpus_kinds`` — ``None``: every
+    kind) is used, its forms taught where their out-of-fold precision is over ``lexicon_cut``; tagger: a span
+    tagger whose spans join the dictionary's, each kind a witness for the other (see ``_best_supported``);
+    tagged_kinds: the tagger's kinds kept (``None``: all it knows); untagged_kinds: kinds the tagger is not
+    used for, whose names stand alone (see ``_tagging``); approximate: names found by trigram
+    similarity (QuickUMLS-style) among the words no other span covers, linked as the name they resemble."""
 
     max_words: int = setting(8, "The longest name, in words, looked up in the text.", minimum=1, research=True)
     min_chars: int = setting(3, "Shorter spans are left out unless the text defines them.", minimum=1, research=True)
@@ -54,8 +59,25 @@ class AnnotatorConfig:
     context: bool = setting(True, "Mark each mention negated or uncertain by ConText triggers.")
     branches: tuple[str, ...] | None = None
     lexicon: Lexicon = field(default_factory=Lexicon)
+    corpus_lexicon: bool = setting(
+        True, "Use what public annotated corpora (BC5CDR, NCBI-disease) teach: their mention texts become spans."
+    )
+    # Chosen by cross-validation over BC5CDR and NCBI-disease documents, by the worse of the two (docs/annotation.md).
+    lexicon_cut: float = setting(
+        0.3, "The out-of-fold precision a corpus-lexicon form needs.", minimum=0.0, maximum=1.0, research=True
+    )
+    corpus: CorpusLexicon | None = None
+    corpus_kinds: tuple[str, ...] | None = None
     tagger: SpanTagger | None = None
     tagged_kinds: tuple[str, ...] | None = None
+    # Cross-validated over BC5CDR and NCBI-disease documents the tagger never saw (docs/annotation.md): diseases are
+    # annotated better without it (the worse corpus 0.734 against 0.729), chemicals far better with it (0.849/0.754).
+    untagged_kinds: tuple[str, ...] = setting(
+        ("Disease",),
+        "Kinds the span tagger is not used for: their names stand without its witness.",
+        metavar="KIND,…",
+        research=True,
+    )
     approximate: ApproximateNames | None = None
 
 
@@ -94,7 +116,9 @@ def annotate_many(
     linker: LinksMentions, texts: Sequence[str], config: AnnotatorConfig = AnnotatorConfig()
 ) -> list[list[Annotation]]:
     """The annotations of each text, in text order; all spans of all texts are linked in one batch."""
-    tagged = _tagged(texts, config)
+    config = replace(config, lexicon=lexicon_in_use(linker.terminology, config))
+    kinds, witnessed = _tagging(linker.terminology, config)
+    tagged = _tagged(texts, config, kinds)
     words = NameWords(linker.terminology, config.lexicon)  # shared by the texts: their words repeat
     per_text = [
         find_spans(linker.terminology, text, config, spans, words) for text, spans in zip(texts, tagged, strict=True)
@@ -104,7 +128,7 @@ def annotate_many(
         Mention(_linked_text(span), text)
         for text, spans in zip(texts, per_text, strict=True)
         for span in spans
-        if not lexicon.knows(span.key)
+        if not span.taught
     ]
     results = iter(linker.link_many(to_link))
     scope = _scope(linker.terminology, config.branches)
@@ -112,12 +136,12 @@ def annotate_many(
     for text, spans, witnesses in zip(texts, per_text, tagged, strict=True):
         linked = {}
         for span in spans:
-            result = _taught(span, lexicon, linker.terminology) if lexicon.knows(span.key) else next(results)
+            result = _taught(span, lexicon, linker.terminology) if span.taught else next(results)
             if result.concepts and (scope is None or all(scope.allows(c) for c in result.concepts)):
                 linked[span] = result
         # A text where the tagger found nothing (unlike the abstracts it learned from) keeps the dictionary's spans,
         # which never overlap and come in text order.
-        kept = _best_supported(linked, witnesses, lexicon) if witnesses else list(linked)
+        kept = _best_supported(linked, witnesses, witnessed) if witnesses else list(linked)
         annotated.append([_annotation(text, span, linked[span], config) for span in kept])
     return annotated
 
@@ -130,7 +154,7 @@ class NameWords:
     def __init__(self, terminology: Terminology, lexicon: Lexicon) -> None:
         self.normalize = terminology.normalizer
         self.words = terminology.name_words
-        self.lexicon_words = frozenset(word for key in lexicon.concepts for word in key.split())
+        self.lexicon_words = lexicon.words
         self.seen: dict[str, bool] = {}
 
     def __call__(self, word: str) -> bool:
@@ -142,21 +166,33 @@ class NameWords:
         return known
 
 
-def _best_supported(linked: dict[Span, LinkResult], tagged: Sequence[TaggedSpan], lexicon: Lexicon) -> list[Span]:
+def _best_supported(
+    linked: dict[Span, LinkResult], tagged: Sequence[TaggedSpan], witnessed: BranchScope | None
+) -> list[Span]:
     """Where spans overlap, the best supported one. With a tagger, a span needs two witnesses: a tagger span is
     also a name (:func:`find_spans` keeps no other: on BC5CDR dev, the tagger's spans that only the dense search
     could link were wrong four times in five), and a dictionary span must be one the tagger also found
-    (overlapping one); the annotators' own texts (the lexicon) and the text's short forms need none. Order: the
-    lexicon's, the tagger's, then the longest."""
+    (overlapping one), where its concept is of a kind the tagger reads for (``witnessed``; ``None``: every
+    kind); the annotators' own texts (the lexicon) and the text's short forms need none. Order: the lexicon's,
+    the tagger's, then the longest."""
 
     near_tagged = Overlaps(tagged)
 
+    def needs_witness(span: Span) -> bool:
+        return witnessed is None or any(witnessed.allows(concept) for concept in linked[span].concepts)
+
     def supported(span: Span) -> bool:
-        return lexicon.knows(span.key) or span.long_form is not None or span.tagged is not None or near_tagged(span)
+        return (
+            span.taught
+            or span.long_form is not None
+            or span.tagged is not None
+            or not needs_witness(span)
+            or near_tagged(span)
+        )
 
     ranked = sorted(
         (span for span in linked if supported(span)),
-        key=lambda s: (not lexicon.knows(s.key), s.tagged is None, s.start - s.end, s.start),
+        key=lambda s: (not s.taught, s.tagged is None, s.start - s.end, s.start),
     )
     return without_overlaps(ranked)
 
@@ -171,11 +207,16 @@ def find_spans(
     """The candidate spans of ``text``, in order: names of the terminology or of the lexicon (and, where
     ``config.approximate`` is set, names resembling the words left over), the short forms the text defines, and
     the spans the tagger found (``tagged``) that are names too, which may overlap the others: annotation keeps the
-    best supported."""
+    best supported. A text the lexicon teaches is no lesson where the text defines it as a short form of its own
+    ("dry eye syndrome (DES)" is not the DES annotators meant elsewhere): there it is linked with the text."""
     lexicon = config.lexicon
+    defined = defined_short_forms(text, terminology.normalizer) if lexicon.concepts else frozenset()
+
+    def taught(key: str) -> bool:
+        return lexicon.knows(key) and key not in defined
 
     def is_name(key: str) -> bool:
-        return key not in lexicon.blocked and (lexicon.knows(key) or terminology.has_normalized(key))
+        return key not in lexicon.blocked and (taught(key) or terminology.has_normalized(key))
 
     spans = dictionary_spans(
         text,
@@ -199,26 +240,92 @@ def find_spans(
     if config.abbreviations:
         spans += abbreviation_spans(text, spans, is_name, terminology.normalizer)
     spans += [span for span in tagged_spans(tagged, text, terminology.normalizer) if is_name(span.key)]
-    return sorted(spans, key=lambda span: span.start)
+    return sorted(_lessons(spans, taught, lexicon, terminology), key=lambda span: span.start)
 
 
-def with_tagger(config: AnnotatorConfig, tagger: SpanTagger | None, entity_type: str | None = None) -> AnnotatorConfig:
-    """``config`` with ``tagger``, keeping only its spans of ``entity_type`` when one is given (none when the
-    tagger does not know that kind)."""
-    kinds = None
-    if tagger is not None and entity_type is not None:
-        known = {kind.casefold(): kind for kind in tagger.card.entity_types}
-        kinds = (known[entity_type.casefold()],) if entity_type.casefold() in known else ()
-    return replace(config, tagger=tagger, tagged_kinds=kinds)
+def _lessons(
+    spans: list[Span], taught: Callable[[str], bool], lexicon: Lexicon, terminology: Terminology
+) -> list[Span]:
+    """``spans`` with the lexicon's lessons marked; a span only the lexicon named, written otherwise than it
+    teaches ("pan" for its "PAN"), is dropped."""
+    marked = []
+    for span in spans:
+        if span.long_form is not None or span.near is not None or not taught(span.key):
+            marked.append(span)
+        elif lexicon.teaches(span.key, span.text):
+            marked.append(replace(span, taught=True))
+        elif terminology.has_normalized(span.key):
+            marked.append(span)
+    return marked
 
 
-def _tagged(texts: Sequence[str], config: AnnotatorConfig) -> list[list[TaggedSpan]]:
+def defined_short_forms(text: str, normalize: Callable[[str], str]) -> frozenset[str]:
+    """The normalized short forms ``text`` defines ("chronic kidney disease (CKD)": ``ckd``)."""
+    return frozenset(normalize(short) for short in find_abbreviations(text))
+
+
+def with_span_sources(
+    config: AnnotatorConfig,
+    tagger: SpanTagger | None,
+    corpus: CorpusLexicon | None,
+    entity_type: str | None = None,
+) -> AnnotatorConfig:
+    """``config`` with ``tagger`` and the corpus lexicon ``corpus``, each keeping only what it has of
+    ``entity_type`` when one is given (nothing when it does not know that kind)."""
+    kinds = kinds_of(entity_type, tagger.card.entity_types) if tagger is not None and entity_type else None
+    corpus_kinds = kinds_of(entity_type, corpus.kinds) if corpus is not None and entity_type else None
+    return replace(config, tagger=tagger, tagged_kinds=kinds, corpus=corpus, corpus_kinds=corpus_kinds)
+
+
+def kinds_of(entity_type: str, known: Sequence[str]) -> tuple[str, ...]:
+    """The kinds of ``known`` that ``entity_type`` means: the same word in any case, else a kind with the same
+    MeSH branches ("Drug" is "Chemical")."""
+    same = tuple(kind for kind in known if kind.casefold() == entity_type.casefold())
+    if same or entity_type.casefold() not in ENTITY_BRANCHES:
+        return same
+    branches = ENTITY_BRANCHES[entity_type.casefold()]
+    return tuple(kind for kind in known if ENTITY_BRANCHES.get(kind.casefold()) == branches)
+
+
+def packaged_span_sources(
+    config: AnnotatorConfig, tagger: str | None = "auto", entity_type: str | None = None
+) -> AnnotatorConfig:
+    """``config`` with the span tagger ``tagger`` names (:func:`.tagger.choose_tagger`) and, unless
+    ``config.corpus_lexicon`` is off, the corpus lexicon that ships beside the packaged tagger (``medlink[tagger]``),
+    for ``entity_type``."""
+    from medlink.linking.annotation.corpus_lexicon import packaged_corpus_lexicon
+    from medlink.linking.annotation.tagger import choose_tagger
+
+    corpus = packaged_corpus_lexicon() if config.corpus_lexicon else None
+    return with_span_sources(config, choose_tagger(tagger), corpus, entity_type)
+
+
+def lexicon_in_use(terminology: Terminology, config: AnnotatorConfig) -> Lexicon:
+    """``config.lexicon`` over what the corpus lexicon teaches for ``terminology``, when it is in use."""
+    if not config.corpus_lexicon or config.corpus is None:
+        return config.lexicon
+    return config.corpus.lexicon(terminology, config.corpus_kinds, config.lexicon_cut).under(config.lexicon)
+
+
+def _tagging(terminology: Terminology, config: AnnotatorConfig) -> tuple[tuple[str, ...], BranchScope | None]:
+    """The kinds the tagger reads for here, and the concepts whose dictionary spans need its witness (``None``:
+    every span's). Those of ``untagged_kinds`` are left out where the kind of a name is known: from its concept's
+    tree numbers, or from the entity type annotated; a terminology without tree numbers annotating every kind
+    keeps them all, every span needing a witness, as a concept's kind cannot be told."""
     if config.tagger is None:
+        return (), None
+    every = config.tagged_kinds if config.tagged_kinds is not None else config.tagger.card.entity_types
+    skipped = {kind.casefold() for kind in config.untagged_kinds}
+    kinds = tuple(kind for kind in every if kind.casefold() not in skipped)
+    if has_tree_numbers(terminology) and all(kind.casefold() in ENTITY_BRANCHES for kind in kinds):
+        return kinds, BranchScope(terminology, kinds) if kinds else None
+    return (kinds if config.tagged_kinds is not None else every), None
+
+
+def _tagged(texts: Sequence[str], config: AnnotatorConfig, kinds: tuple[str, ...]) -> list[list[TaggedSpan]]:
+    if config.tagger is None or not kinds:
         return [[] for _ in texts]
-    kinds = config.tagged_kinds
-    return [
-        [span for span in spans if kinds is None or span.entity_type in kinds] for spans in config.tagger.tag(texts)
-    ]
+    return [[span for span in spans if span.entity_type in kinds] for spans in config.tagger.tag(texts)]
 
 
 def _linked_text(span: Span) -> str:
@@ -229,8 +336,7 @@ def _linked_text(span: Span) -> str:
 def _taught(span: Span, lexicon: Lexicon, terminology: Terminology) -> LinkResult:
     concepts = tuple(lexicon.concepts[span.key])
     names = tuple(terminology.concept_preferred_name(c) if c in terminology else c for c in concepts)
-    reason = f"annotated so in the training documents ({lexicon.counts.get(span.key, 0)} times)"
-    return LinkResult(span.text, concepts, Stage.EXACT, 1.0, span.text, names, reason=reason)
+    return LinkResult(span.text, concepts, Stage.EXACT, 1.0, span.text, names, reason=lexicon.reason(span.key))
 
 
 def branches_of(terminology: Terminology, branches: tuple[str, ...], entity_type: str | None) -> tuple[str, ...] | None:

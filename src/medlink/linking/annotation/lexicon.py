@@ -5,6 +5,7 @@ annotators seldom marked ("disease", "included") stop being spans."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -26,14 +27,49 @@ class TrainingMention:
 @dataclass(frozen=True)
 class Lexicon:
     """``concepts``: normalized text → the concepts annotators gave it most often; ``blocked``: normalized names
-    the training documents say are seldom mentions; ``counts`` says how often each was seen (for reasons)."""
+    the training documents say are seldom mentions; ``counts`` says how often each was seen, ``reasons`` (where
+    given) why each text is taught."""
 
     concepts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     blocked: frozenset[str] = frozenset()
     counts: Mapping[str, int] = field(default_factory=dict)
+    reasons: Mapping[str, str] = field(default_factory=dict)
+    cased: frozenset[str] = frozenset()  # texts taught only where written without a small letter ("PAN", not "pan")
+
+    @functools.cached_property
+    def words(self) -> frozenset[str]:
+        """Every word of the texts it teaches."""
+        return frozenset(word for key in self.concepts for word in key.split())
+
+    def teaches(self, key: str, text: str) -> bool:
+        """Whether ``text`` (normalized ``key``) is a lesson of this lexicon where it is written so."""
+        return key in self.concepts and (key not in self.cased or not any(c.islower() for c in text))
 
     def knows(self, key: str) -> bool:
         return key in self.concepts
+
+    def reason(self, key: str) -> str:
+        if key in self.reasons:
+            return self.reasons[key]
+        count = self.counts.get(key, 0)
+        return f"annotated so in the training documents ({'once' if count == 1 else f'{count} times'})"
+
+    def under(self, own: Lexicon) -> Lexicon:
+        """This lexicon with ``own`` (a user's training documents) over it: where they disagree, ``own`` wins, both
+        in what a text means and in whether a name is a span."""
+        if not self.concepts and not self.blocked:
+            return own
+        if not own.concepts and not own.blocked:
+            return self
+        concepts = {key: value for key, value in self.concepts.items() if key not in own.blocked}
+        concepts.update(own.concepts)
+        return Lexicon(
+            concepts,
+            frozenset((self.blocked - own.concepts.keys()) | own.blocked),
+            {**self.counts, **own.counts},
+            {**{key: text for key, text in self.reasons.items() if key not in own.concepts}, **own.reasons},
+            (self.cased - own.concepts.keys()) | own.cased,
+        )
 
 
 FoundSpans = Mapping[str, list[tuple[int, int, str]]]  # document id → (start, end, normalized key) of each span
