@@ -115,3 +115,23 @@ def test_config_errors_name_the_file_and_problem(tmp_path: Path) -> None:
     path.write_text("[[datasets]\n")
     with pytest.raises(MedlinkError, match="cannot read the benchmark configuration"):
         load_config(path)
+
+
+def test_a_dataset_with_a_crosswalk_is_also_scored_across_releases(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "terms.tsv").write_text(TERMS)
+    (data / "test.tsv").write_text("heart attack\tOLD1\nhypertension\tT3\n")  # OLD1: T1's id in an older release
+    (data / "crosswalk.tsv").write_text("old_id\tnew_id\tevidence\nTOY:OLD1\tTOY:T1\theart attack 1\n")
+    (tmp_path / "suite.toml").write_text(
+        'ks = [1]\n\n[[datasets]]\nname = "toy"\nterminology = ["tsv:{data}/terms.tsv"]\nnamespace = "TOY"\n'
+        'corpus = "tsv:{data}/test.tsv"\ncrosswalk = "{data}/crosswalk.tsv"\n\n'
+        '[[systems]]\nname = "exact match"\nsieves = "exact"\n'
+    )
+    report = tmp_path / "report" / "bench.md"
+    command = [sys.executable, "-m", "medlink", "benchmark", str(tmp_path / "suite.toml"), "--data", str(data)]
+    subprocess.run([*command, "--work", str(tmp_path / "work"), "-o", str(report)], check=True, timeout=300)
+    [row] = json.loads(report.with_suffix(".json").read_text())["results"]
+    assert (row["acc@1"], row["acc@1_across_releases"]) == (0.5, 1.0)  # the strict figure is unchanged
+    markdown = report.read_text()
+    assert "## Acc@1 across terminology releases (%)" in markdown and "| exact match | 100.0 |" in markdown

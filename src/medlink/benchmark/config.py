@@ -63,6 +63,7 @@ class DatasetSpec:
     subset: str = "all"  # "refined", "zero-shot" or "stratified": measured against the training corpus
     dictionary_fraction: float | None = None  # keep this share of each concept's names (DILBERT §5.5.3)
     synonyms_from: tuple[str, ...] = ()  # terminologies to borrow synonyms from, in turn ("mesh": the embedded one)
+    crosswalk: str | None = None  # also score across terminology releases: "shipped" or a crosswalk TSV
 
     def __post_init__(self) -> None:
         if self.subset not in SUBSETS:
@@ -79,8 +80,15 @@ class DatasetSpec:
         train = fill(self.train) if self.train else None
         terminology = tuple(fill(t) for t in self.terminology)
         donors = tuple(fill(donor) for donor in self.synonyms_from)
+        crosswalk = fill(self.crosswalk) if self.crosswalk else None
         return replace(
-            self, terminology=terminology, corpus=fill(self.corpus), train=train, folds=(fold,), synonyms_from=donors
+            self,
+            terminology=terminology,
+            corpus=fill(self.corpus),
+            train=train,
+            folds=(fold,),
+            synonyms_from=donors,
+            crosswalk=crosswalk,
         )
 
 

@@ -77,6 +77,7 @@ def to_json(config: BenchmarkConfig, cells: Sequence[Cell], command: str, env: d
                 "nil_rate": sum(f.nil_rate for f in cell.folds) / len(cell.folds),
                 "unavailable": cell.unavailable,
                 "version": next((f.version for f in cell.folds if f.version), None),
+                **({"acc@1_across_releases": cell.across_releases} if cell.across_releases is not None else {}),
                 "folds": [
                     {
                         "fold": f.fold,
@@ -127,6 +128,7 @@ def to_markdown(record: dict, ks: Sequence[int], plots: tuple[str, str] | None =
             ]
             lines.append(f"| {system} | " + " | ".join(shown) + " |")
         lines.append("")
+    lines += _across_lines(cell, datasets, systems)
     lines += _cost_lines(results, datasets, systems)
     lines += _fold_lines(cell, datasets, systems)
     lines += _significance_lines(record["comparisons"])
@@ -148,6 +150,26 @@ def to_markdown(record: dict, ks: Sequence[int], plots: tuple[str, str] | None =
             f"![Mentions linked per second per system and dataset]({plots[1]})",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _across_lines(cell: dict[tuple[str, str], dict], datasets: list[str], systems: list[str]) -> list[str]:
+    """Acc@1 across terminology releases, for the datasets scored with a crosswalk; strict figures stay above."""
+    moved = [d for d in datasets if any("acc@1_across_releases" in cell[(d, s)] for s in systems)]
+    if not moved:
+        return []
+    lines = [
+        "## Acc@1 across terminology releases (%)",
+        "",
+        "Gold ids that a newer release replaced (a crosswalk, `medlink eval --crosswalk`) scored as their new ids;",
+        "the strict figures above are unchanged.",
+        "",
+        "| system | " + " | ".join(moved) + " |",
+        "|---|" + "---:|" * len(moved),
+    ]
+    for system in systems:
+        values = [cell[(d, system)].get("acc@1_across_releases") for d in moved]
+        lines.append(f"| {system} | " + " | ".join("—" if v is None else f"{100 * v:.1f}" for v in values) + " |")
+    return [*lines, ""]
 
 
 def _fold_lines(cell: dict[tuple[str, str], dict], datasets: list[str], systems: list[str]) -> list[str]:

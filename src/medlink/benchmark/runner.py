@@ -18,6 +18,7 @@ from medlink.encoders.base import Encoder
 from medlink.errors import MedlinkError
 from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.corpus_formats import load_corpus
+from medlink.evaluation.crosswalk import Crosswalk, read_crosswalk, shipped_crosswalk
 from medlink.evaluation.runner import evaluate, resolve_gold
 from medlink.evaluation.scoring import Prediction, score
 from medlink.evaluation.setups import reduce_dictionary, select_subset
@@ -45,6 +46,7 @@ class FoldResult:
     peak_rss_mb: float | None = None  # isolated runs: that process's peak resident memory
     unavailable: str | None = None  # why the system could not run here (its numbers are then zeros)
     version: str | None = None  # isolated runs: the version of the package that ran
+    across_releases: float | None = None  # Acc@1 with the dataset's crosswalk between releases, where it has one
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,11 @@ class Cell:
     def unavailable(self) -> str | None:
         return next((fold.unavailable for fold in self.folds if fold.unavailable), None)
 
+    @property
+    def across_releases(self) -> float | None:
+        values = [fold.across_releases for fold in self.folds if fold.across_releases is not None]
+        return sum(values) / len(values) if values else None
+
 
 @dataclass(frozen=True)
 class Prepared:
@@ -84,6 +91,7 @@ class Prepared:
     terminology: Terminology
     corpus: Corpus
     train: Corpus | None
+    crosswalk: Crosswalk | None = None
 
 
 def run_benchmark(
@@ -113,8 +121,8 @@ def run_benchmark(
                 else:
                     linker = system_linker(system, prepared, encoder, work, log)
                     started = time.perf_counter()
-                    evaluation = evaluate(linker, prepared.corpus, config.ks)
-                    scores = evaluation.scores
+                    evaluation = evaluate(linker, prepared.corpus, config.ks, crosswalk=prepared.crosswalk)
+                    scores, across = evaluation.scores, evaluation.across_releases
                     result = FoldResult(
                         fold,
                         len(prepared.corpus),
@@ -123,6 +131,7 @@ def run_benchmark(
                         time.perf_counter() - started,
                         tuple(scores.correct_at_1),
                         _nil_rate(evaluation.predictions),
+                        across_releases=across.accuracy[1] if across is not None else None,
                     )
                 per_system[system.name].append(result)
                 told = f"unavailable: {result.unavailable}" if result.unavailable else f"Acc@1 {result.accuracy[1]:.4f}"
@@ -173,6 +182,10 @@ def isolated_fold(
         )
     golds = [resolve_gold(mention.gold, prepared.terminology) for mention in prepared.corpus]
     scores = score(golds, run.predictions, ks)
+    across = None
+    if prepared.crosswalk is not None and prepared.crosswalk.moved_in(prepared.corpus):
+        moved = [resolve_gold(prepared.crosswalk.gold(m.gold), prepared.terminology) for m in prepared.corpus]
+        across = score(moved, run.predictions, (1,)).accuracy[1]
     return FoldResult(
         prepared.fold,
         n,
@@ -185,6 +198,7 @@ def isolated_fold(
         run.peak_rss_mb,
         None,
         run.version,
+        across,
     )
 
 
@@ -210,7 +224,13 @@ def prepare(spec: DatasetSpec, fold: str) -> Prepared:
     corpus = load_corpus(spec.corpus, spec.entity_type, spec.namespace)
     train = load_corpus(spec.train, spec.entity_type, spec.namespace) if spec.train else None
     corpus = select_subset(corpus, train, spec.subset, terminology.normalizer)
-    return Prepared(spec, fold, terminology, corpus, train)
+    return Prepared(spec, fold, terminology, corpus, train, _crosswalk(spec.crosswalk))
+
+
+def _crosswalk(spec: str | None) -> Crosswalk | None:
+    if spec is None:
+        return None
+    return shipped_crosswalk() if spec == "shipped" else read_crosswalk(Path(spec))
 
 
 def system_linker(
