@@ -18,7 +18,6 @@ from medlink.evaluation.folds import fold_of
 from medlink.linking import Linker, LinkerConfig
 from medlink.linking.annotation.annotator import (
     AnnotatorConfig,
-    kinds_of,
     lexicon_in_use,
     packaged_span_sources,
     with_span_sources,
@@ -32,6 +31,7 @@ from medlink.linking.annotation.corpus_lexicon import (
 )
 from medlink.linking.annotation.lexicon import Lexicon
 from medlink.linking.annotation.tagger import choose_tagger
+from medlink.linking.annotation.witnesses import kinds_of
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, NameKind, make_concept
 from medlink.training.corpus_lexicon import LexiconSource, learn_corpus_lexicon
@@ -132,12 +132,17 @@ def test_a_form_is_taught_only_over_the_cut_and_where_the_terminology_has_its_co
         _form("omim disease", ("OMIM:123456",), 10, 10),  # a concept MeSH lacks
         _form("cisplatin", (KIDNEY,), 1, 1),  # a name of another concept, tested once: no
         _form("tumor", (KIDNEY,), 5, 5),  # a name of another concept, tested 5 times: yes
-        _form("o2", (OXYGEN,), 0, 0, kind="Chemical"),  # untested: 0.5
+        _form("dioxygen", (OXYGEN,), 0, 0, kind="Chemical"),  # untested: 0.5
     )
     corpus = CorpusLexicon(forms, (), ("test",), frozenset())
     taught = corpus.lexicon(terminology, None, 0.4).concepts
-    assert set(taught) == {"nephrotoxicity", "tumor", "o2"}
-    assert set(corpus.lexicon(terminology, None, 0.3).concepts) == {"nephrotoxicity", "renal toxicity", "tumor", "o2"}
+    assert set(taught) == {"nephrotoxicity", "tumor", "dioxygen"}
+    assert set(corpus.lexicon(terminology, None, 0.3).concepts) == {
+        "nephrotoxicity",
+        "renal toxicity",
+        "tumor",
+        "dioxygen",
+    }
     assert set(corpus.lexicon(terminology, ("disease",), 0.4).concepts) == {"nephrotoxicity", "tumor"}
     assert corpus.lexicon(terminology, ("Gene",), 0.4).concepts == {}
     reason = corpus.lexicon(terminology, None, 0.4).reason("nephrotoxicity")
@@ -316,3 +321,23 @@ def test_the_service_takes_its_annotation_settings(learned: CorpusLexicon, termi
     off = annotator_config(linker, None, learned, False, None, AnnotatorConfig(corpus_lexicon=False))
     assert lexicon_in_use(terminology, on).concepts and not lexicon_in_use(terminology, off).concepts
     assert on.context and not off.context
+
+
+def test_a_capitals_only_lesson_says_nothing_in_a_note_written_in_capitals(terminology: Terminology) -> None:
+    lexicon = Lexicon({"hit": (KIDNEY,)}, cased=frozenset({"hit"}))
+    linker = Linker(terminology)
+    assert linker.annotate("PT FELL AND HIT HEAD. NO LOSS OF CONSCIOUSNESS.", AnnotatorConfig(lexicon=lexicon)) == []
+    found = linker.annotate("After heparin, HIT was suspected.", AnnotatorConfig(lexicon=lexicon))
+    assert [a.text for a in found] == ["HIT"]
+
+
+def test_a_short_form_never_tested_is_not_taught(terminology: Terminology) -> None:
+    forms = (TaughtForm("Chemical", "ca", (OXYGEN,), 30, 0, 0), TaughtForm("Chemical", "li", (OXYGEN,), 30, 4, 4))
+    taught = CorpusLexicon(forms, (), ("test",), frozenset()).lexicon(terminology, None, 0.3).concepts
+    assert set(taught) == {"li"}  # "ca." is circa; a short form tested out of fold may teach
+
+
+def test_untagged_kinds_are_kinds() -> None:
+    with pytest.raises(MedlinkError, match="untagged_kinds: no kind 'Diseases'"):
+        AnnotatorConfig(untagged_kinds=("Diseases",))
+    assert AnnotatorConfig(untagged_kinds=("Drug", "disease")).untagged_kinds == ("Drug", "disease")

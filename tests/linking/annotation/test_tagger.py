@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pickle
 import re
+import shutil
 from itertools import pairwise
 from pathlib import Path
 
@@ -159,7 +160,7 @@ def test_a_long_document_is_read_in_windows_with_the_same_spans(packaged: SpanTa
     assert all((m.end(), "Chemical") in ends for m in re.finditer("doxorubicin", long))
 
 
-def test_tagger_and_dictionary_are_each_others_witness(packaged: SpanTagger) -> None:
+def test_tagger_and_dictionary_are_each_others_witness(packaged: SpanTagger, tmp_path: Path) -> None:
     terminology = Terminology.from_concepts(
         [
             make_concept(
@@ -184,6 +185,13 @@ def test_tagger_and_dictionary_are_each_others_witness(packaged: SpanTagger) -> 
     assert [a.text for a in linker.annotate(text)] == ["nephrotoxicity", "daily"]
     chemical = Linker(Terminology.from_concepts([make_concept("MESH:D1", "Daily", tree_numbers=("D01",))]))
     assert chemical.annotate(text) == []  # a chemical name still needs the tagger's witness
+    # ... also in a text where the tagger found a disease and no chemical at all
+    assert chemical.annotate("Severe nephrotoxicity was seen daily.") == []
+    # A tagger of one's own reads for every kind it knows: the default's untagged diseases are the packaged one's
+    own = tmp_path / "own-tagger"
+    shutil.copytree(packaged.folder, own)
+    mine = linker.annotate(text, with_span_sources(AnnotatorConfig(), SpanTagger(own), None, "Disease"))
+    assert [a.text for a in mine] == ["nephrotoxicity"]
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from medlink.errors import MedlinkError
 from medlink.linking.annotation.approximate import ApproximateNames
 from medlink.linking.annotation.context import assess
 from medlink.linking.annotation.corpus_lexicon import CorpusLexicon
@@ -22,6 +23,7 @@ from medlink.linking.annotation.spans import (
     without_overlaps,
 )
 from medlink.linking.annotation.tagger import SpanTagger, TaggedSpan
+from medlink.linking.annotation.witnesses import kinds_of, tagged_spans_of, tagging
 from medlink.linking.mentions.abbreviations import find_abbreviations
 from medlink.linking.mentions.branches import ENTITY_BRANCHES, BranchScope, branches_for, has_tree_numbers
 from medlink.linking.mentions.non_terms import function_words
@@ -80,8 +82,18 @@ class AnnotatorConfig:
     )
     approximate: ApproximateNames | None = None
 
+    def __post_init__(self) -> None:
+        _checked_kinds(self)
+
 
 DEFAULT_BRANCHES = ("C", "F03", "D")
+
+
+def _checked_kinds(config: AnnotatorConfig) -> None:
+    unknown = [kind for kind in config.untagged_kinds if kind.casefold() not in ENTITY_BRANCHES]
+    if unknown:
+        known = ", ".join(sorted(ENTITY_BRANCHES))
+        raise MedlinkError(f"untagged_kinds: no kind {unknown[0]!r}; the kinds are {known}")
 
 
 @dataclass(frozen=True)
@@ -117,11 +129,12 @@ def annotate_many(
 ) -> list[list[Annotation]]:
     """The annotations of each text, in text order; all spans of all texts are linked in one batch."""
     config = replace(config, lexicon=lexicon_in_use(linker.terminology, config))
-    kinds, witnessed = _tagging(linker.terminology, config)
-    tagged = _tagged(texts, config, kinds)
+    kinds, exempt = tagging(linker.terminology, config.tagger, config.tagged_kinds, config.untagged_kinds)
+    tagged = tagged_spans_of(texts, config.tagger, kinds)
     words = NameWords(linker.terminology, config.lexicon)  # shared by the texts: their words repeat
     per_text = [
-        find_spans(linker.terminology, text, config, spans, words) for text, spans in zip(texts, tagged, strict=True)
+        find_spans(linker.terminology, text, config, spans, words)
+        for text, (spans, _) in zip(texts, tagged, strict=True)
     ]
     lexicon = config.lexicon
     to_link = [
@@ -133,15 +146,14 @@ def annotate_many(
     results = iter(linker.link_many(to_link))
     scope = _scope(linker.terminology, config.branches)
     annotated = []
-    for text, spans, witnesses in zip(texts, per_text, tagged, strict=True):
+    for text, spans, (witnesses, read) in zip(texts, per_text, tagged, strict=True):
         linked = {}
         for span in spans:
             result = _taught(span, lexicon, linker.terminology) if span.taught else next(results)
             if result.concepts and (scope is None or all(scope.allows(c) for c in result.concepts)):
                 linked[span] = result
-        # A text where the tagger found nothing (unlike the abstracts it learned from) keeps the dictionary's spans,
-        # which never overlap and come in text order.
-        kept = _best_supported(linked, witnesses, witnessed) if witnesses else list(linked)
+        # A text where the tagger found nothing keeps the dictionary's spans, which never overlap, in text order.
+        kept = _best_supported(linked, witnesses, exempt) if read else list(linked)
         annotated.append([_annotation(text, span, linked[span], config) for span in kept])
     return annotated
 
@@ -167,19 +179,19 @@ class NameWords:
 
 
 def _best_supported(
-    linked: dict[Span, LinkResult], tagged: Sequence[TaggedSpan], witnessed: BranchScope | None
+    linked: dict[Span, LinkResult], tagged: Sequence[TaggedSpan], exempt: BranchScope | None
 ) -> list[Span]:
     """Where spans overlap, the best supported one. With a tagger, a span needs two witnesses: a tagger span is
     also a name (:func:`find_spans` keeps no other: on BC5CDR dev, the tagger's spans that only the dense search
     could link were wrong four times in five), and a dictionary span must be one the tagger also found
-    (overlapping one), where its concept is of a kind the tagger reads for (``witnessed``; ``None``: every
-    kind); the annotators' own texts (the lexicon) and the text's short forms need none. Order: the lexicon's,
-    the tagger's, then the longest."""
+    (overlapping one), unless its concepts are all of kinds the tagger is not used for (``exempt``); the
+    annotators' own texts (the lexicon) and the text's short forms need none. Order: the lexicon's, the tagger's,
+    then the longest."""
 
     near_tagged = Overlaps(tagged)
 
     def needs_witness(span: Span) -> bool:
-        return witnessed is None or any(witnessed.allows(concept) for concept in linked[span].concepts)
+        return exempt is None or not all(exempt.allows(concept) for concept in linked[span].concepts)
 
     def supported(span: Span) -> bool:
         return (
@@ -240,19 +252,22 @@ def find_spans(
     if config.abbreviations:
         spans += abbreviation_spans(text, spans, is_name, terminology.normalizer)
     spans += [span for span in tagged_spans(tagged, text, terminology.normalizer) if is_name(span.key)]
-    return sorted(_lessons(spans, taught, lexicon, terminology), key=lambda span: span.start)
+    return sorted(_lessons(spans, taught, lexicon, terminology, text), key=lambda span: span.start)
+
+
+_AROUND = 60  # characters each side of a span that say whether its text is written in capitals throughout
 
 
 def _lessons(
-    spans: list[Span], taught: Callable[[str], bool], lexicon: Lexicon, terminology: Terminology
+    spans: list[Span], taught: Callable[[str], bool], lexicon: Lexicon, terminology: Terminology, text: str
 ) -> list[Span]:
-    """``spans`` with the lexicon's lessons marked; a span only the lexicon named, written otherwise than it
-    teaches ("pan" for its "PAN"), is dropped."""
+    """``spans`` of ``text`` with the lexicon's lessons marked; a span only the lexicon named, written otherwise
+    than it teaches ("pan" for its "PAN"; "HIT" in a note written in capitals), is dropped."""
     marked = []
     for span in spans:
         if span.long_form is not None or span.near is not None or not taught(span.key):
             marked.append(span)
-        elif lexicon.teaches(span.key, span.text):
+        elif lexicon.teaches(span.key, span.text, text[max(0, span.start - _AROUND) : span.end + _AROUND]):
             marked.append(replace(span, taught=True))
         elif terminology.has_normalized(span.key):
             marked.append(span)
@@ -277,16 +292,6 @@ def with_span_sources(
     return replace(config, tagger=tagger, tagged_kinds=kinds, corpus=corpus, corpus_kinds=corpus_kinds)
 
 
-def kinds_of(entity_type: str, known: Sequence[str]) -> tuple[str, ...]:
-    """The kinds of ``known`` that ``entity_type`` means: the same word in any case, else a kind with the same
-    MeSH branches ("Drug" is "Chemical")."""
-    same = tuple(kind for kind in known if kind.casefold() == entity_type.casefold())
-    if same or entity_type.casefold() not in ENTITY_BRANCHES:
-        return same
-    branches = ENTITY_BRANCHES[entity_type.casefold()]
-    return tuple(kind for kind in known if ENTITY_BRANCHES.get(kind.casefold()) == branches)
-
-
 def packaged_span_sources(
     config: AnnotatorConfig, tagger: str | None = "auto", entity_type: str | None = None
 ) -> AnnotatorConfig:
@@ -305,27 +310,6 @@ def lexicon_in_use(terminology: Terminology, config: AnnotatorConfig) -> Lexicon
     if not config.corpus_lexicon or config.corpus is None:
         return config.lexicon
     return config.corpus.lexicon(terminology, config.corpus_kinds, config.lexicon_cut).under(config.lexicon)
-
-
-def _tagging(terminology: Terminology, config: AnnotatorConfig) -> tuple[tuple[str, ...], BranchScope | None]:
-    """The kinds the tagger reads for here, and the concepts whose dictionary spans need its witness (``None``:
-    every span's). Those of ``untagged_kinds`` are left out where the kind of a name is known: from its concept's
-    tree numbers, or from the entity type annotated; a terminology without tree numbers annotating every kind
-    keeps them all, every span needing a witness, as a concept's kind cannot be told."""
-    if config.tagger is None:
-        return (), None
-    every = config.tagged_kinds if config.tagged_kinds is not None else config.tagger.card.entity_types
-    skipped = {kind.casefold() for kind in config.untagged_kinds}
-    kinds = tuple(kind for kind in every if kind.casefold() not in skipped)
-    if has_tree_numbers(terminology) and all(kind.casefold() in ENTITY_BRANCHES for kind in kinds):
-        return kinds, BranchScope(terminology, kinds) if kinds else None
-    return (kinds if config.tagged_kinds is not None else every), None
-
-
-def _tagged(texts: Sequence[str], config: AnnotatorConfig, kinds: tuple[str, ...]) -> list[list[TaggedSpan]]:
-    if config.tagger is None or not kinds:
-        return [[] for _ in texts]
-    return [[span for span in spans if span.entity_type in kinds] for spans in config.tagger.tag(texts)]
 
 
 def _linked_text(span: Span) -> str:

@@ -31,6 +31,7 @@ from medlink.terminology import Terminology
 LEXICON_FORMAT = "medlink-corpus-lexicon-1"
 FILE_NAME = "corpus-lexicon.json.gz"
 MIN_FINDS_OVER_A_NAME = 3
+MIN_UNTESTED_CHARS = 3  # learning finds no span shorter (min_chars): such a form was never tested ("Ca", "Na")
 MIN_FINDS_TO_BLOCK = 3
 BLOCK_BELOW = 0.5  # the share of finds that were marked under which a name is blocked
 PRIOR_HITS, PRIOR_MISSES = 1.0, 1.0  # the smoothing of out-of-fold precision: a form never tested scores 0.5
@@ -119,6 +120,8 @@ class CorpusLexicon:
                 continue
             if form.key in concepts or form.precision <= cut:
                 continue
+            if not form.finds and len(form.key) < MIN_UNTESTED_CHARS:
+                continue  # "ca." is circa far more often than calcium
             resolved = tuple(terminology.resolve(concept) for concept in form.concepts)
             own = tuple(dict.fromkeys(concept for concept in resolved if concept is not None))
             if not own:

@@ -41,9 +41,13 @@ class Lexicon:
         """Every word of the texts it teaches."""
         return frozenset(word for key in self.concepts for word in key.split())
 
-    def teaches(self, key: str, text: str) -> bool:
-        """Whether ``text`` (normalized ``key``) is a lesson of this lexicon where it is written so."""
-        return key in self.concepts and (key not in self.cased or not any(c.islower() for c in text))
+    def teaches(self, key: str, text: str, around: str = "") -> bool:
+        """Whether ``text`` (normalized ``key``) is a lesson of this lexicon where it is written so; ``around``:
+        the text about it, which for a capitals-only lesson must have small letters (a note written in capitals
+        throughout says nothing by its capitals)."""
+        if key not in self.concepts:
+            return False
+        return key not in self.cased or (not _has_small(text) and _has_small(around or "a"))
 
     def knows(self, key: str) -> bool:
         return key in self.concepts
@@ -93,3 +97,7 @@ def learn_lexicon(mentions: Iterable[tuple[str, TrainingMention]], found_spans: 
     blocked = frozenset(key for key, n in seen.items() if n >= MIN_SEEN and marked[key] / n < MIN_PRECISION)
     concepts = {key: counts.most_common(1)[0][0] for key, counts in given.items()}
     return Lexicon(concepts, blocked, {key: sum(counts.values()) for key, counts in given.items()})
+
+
+def _has_small(text: str) -> bool:
+    return any(c.islower() for c in text)
