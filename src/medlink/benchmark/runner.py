@@ -18,8 +18,8 @@ from medlink.encoders.base import Encoder
 from medlink.errors import MedlinkError
 from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.corpus_formats import load_corpus
-from medlink.evaluation.crosswalk import Crosswalk, read_crosswalk, shipped_crosswalk
-from medlink.evaluation.runner import evaluate, resolve_gold
+from medlink.evaluation.crosswalk import Crosswalk, open_crosswalk
+from medlink.evaluation.runner import evaluate, resolve_gold, score_across_releases
 from medlink.evaluation.scoring import Prediction, score
 from medlink.evaluation.setups import reduce_dictionary, select_subset
 from medlink.index import VectorIndex, build_index, index_with_mentions, ontology_entries
@@ -184,8 +184,8 @@ def isolated_fold(
     scores = score(golds, run.predictions, ks)
     across = None
     if prepared.crosswalk is not None and prepared.crosswalk.moved_in(prepared.corpus):
-        moved = [resolve_gold(prepared.crosswalk.gold(m.gold), prepared.terminology) for m in prepared.corpus]
-        across = score(moved, run.predictions, (1,)).accuracy[1]
+        moved = score_across_releases(prepared.corpus, run.predictions, prepared.terminology, prepared.crosswalk, (1,))
+        across = moved.accuracy[1]
     return FoldResult(
         prepared.fold,
         n,
@@ -224,13 +224,7 @@ def prepare(spec: DatasetSpec, fold: str) -> Prepared:
     corpus = load_corpus(spec.corpus, spec.entity_type, spec.namespace)
     train = load_corpus(spec.train, spec.entity_type, spec.namespace) if spec.train else None
     corpus = select_subset(corpus, train, spec.subset, terminology.normalizer)
-    return Prepared(spec, fold, terminology, corpus, train, _crosswalk(spec.crosswalk))
-
-
-def _crosswalk(spec: str | None) -> Crosswalk | None:
-    if spec is None:
-        return None
-    return shipped_crosswalk() if spec == "shipped" else read_crosswalk(Path(spec))
+    return Prepared(spec, fold, terminology, corpus, train, open_crosswalk(spec.crosswalk))
 
 
 def system_linker(

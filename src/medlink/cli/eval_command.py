@@ -204,11 +204,12 @@ def _end_to_end(
         "corpus_lexicon": config.corpus_lexicon and config.corpus is not None,
         "notes": notes,
     }
-    if crosswalk is not None and crosswalk.moved_in(corpus):
+    moved = crosswalk.moved_in(corpus) if crosswalk is not None else 0
+    if crosswalk is not None and moved:
         across = score_annotations(corpus, found, linker.terminology, crosswalk).to_dict()
         result["across_releases"] = {
             "crosswalk": crosswalk.name,
-            "mentions_moved": crosswalk.moved_in(corpus),
+            "mentions_moved": moved,
             "mention": across["mention"],
             "document": across["document"],
         }
@@ -230,26 +231,16 @@ def _end_to_end(
     if "across_releases" in result:
         for level in ("mention", "document"):
             r = result["across_releases"][level]
-            moved = result["across_releases"]["mentions_moved"]
             click.echo(f"  {level:9} across releases (gold ids of {moved:,} mentions moved): F1 {r['f1']:.4f}")
     for note in notes:
         click.echo(f"  note: {note}")
 
 
 def _crosswalk(spec: str) -> Crosswalk | None:
-    """``shipped`` (BC5CDR's MeSH 2015 ids to MeSH 2024), ``none``, or a crosswalk TSV file."""
     from medlink.errors import MedlinkError
-    from medlink.evaluation.crosswalk import read_crosswalk, shipped_crosswalk
+    from medlink.evaluation.crosswalk import open_crosswalk
 
-    if spec.casefold() == "shipped":
-        return shipped_crosswalk()
-    if spec.casefold() == "none":
-        return None
-    path = Path(spec)
-    if not path.is_file():
-        why = "a folder, not a file" if path.is_dir() else "no such file"
-        raise click.BadParameter(f"{spec}: {why} (give 'shipped', 'none' or a crosswalk TSV)", param_hint="--crosswalk")
     try:
-        return read_crosswalk(path)
+        return open_crosswalk(spec)
     except MedlinkError as error:
         raise click.BadParameter(str(error), param_hint="--crosswalk") from None

@@ -93,6 +93,20 @@ def shipped_crosswalk() -> Crosswalk:
     return read_crosswalk(resource_path("mesh-crosswalk") / "bc5cdr-mesh2015-to-mesh2024.tsv")
 
 
+def open_crosswalk(spec: str | None) -> Crosswalk | None:
+    """``shipped`` (:func:`shipped_crosswalk`), ``none`` (or ``None``: no crosswalk), or a crosswalk TSV; a path
+    that is no file is refused naming it (``eval --crosswalk``, a benchmark dataset's ``crosswalk``)."""
+    if spec is None or spec.casefold() == "none":
+        return None
+    if spec.casefold() == "shipped":
+        return shipped_crosswalk()
+    path = Path(spec)
+    if not path.is_file():
+        why = "a folder, not a file" if path.is_dir() else "no such file"
+        raise MedlinkError(f"{spec}: {why} (give 'shipped', 'none' or a crosswalk TSV)")
+    return read_crosswalk(path)
+
+
 def learn_crosswalk(
     corpora: Iterable[Corpus],
     knows: Callable[[str], bool],

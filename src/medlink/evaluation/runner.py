@@ -85,8 +85,7 @@ def evaluate(
     moved = crosswalk.moved_in(corpus) if crosswalk is not None else 0
     if crosswalk is not None and moved:
         setup["crosswalk"] = {"name": crosswalk.name, "mentions_moved": moved}
-        moved_golds = [resolve_gold(crosswalk.gold(m.gold), linker.terminology) for m in corpus]
-        across = score(moved_golds, predictions, ks, mode)
+        across = score_across_releases(corpus, predictions, linker.terminology, crosswalk, ks, mode)
     return Evaluation(
         corpus.name,
         setup,
@@ -96,6 +95,20 @@ def evaluate(
         tuple(m.text for m in corpus),
         across,
     )
+
+
+def score_across_releases(
+    corpus: Corpus,
+    predictions: Sequence[Prediction],
+    terminology: Terminology,
+    crosswalk: Crosswalk,
+    ks: Sequence[int],
+    mode: Mode = "strict",
+) -> Scores:
+    """``predictions`` (one per mention of ``corpus``) scored with the gold ids ``crosswalk`` moves as their new
+    ids."""
+    golds = [resolve_gold(crosswalk.gold(mention.gold), terminology) for mention in corpus]
+    return score(golds, predictions, ks, mode)
 
 
 def linker_mentions(corpus: Corpus) -> list[Mention]:

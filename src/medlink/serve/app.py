@@ -21,9 +21,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse, Response
 
 from medlink.linking import Linker
-from medlink.linking.annotation.annotator import AnnotatorConfig
-from medlink.linking.annotation.corpus_lexicon import packaged_corpus_lexicon
-from medlink.linking.annotation.tagger import choose_tagger
+from medlink.linking.annotation.annotator import AnnotatorConfig, packaged_span_sources
 from medlink.serve.answers import TextJSONResponse, add_error_handlers
 from medlink.serve.batching import LinkBatcher
 from medlink.serve.core import ServiceCore
@@ -53,9 +51,7 @@ def create_app(
     ``settings.worker_count`` worker processes, each holding a copy of both, started with the app."""
     settings = settings or ServiceSettings()
     metrics = ServiceMetrics()
-    annotation = annotation or AnnotatorConfig()
-    corpus = packaged_corpus_lexicon() if annotation.corpus_lexicon else None
-    work = ServiceWork(linker, choose_tagger("auto"), matcher, corpus, annotation)
+    work = ServiceWork(linker, matcher, packaged_span_sources(annotation or AnnotatorConfig()))
     runner = _runner(work, settings, metrics)
     batcher = LinkBatcher(
         runner,

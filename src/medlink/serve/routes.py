@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException
 
 from medlink.errors import MedlinkError
 from medlink.linking import Mention
+from medlink.linking.annotation.annotator import AnnotatorConfig
 from medlink.serve.answers import ERRORS, TextJSONResponse, busy, check_batch, refuse
 from medlink.serve.busy import Busy
 from medlink.serve.core import NO_TRIAL_INDEX, ServiceCore
@@ -126,7 +127,9 @@ def _add_annotation(app: FastAPI, core: ServiceCore, models: RequestModels) -> N
         if problems:
             return refuse(422, "a document is over its limit or not text", problems)
         try:
-            annotator_config(linker, None, None, body.context, body.entity_type)  # refused here, with what to change
+            annotator_config(
+                linker, AnnotatorConfig(), body.context, body.entity_type
+            )  # refused here, with what to change
         except MedlinkError as error:
             return refuse(422, str(error))
         try:

@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any
 from medlink.errors import MedlinkError
 from medlink.linking import Linker, LinkResult, Mention
 from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, with_span_sources
-from medlink.linking.annotation.corpus_lexicon import CorpusLexicon
-from medlink.linking.annotation.tagger import SpanTagger
 
 if TYPE_CHECKING:  # the trial modules load only when a trial request comes
     from medlink.trials.matching.matcher import MatchResult, TrialMatcher
@@ -26,19 +24,12 @@ if TYPE_CHECKING:  # the trial modules load only when a trial request comes
 WARM_UP = ("myocardal infarction", "myocardial infarction 2")
 
 
-def annotator_config(
-    linker: Linker,
-    tagger: SpanTagger | None,
-    corpus: CorpusLexicon | None,
-    context: bool,
-    entity_type: str | None,
-    base: AnnotatorConfig | None = None,
-) -> AnnotatorConfig:
-    """The annotation settings of a request, over the service's ``base``; a :class:`MedlinkError` says why an
-    ``entity_type`` cannot be used."""
+def annotator_config(linker: Linker, base: AnnotatorConfig, context: bool, entity_type: str | None) -> AnnotatorConfig:
+    """The annotation settings of a request, over the service's ``base`` (its tagger and corpus lexicon kept to
+    ``entity_type``); a :class:`MedlinkError` says why an ``entity_type`` cannot be used."""
     from medlink.linking.mentions.branches import branches_for, has_tree_numbers
 
-    config = with_span_sources(replace(base or AnnotatorConfig(), context=context), tagger, corpus, entity_type)
+    config = with_span_sources(replace(base, context=context), base.tagger, base.corpus, entity_type)
     if not entity_type:
         return config
     if not has_tree_numbers(linker.terminology):
@@ -48,13 +39,11 @@ def annotator_config(
 
 @dataclass
 class ServiceWork:
-    """The service's linker, span tagger, corpus lexicon and trial matcher, and the trial normalizer, made on
-    first use."""
+    """The service's linker, trial matcher and annotation settings (with its span tagger and corpus lexicon), and
+    the trial normalizer, made on first use."""
 
     linker: Linker
-    tagger: SpanTagger | None = None
     matcher: TrialMatcher | None = None
-    corpus: CorpusLexicon | None = None
     annotation: AnnotatorConfig = field(default_factory=AnnotatorConfig)
     _normalizer: TrialNormalizer | None = None
 
@@ -62,7 +51,7 @@ class ServiceWork:
         return self.linker.link_many(mentions)
 
     def annotate_many(self, texts: list[str], context: bool, entity_type: str | None) -> list[list[Annotation]]:
-        config = annotator_config(self.linker, self.tagger, self.corpus, context, entity_type, self.annotation)
+        config = annotator_config(self.linker, self.annotation, context, entity_type)
         return self.linker.annotate_many(texts, config)
 
     def prepare_normalizer(self) -> None:

@@ -18,7 +18,7 @@ from medlink.evaluation.corpus import Corpus, GoldMention
 from medlink.evaluation.folds import fold_of
 from medlink.linking.annotation.annotator import AnnotatorConfig, find_spans
 from medlink.linking.annotation.corpus_lexicon import CorpusLexicon, SeldomMarked, TaughtForm
-from medlink.linking.annotation.lexicon import Lexicon
+from medlink.linking.annotation.lexicon import Lexicon, has_small_letter
 from medlink.terminology import Terminology
 
 DEFAULT_FOLDS = 5
@@ -92,7 +92,7 @@ def learn_corpus_lexicon(
     )
     spans = {
         document.id: [
-            _Found(s.start, s.end, s.key, any(c.islower() for c in s.text))
+            _Found(s.start, s.end, s.key, has_small_letter(s.text))
             for s in find_spans(terminology, document.text, teach)
             if not s.long_form
         ]
@@ -145,7 +145,7 @@ def _gold(sources: Sequence[LexiconSource], terminology: Terminology) -> tuple[G
             key = normalize(written)
             if concepts and key:
                 given[kind][key][mention.document_id][concepts] += 1
-                if any(c.islower() for c in written):
+                if has_small_letter(written):
                     small[kind].add(key)
     return gold, given, small
 

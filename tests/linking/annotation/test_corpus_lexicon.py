@@ -317,8 +317,8 @@ def test_the_service_takes_its_annotation_settings(learned: CorpusLexicon, termi
     from medlink.serve.work import annotator_config
 
     linker = Linker(terminology)
-    on = annotator_config(linker, None, learned, True, None, AnnotatorConfig())
-    off = annotator_config(linker, None, learned, False, None, AnnotatorConfig(corpus_lexicon=False))
+    on = annotator_config(linker, with_span_sources(AnnotatorConfig(), None, learned), True, None)
+    off = annotator_config(linker, AnnotatorConfig(corpus_lexicon=False, corpus=learned), False, None)
     assert lexicon_in_use(terminology, on).concepts and not lexicon_in_use(terminology, off).concepts
     assert on.context and not off.context
 

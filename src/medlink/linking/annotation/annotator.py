@@ -222,7 +222,8 @@ def find_spans(
     best supported. A text the lexicon teaches is no lesson where the text defines it as a short form of its own
     ("dry eye syndrome (DES)" is not the DES annotators meant elsewhere): there it is linked with the text."""
     lexicon = config.lexicon
-    defined = defined_short_forms(text, terminology.normalizer) if lexicon.concepts else frozenset()
+    short_forms = find_abbreviations(text) if lexicon.concepts or config.abbreviations else {}
+    defined = frozenset(terminology.normalizer(short) for short in short_forms) if lexicon.concepts else frozenset()
 
     def taught(key: str) -> bool:
         return lexicon.knows(key) and key not in defined
@@ -250,7 +251,7 @@ def find_spans(
             function_words().__contains__,
         )
     if config.abbreviations:
-        spans += abbreviation_spans(text, spans, is_name, terminology.normalizer)
+        spans += abbreviation_spans(text, short_forms, spans, is_name, terminology.normalizer)
     spans += [span for span in tagged_spans(tagged, text, terminology.normalizer) if is_name(span.key)]
     return sorted(_lessons(spans, taught, lexicon, terminology, text), key=lambda span: span.start)
 
@@ -272,11 +273,6 @@ def _lessons(
         elif terminology.has_normalized(span.key):
             marked.append(span)
     return marked
-
-
-def defined_short_forms(text: str, normalize: Callable[[str], str]) -> frozenset[str]:
-    """The normalized short forms ``text`` defines ("chronic kidney disease (CKD)": ``ckd``)."""
-    return frozenset(normalize(short) for short in find_abbreviations(text))
 
 
 def with_span_sources(

@@ -47,7 +47,7 @@ class Lexicon:
         throughout says nothing by its capitals)."""
         if key not in self.concepts:
             return False
-        return key not in self.cased or (not _has_small(text) and _has_small(around or "a"))
+        return key not in self.cased or (not has_small_letter(text) and has_small_letter(around or "a"))
 
     def knows(self, key: str) -> bool:
         return key in self.concepts
@@ -99,5 +99,5 @@ def learn_lexicon(mentions: Iterable[tuple[str, TrainingMention]], found_spans: 
     return Lexicon(concepts, blocked, {key: sum(counts.values()) for key, counts in given.items()})
 
 
-def _has_small(text: str) -> bool:
+def has_small_letter(text: str) -> bool:
     return any(c.islower() for c in text)

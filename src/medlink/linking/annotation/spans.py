@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
 from medlink.linking.annotation.approximate import NearName
 from medlink.linking.annotation.tagger import TaggedSpan
-from medlink.linking.mentions.abbreviations import find_abbreviations
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
 
@@ -115,12 +114,16 @@ def _longest_first(
     return spans
 
 
-def abbreviation_spans(text: str, taken: list[Span], is_name: Test, normalize: Callable[[str], str]) -> list[Span]:
-    """Every occurrence of a short form the text defines, outside the spans already taken, when its long form is
-    itself a name (a short form for a phrase no name matches would be linked by a guess, and read everywhere)."""
+def abbreviation_spans(
+    text: str, short_forms: Mapping[str, str], taken: list[Span], is_name: Test, normalize: Callable[[str], str]
+) -> list[Span]:
+    """Every occurrence of a short form the text defines (``short_forms``, short → long, as
+    :func:`~medlink.linking.mentions.abbreviations.find_abbreviations` finds them), outside the spans already
+    taken, when its long form is itself a name (a short form for a phrase no name matches would be linked by a
+    guess, and read everywhere)."""
     spans = []
     in_taken = Overlaps(taken)
-    for short, long in find_abbreviations(text).items():
+    for short, long in short_forms.items():
         key = normalize(long)
         if not key or not is_name(key):
             continue

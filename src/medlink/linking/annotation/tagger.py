@@ -9,6 +9,7 @@ from an edge."""
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Sequence
@@ -84,6 +85,15 @@ class SpanTagger:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["folder"], state["threads"])  # type: ignore[misc]
+
+    @functools.cached_property
+    def packaged(self) -> bool:
+        """Whether this is the tagger ``medlink[tagger]`` installs (looked up once: finding it takes milliseconds,
+        and annotation asks on every call)."""
+        from medlink.models.catalog import model_entry, model_location
+
+        folder = model_location(model_entry(PACKAGED))
+        return folder is not None and folder.resolve() == self.folder.resolve()
 
     def _session(self) -> tuple[Any, list[str], Any]:
         with self._opening:

@@ -36,21 +36,12 @@ def tagging(
     if tagger is None:
         return (), None
     every = tagged_kinds if tagged_kinds is not None else tagger.card.entity_types
-    untagged = untagged_kinds if is_packaged(tagger) else ()
+    untagged = untagged_kinds if tagger.packaged else ()
     skipped = {kind for name in untagged for kind in kinds_of(name, every)}
     kinds = tuple(kind for kind in every if kind not in skipped)
     if has_tree_numbers(terminology):
         return kinds, BranchScope(terminology, untagged) if untagged else None
     return (kinds if tagged_kinds is not None else every), None
-
-
-def is_packaged(tagger: SpanTagger) -> bool:
-    """Whether ``tagger`` is the one ``medlink[tagger]`` installs."""
-    from medlink.linking.annotation.tagger import PACKAGED
-    from medlink.models.catalog import model_entry, model_location
-
-    folder = model_location(model_entry(PACKAGED))
-    return folder is not None and folder.resolve() == tagger.folder.resolve()
 
 
 def tagged_spans_of(
