@@ -9,6 +9,8 @@ a ``Grounder`` of the terminology's names; its disambiguation models are not use
 medlink runs exact-only (dictionary spans, the text's short forms, ConText) without and with the training documents
 (``--train``: their mention texts become spans, names they seldom mark stop being spans), each without and with the
 packaged span tagger (``medlink[tagger]``; rows left out when it is not installed).
+``medlink benchmark benchmarks/peers.toml`` runs the comparison with QuickUMLS and MedCAT too, every system in a
+process of its own (docs/peers.md); this script keeps the span tagger's rows side by side in one process.
 
 Datasets: BC5CDR Disease dev with CTD MEDIC (the issue's target), NCBI-disease test with MEDIC 2012.
 """
@@ -45,45 +47,19 @@ DATASETS = {
 
 
 def gilda_annotations(terminology: Terminology, texts: list[str]) -> list[list[Annotation]]:
-    from gilda import Grounder
-    from gilda.ner import annotate
-    from gilda.process import normalize
-    from gilda.term import Term
+    """Gilda's ``annotate`` as ``medlink benchmark`` runs it (benchmark/peers/gilda_peer.py), in this process."""
+    from medlink.benchmark.peers.exports import names_of
+    from medlink.benchmark.peers.gilda_peer import annotator
 
-    terms = []
-    for concept in terminology:
-        db, _, local = concept.id.partition(":")
-        names = list(dict.fromkeys([concept.preferred_name, *(name.text for name in concept.names)]))
-        terms += [
-            Term(normalize(name), name, db, local, concept.preferred_name, "name" if i == 0 else "synonym", "medlink")
-            for i, name in enumerate(names)
-            if normalize(name).strip()
+    concepts = [{"id": concept, "names": names} for concept, names in names_of(terminology, {})]
+    spans = annotator({}, concepts)([{"text": text} for text in texts])
+    return [
+        [
+            Annotation(start, end, text[start:end], (terminology.resolve(c) or c,), (), None, "gilda")
+            for start, end, c in found
         ]
-    grounder = Grounder(terms)
-    # Disambiguation models off: Gilda downloads them on first use (from S3), which cannot happen here. An empty
-    # table is what Grounder.disambiguate reads as "loaded, none for this text".
-    grounder.gilda_disambiguators = {}
-    grounder.adeft_disambiguators = {}
-    found = []
-    for text in texts:
-        spans = []
-        for annotation in annotate(text, grounder=grounder):
-            if annotation.matches:
-                best = annotation.matches[0].term
-                concept = terminology.resolve(f"{best.db}:{best.id}") or f"{best.db}:{best.id}"
-                spans.append(
-                    Annotation(
-                        annotation.start,
-                        annotation.end,
-                        annotation.text,
-                        (concept,),
-                        (best.entry_name,),
-                        annotation.matches[0].score,
-                        "gilda",
-                    )
-                )
-        found.append(spans)
-    return found
+        for text, found in zip(texts, spans, strict=True)
+    ]
 
 
 def row(system: str, dataset: str, result: EndToEnd, seconds: float) -> str:

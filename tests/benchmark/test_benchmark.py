@@ -49,13 +49,19 @@ sieves = "exact,O-T"
 )
 
 
-@pytest.fixture
-def suite(tmp_path: Path) -> Path:
-    data = tmp_path / "data"
+def toy_data(folder: Path) -> Path:
+    """``folder``/data with the toy terminology and test folds."""
+    data = folder / "data"
     data.mkdir()
     (data / "terms.tsv").write_text(TERMS)
     for fold, text in TESTS.items():
         (data / f"test_{fold}.tsv").write_text(text)
+    return data
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    toy_data(tmp_path)
     (tmp_path / "suite.toml").write_text(CONFIG)
     return tmp_path
 

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_benchmark import TERMS, TESTS, TOY_DATASET
+from test_benchmark import TERMS, TESTS, TOY_DATASET, toy_data
 
 from medlink.benchmark.config import load_config
+from medlink.benchmark.report import PACKAGES
 from medlink.errors import MedlinkError
 
 CONFIG = (
@@ -39,11 +40,7 @@ python = "%s"
 
 def test_peers_run_in_their_own_processes_and_a_missing_one_says_why(tmp_path: Path) -> None:
     pytest.importorskip("gilda", reason="the peer test needs the [test] extras (gilda)")
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "terms.tsv").write_text(TERMS)
-    for fold, text in TESTS.items():
-        (data / f"test_{fold}.tsv").write_text(text)
+    data = toy_data(tmp_path)
     # scispaCy is deliberately run under this test's Python, where it is not installed.
     (tmp_path / "peers.toml").write_text(CONFIG % sys.executable)
     command = [
@@ -73,8 +70,10 @@ def test_peers_run_in_their_own_processes_and_a_missing_one_says_why(tmp_path: P
     assert missing["unavailable"].startswith("ModuleNotFoundError: No module named 'scispacy'")
     assert [c["b"] for c in record["comparisons"]] == ["Gilda"]  # never the system that could not run
     markdown = (tmp_path / "peers.md").read_text()
-    assert "| scispaCy linker | could not run |" in markdown
-    assert "- **scispaCy linker**: ModuleNotFoundError" in markdown
+    # a system that could not run shows a dash with its reason, never a 0.0: in every table, per fold too
+    assert "| scispaCy linker | — |" in markdown and "| scispaCy linker | — | — | — |" in markdown
+    assert "0.0 | 0.0" not in markdown.split("## toy: Acc@1 per fold")[1].split("##")[0]
+    assert "- **scispaCy linker** on toy: ModuleNotFoundError" in markdown
     assert "| Gilda | nil 50.0 % ·" in markdown and "Gilda 1.6.1" in markdown
 
 
@@ -98,3 +97,22 @@ def test_a_run_past_its_time_is_stopped_and_reported(tmp_path: Path) -> None:
     run = run_isolated("gilda", terminology, corpus, tmp_path / "work", sys.executable, timeout_minutes=0.0002)
     assert run.unavailable is not None and run.unavailable.startswith("did not finish within 0.0002 minutes")
     assert run.predictions == ()
+
+
+def test_a_system_skipped_on_a_dataset_shows_a_dash_with_its_reason(tmp_path: Path) -> None:
+    from medlink.benchmark.report import to_json, to_markdown
+    from medlink.benchmark.runner import run_benchmark
+
+    data = toy_data(tmp_path)
+    path = tmp_path / "skip.toml"
+    systems = '[[systems]]\nname = "exact"\n\n[[systems]]\nname = "slow"\nskip = {toy = "too slow here"}\n'
+    path.write_text(TOY_DATASET + systems)
+    config = load_config(path)
+    cells = run_benchmark(config, data, tmp_path / "work")
+    record = to_json(config, cells, "test", {"date": "", "python": "", "machine": ""})
+    slow = next(r for r in record["results"] if r["system"] == "slow")
+    assert slow["unavailable"] == "not run: too slow here"
+    exact = next(r for r in record["results"] if r["system"] == "exact")
+    assert exact["unavailable"] is None and exact["acc@1"] > 0
+    markdown = to_markdown({**record, "environment": {k: "" for k in ("date", "machine", "python", *PACKAGES)}}, [1])
+    assert "| slow | — |" in markdown and "- **slow** on toy: not run: too slow here" in markdown

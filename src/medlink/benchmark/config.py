@@ -1,6 +1,8 @@
 """A benchmark suite as a TOML file: datasets (terminology, test corpus, optional training corpus, folds) and
 systems (which encoder, which sieves, whether training mentions are searched), every pair of them run.
 
+    notes = ["QuickUMLS runs with a blank spaCy pipeline."]   # top level: printed under the report's tables
+
     [[datasets]]
     name = "NCBI-disease test"
     terminology = ["biosyn:{data}/terminologies/medic/medic_06Jul2012.txt"]
@@ -33,10 +35,27 @@ systems (which encoder, which sieves, whether training mentions are searched), e
     isolated = true                            # run in a process of its own: start-up, speed, peak memory
 
     [[systems]]
-    name = "Gilda"
-    system = "gilda"                           # a peer: "gilda", "quickumls" or "scispacy" (benchmark/peers/),
-                                               # always isolated; python = ".../bin/python" (or the environment
-                                               # variable MEDLINK_PEERS_PYTHON) runs it in another virtualenv
+    name = "Gilda + training mentions"
+    system = "gilda"                           # a peer: "gilda", "quickumls", "scispacy" or "medcat"
+                                               # (benchmark/peers/), always isolated; python = ".../bin/python"
+                                               # runs it in another virtualenv (scispaCy: the environment
+                                               # variable MEDLINK_PEERS_PYTHON; it cannot share medlink's)
+    mentions = true                            # a peer gets the training mentions as synonyms of their concepts
+    skip = {"CADEC zero-shot" = "why"}         # datasets it is not run on: a dash and the reason in the report
+
+    [[annotation]]                             # end-to-end annotation of documents (benchmark/annotation_runs.py)
+    name = "BC5CDR Disease dev"
+    terminology = ["ctd:{data}/terminologies/medic/CTD_diseases.tsv.gz"]
+    corpus = "pubtator:{data}/corpora/bc5cdr/CDR_DevelopmentSet.PubTator.txt"
+    train = "pubtator:{data}/corpora/bc5cdr/CDR_TrainingSet.PubTator.txt"
+    entity_type = "Disease"
+
+    [[annotators]]
+    name = "medlink annotate --train"
+    system = "medlink"                         # or a peer, as for [[systems]]
+    mentions = true                            # medlink: learns from the training documents (--train); a peer:
+                                               # their mentions as synonyms
+    shipped = false                            # medlink only: its packaged tagger and corpus lexicon as well
 
 ``{data}`` is the data folder given on the command line (default ``../shared/data``).
 """
@@ -93,7 +112,8 @@ class DatasetSpec:
 
 
 MEDLINK = "medlink"
-PEERS = ("gilda", "quickumls", "scispacy")
+PEERS = ("gilda", "quickumls", "scispacy", "medcat")
+THRESHOLDED = (MEDLINK, "scispacy")  # the systems whose threshold a benchmark may set
 
 
 @dataclass(frozen=True)
@@ -101,7 +121,7 @@ class SystemSpec:
     name: str
     sieves: str = "exact"
     encoder: str | None = None  # needed by dense, hybrid and rrf sieves
-    mentions: bool = False
+    mentions: bool = False  # medlink: index the training mentions (source D); a peer: them as synonyms
     abbreviations: bool = True
     composites: bool = True
     system: str = MEDLINK  # or one of PEERS
@@ -109,14 +129,38 @@ class SystemSpec:
     threshold: float | None = None  # a peer's score threshold (its documented default when None); medlink's nil
     python: str | None = None  # the interpreter an isolated system runs under
     timeout_minutes: float | None = None  # an isolated run still going after this is stopped and reported as such
+    skip: dict[str, str] = field(default_factory=dict)  # dataset name -> why this system is not run on it (a dash)
 
     def __post_init__(self) -> None:
         if self.system not in (MEDLINK, *PEERS):
             raise ValueError(f"system {self.name!r}: unknown system {self.system!r} ({', '.join((MEDLINK, *PEERS))})")
+        if self.threshold is not None and self.system not in THRESHOLDED:
+            raise ValueError(f"system {self.name!r}: {self.system} takes no threshold here (its own default is used)")
 
     @property
     def runs_isolated(self) -> bool:
         return self.isolated or self.system != MEDLINK
+
+
+@dataclass(frozen=True)
+class AnnotatorSpec:
+    """A system annotating whole documents, always in a process of its own."""
+
+    name: str
+    system: str = MEDLINK  # or one of PEERS but scispacy (its linker links spans; it has no dictionary tagger)
+    mentions: bool = False  # medlink: learn from the training documents (--train); a peer: mentions as synonyms
+    shipped: bool = False  # medlink: its packaged span tagger and corpus lexicon too (what `annotate` does)
+    python: str | None = None
+    timeout_minutes: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.system not in ANNOTATORS:
+            raise ValueError(f"annotator {self.name!r}: unknown system {self.system!r} ({', '.join(ANNOTATORS)})")
+        if self.shipped and self.system != MEDLINK:
+            raise ValueError(f"annotator {self.name!r}: shipped applies to medlink only")
+
+
+ANNOTATORS = (MEDLINK, "gilda", "quickumls", "medcat")
 
 
 @dataclass(frozen=True)
@@ -125,6 +169,9 @@ class BenchmarkConfig:
     systems: tuple[SystemSpec, ...]
     ks: tuple[int, ...] = (1, 5)
     compare: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # pairs of system names to test
+    annotation: tuple[DatasetSpec, ...] = ()  # corpora annotated end to end by every annotator
+    annotators: tuple[AnnotatorSpec, ...] = ()
+    notes: tuple[str, ...] = ()  # printed under the report's tables: how systems were run, why a figure is so
 
 
 def load_config(path: Path | str) -> BenchmarkConfig:
@@ -138,6 +185,10 @@ def load_config(path: Path | str) -> BenchmarkConfig:
         systems = tuple(SystemSpec(**entry) for entry in raw.get("systems", []))
         ks = tuple(int(k) for k in raw.get("ks", (1, 5)))
         compare = tuple((str(a), str(b)) for a, b in raw.get("compare", []))
+        annotation = tuple(_dataset(entry) for entry in raw.get("annotation", []))
+        annotators = tuple(AnnotatorSpec(**entry) for entry in raw.get("annotators", []))
+        notes = raw.get("notes", [])
+        notes = (notes,) if isinstance(notes, str) else tuple(str(note) for note in notes)
     except (TypeError, ValueError) as error:
         raise MedlinkError(f"{path}: {error}") from None
     if not datasets or not systems:
@@ -154,7 +205,12 @@ def load_config(path: Path | str) -> BenchmarkConfig:
         )
         if needs_encoder and system.encoder is None:
             raise MedlinkError(f"{path}: system {system.name!r} uses dense sieves but names no encoder")
-    return BenchmarkConfig(datasets, systems, ks, compare)
+    if bool(annotation) != bool(annotators):
+        raise MedlinkError(f"{path}: [[annotation]] corpora and [[annotators]] come together")
+    for corpus in annotation:
+        if corpus.folds != ("",) or corpus.subset != "all":
+            raise MedlinkError(f"{path}: annotation corpus {corpus.name!r} takes no folds or subset")
+    return BenchmarkConfig(datasets, systems, ks, compare, annotation, annotators, notes)
 
 
 def _dataset(entry: dict) -> DatasetSpec:

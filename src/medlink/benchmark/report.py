@@ -4,14 +4,15 @@ number, and SVG bar charts of Acc@1 and of linking speed per system per dataset 
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from html import escape
 from pathlib import Path
 
+from medlink.benchmark.annotation_report import annotation_json, annotation_lines
+from medlink.benchmark.annotation_runs import AnnotationCell
+from medlink.benchmark.charts import mentions_per_second, speed_svg, to_svg
 from medlink.benchmark.config import BenchmarkConfig
 from medlink.benchmark.runner import Cell
 from medlink.evaluation.significance import mcnemar, paired_bootstrap
@@ -63,7 +64,13 @@ def comparisons(config: BenchmarkConfig, cells: Sequence[Cell]) -> list[dict[str
     return out
 
 
-def to_json(config: BenchmarkConfig, cells: Sequence[Cell], command: str, env: dict[str, str]) -> dict:
+def to_json(
+    config: BenchmarkConfig,
+    cells: Sequence[Cell],
+    command: str,
+    env: dict[str, str],
+    annotation: Sequence[AnnotationCell] = (),
+) -> dict:
     return {
         "command": command,
         "environment": env,
@@ -87,6 +94,7 @@ def to_json(config: BenchmarkConfig, cells: Sequence[Cell], command: str, env: d
                         "nil_rate": f.nil_rate,
                         "startup_seconds": f.startup_seconds,
                         "peak_rss_mb": f.peak_rss_mb,
+                        "build_seconds": f.build_seconds,
                         **{f"acc@{k}": f.accuracy[k] for k in config.ks},
                     }
                     for f in cell.folds
@@ -95,6 +103,8 @@ def to_json(config: BenchmarkConfig, cells: Sequence[Cell], command: str, env: d
             for cell in cells
         ],
         "comparisons": comparisons(config, cells),
+        "annotation": annotation_json(annotation),
+        "notes": list(config.notes),
     }
 
 
@@ -123,8 +133,7 @@ def to_markdown(record: dict, ks: Sequence[int], plots: tuple[str, str] | None =
             best = [max(cell[(d, s)][f"acc@{k}"] for s in systems) for d in datasets]
             shown = [f"**{100 * v:.1f}**" if v == b else f"{100 * v:.1f}" for v, b in zip(values, best, strict=True)]
             shown = [
-                "could not run" if cell[(d, system)].get("unavailable") else text
-                for d, text in zip(datasets, shown, strict=True)
+                "—" if cell[(d, system)].get("unavailable") else text for d, text in zip(datasets, shown, strict=True)
             ]
             lines.append(f"| {system} | " + " | ".join(shown) + " |")
         lines.append("")
@@ -139,9 +148,18 @@ def to_markdown(record: dict, ks: Sequence[int], plots: tuple[str, str] | None =
         "|---|" + "---:|" * len(datasets),
     ]
     for system in systems:
-        seconds = [sum(f["seconds"] for f in cell[(d, system)]["folds"]) for d in datasets]
-        lines.append(f"| {system} | " + " | ".join(f"{s:.1f}" for s in seconds) + " |")
-    lines += ["", "Index building (encoding every name once per encoder) is not included; indexes are cached."]
+        rows = [cell[(d, system)] for d in datasets]
+        seconds = ["—" if r.get("unavailable") else f"{sum(f['seconds'] for f in r['folds']):.1f}" for r in rows]
+        lines.append(f"| {system} | " + " | ".join(seconds) + " |")
+    lines += [
+        "",
+        "Index building (encoding every name once per encoder; a peer's own database or index) is not included;",
+        "indexes are cached. A dash: the system could not run there (see why above).",
+        "",
+    ]
+    lines += annotation_lines(record.get("annotation", []))
+    if record.get("notes"):
+        lines += ["## Notes", "", *(f"- {note}" for note in record["notes"]), ""]
     if plots:
         lines += [
             "",
@@ -185,6 +203,9 @@ def _fold_lines(cell: dict[tuple[str, str], dict], datasets: list[str], systems:
         ]
         for system in systems:
             row = cell[(dataset, system)]
+            if row.get("unavailable"):
+                lines.append(f"| {system} |" + " — |" * (len(folds) + 1))
+                continue
             lines.append(
                 f"| {system} | "
                 + " | ".join(f"{100 * f['acc@1']:.1f}" for f in row["folds"])
@@ -201,7 +222,8 @@ def _significance_lines(comparisons: list[dict]) -> list[str]:
         "## Significance (Acc@1)",
         "",
         "McNemar's test on the mentions one system gets right and the other wrong; 95 % paired bootstrap "
-        "interval (2,000 resamples) of the difference in Acc@1.",
+        "interval (2,000 resamples) of the difference in Acc@1. A pair is not compared on a dataset where one of "
+        "its systems could not run.",
         "",
         "| dataset | A | B | only A | only B | A − B (points) | 95 % interval | p |",
         "|---|---|---|---:|---:|---:|---|---:|",
@@ -213,7 +235,14 @@ def _significance_lines(comparisons: list[dict]) -> list[str]:
             f"{c['p_value']:.2g} |"
         )
     lines.append("")
-    return lines
+    behind = [c for c in comparisons if c["low"] <= 0]  # not ahead with 95 % confidence
+    lines += [
+        f"- **{c['b'] + ' is ahead of ' + c['a'] if c['high'] < 0 else c['a'] + ' is not ahead of ' + c['b']} "
+        f"on {c['dataset']}**: {100 * c['difference']:+.1f} points, interval [{100 * c['low']:+.1f}, "
+        f"{100 * c['high']:+.1f}]."
+        for c in behind
+    ]
+    return [*lines, ""] if behind else lines
 
 
 def _cost_lines(results: list[dict], datasets: list[str], systems: list[str]) -> list[str]:
@@ -224,8 +253,10 @@ def _cost_lines(results: list[dict], datasets: list[str], systems: list[str]) ->
         "## Nil rate, speed, start-up and memory",
         "",
         "Per dataset: share of mentions left unlinked (nil) · mentions linked per second · start-up (building or "
-        "loading the system from its files, in its own process) · peak resident memory of that process. "
-        "Start-up and memory are measured for the rows run in a process of their own only.",
+        "loading the system from its files, in its own process) · peak resident memory of that process · for a "
+        "peer that keeps a database or index on disk, the time it took to build it, once, in a process before "
+        "(what a user's first run adds). Start-up and memory are measured for the rows run in a process of their "
+        "own only.",
         "",
         "| system | " + " | ".join(datasets) + " |",
         "|---|" + "---|" * len(datasets),
@@ -242,6 +273,10 @@ def _cost_lines(results: list[dict], datasets: list[str], systems: list[str]) ->
             memory = [f["peak_rss_mb"] for f in row["folds"] if f.get("peak_rss_mb") is not None]
             if startups:
                 text += f" · {sum(startups) / len(startups):.1f} s · {max(memory):,.0f} MB"
+            built = [f["build_seconds"] for f in row["folds"] if f.get("build_seconds")]
+            if built:
+                folds = f", {len(built)} folds" if len(built) > 1 else ""
+                text += f" · built once in {sum(built):,.0f} s{folds}"
             shown.append(text)
         lines.append(f"| {system} | " + " | ".join(shown) + " |")
     lines.append("")
@@ -253,84 +288,23 @@ def _cost_lines(results: list[dict], datasets: list[str], systems: list[str]) ->
             + ".",
             "",
         ]
-    missing = {(r["system"], r["unavailable"]) for r in results if r.get("unavailable")}
+    missing = {(r["system"], r["dataset"], r["unavailable"]) for r in results if r.get("unavailable")}
     if missing:
         lines += ["## Systems that could not run here", ""]
-        lines += [f"- **{system}**: {why}" for system, why in sorted(missing)]
+        lines += [f"- **{system}** on {dataset}: {why}" for system, dataset, why in sorted(missing)]
         lines.append("")
     return lines
 
 
-_COLOURS = ("#9e9e9e", "#c49a6c", "#6b8fc2", "#3b6fb6", "#1f4e99", "#0b2f66", "#7a5195", "#ef5675")
-
-
-def to_svg(record: dict) -> str:
-    """Acc@1 per system (bars) per dataset (groups), 0–100."""
-    return _bar_chart(record, lambda r: 100 * r["acc@1"], "Acc@1 (%)", 100.0)
-
-
-def mentions_per_second(row: dict) -> float:
-    """A result row's mentions linked per second over all its folds (index building excluded)."""
-    return row["n"] / max(sum(fold["seconds"] for fold in row["folds"]), 1e-3)
-
-
-def speed_svg(record: dict) -> str:
-    """Mentions linked per second (index building excluded) per system per dataset."""
-    highest = max(mentions_per_second(r) for r in record["results"])
-    step = 10 ** math.floor(math.log10(highest))
-    return _bar_chart(record, mentions_per_second, "mentions linked per second", step * math.ceil(highest / step))
-
-
-def _bar_chart(record: dict, value_of: Callable[[dict], float], axis: str, top_value: float) -> str:
-    """Grouped bars: one group per dataset, one bar per system (plain SVG)."""
-    results = record["results"]
-    datasets = list(dict.fromkeys(r["dataset"] for r in results))
-    systems = list(dict.fromkeys(r["system"] for r in results))
-    cell = {(r["dataset"], r["system"]): value_of(r) for r in results}
-    bar, gap, left, top, height = 14, 22, 60, 20, 240
-    group = bar * len(systems) + gap
-    width = left + group * len(datasets) + 20
-    legend_top = top + height + 50
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{legend_top + 18 * len(systems)}" '
-        'font-family="sans-serif" font-size="11">'
-    ]
-    for tick in range(6):
-        y = top + height * (1 - tick / 5)
-        parts.append(
-            f'<line x1="{left}" x2="{width - 10}" y1="{y}" y2="{y}" stroke="#ddd"/>'
-            f'<text x="{left - 6}" y="{y + 4}" text-anchor="end">{top_value * tick / 5:g}</text>'
-        )
-    for d, dataset in enumerate(datasets):
-        x0 = left + d * group + gap / 2
-        for s, system in enumerate(systems):
-            value = cell[(dataset, system)]
-            y = top + height * (1 - min(value, top_value) / top_value)
-            colour = _COLOURS[s % len(_COLOURS)]
-            parts.append(
-                f'<rect x="{x0 + s * bar}" y="{y:.1f}" width="{bar - 2}" height="{top + height - y:.1f}" '
-                f'fill="{colour}"><title>{escape(system)}: {value:,.1f}</title></rect>'
-            )
-        parts.append(
-            f'<text x="{x0 + bar * len(systems) / 2}" y="{top + height + 16}" text-anchor="middle">'
-            f"{escape(dataset)}</text>"
-        )
-    for s, system in enumerate(systems):
-        y = legend_top + 18 * s
-        parts.append(
-            f'<rect x="{left}" y="{y - 10}" width="12" height="12" fill="{_COLOURS[s % len(_COLOURS)]}"/>'
-            f'<text x="{left + 18}" y="{y}">{escape(system)}</text>'
-        )
-    parts.append(
-        f'<text x="12" y="{top + height / 2}" transform="rotate(-90 12 {top + height / 2})" '
-        f'text-anchor="middle">{escape(axis)}</text></svg>'
-    )
-    return "\n".join(parts) + "\n"
-
-
-def write_report(config: BenchmarkConfig, cells: Sequence[Cell], command: str, markdown: Path) -> list[Path]:
+def write_report(
+    config: BenchmarkConfig,
+    cells: Sequence[Cell],
+    command: str,
+    markdown: Path,
+    annotation: Sequence[AnnotationCell] = (),
+) -> list[Path]:
     """Write ``markdown`` and, beside it, the same stem as ``.json`` and ``.svg``; returns the paths."""
-    record = to_json(config, cells, command, environment())
+    record = to_json(config, cells, command, environment(), annotation)
     accuracy_plot, speed_plot = markdown.with_suffix(".svg"), markdown.with_name(f"{markdown.stem}-speed.svg")
     outputs = {
         markdown.with_suffix(".json"): json.dumps(record, indent=2) + "\n",

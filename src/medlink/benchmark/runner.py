@@ -47,6 +47,7 @@ class FoldResult:
     unavailable: str | None = None  # why the system could not run here (its numbers are then zeros)
     version: str | None = None  # isolated runs: the version of the package that ran
     across_releases: float | None = None  # Acc@1 with the dataset's crosswalk between releases, where it has one
+    build_seconds: float | None = None  # isolated peers: building their own database or index, once
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,11 @@ def run_benchmark(
                     if system.encoder not in encoders:
                         encoders[system.encoder] = load_encoder(system.encoder)
                     encoder = encoders[system.encoder]
-                if system.runs_isolated:
+                if dataset.name in system.skip:
+                    n = len(prepared.corpus)
+                    why = f"not run: {system.skip[dataset.name]}"
+                    result = FoldResult(fold, n, dict.fromkeys(config.ks, 0.0), 0.0, 0.0, (False,) * n, unavailable=why)
+                elif system.runs_isolated:
                     result = isolated_fold(system, prepared, encoder, work, config.ks, log)
                 else:
                     linker = system_linker(system, prepared, encoder, work, log)
@@ -149,21 +154,33 @@ def isolated_fold(
     log: Callable[[str], None],
 ) -> FoldResult:
     """The system in a process of its own (benchmark/peers/), scored here with the same strict scorer."""
-    from medlink.benchmark.peers.isolated import run_isolated
+    from medlink.benchmark.peer_inputs import peer_input
+    from medlink.benchmark.peers.isolated import PeerInput, run_isolated
 
     options: dict[str, object] = {"threshold": system.threshold}
+    given = PeerInput()  # medlink's training mentions are in its index
+    if system.system != MEDLINK:
+        train = prepared.train
+        given = peer_input(system.system, prepared.corpus, train, prepared.terminology, system.mentions, "link")
     if system.system == MEDLINK:
         if encoder is None:
             raise MedlinkError(f"system {system.name!r}: an isolated medlink system needs an encoder")
         mentions = system.mentions and prepared.train is not None
         options |= {
             "index": str(dataset_index(prepared, encoder, system.encoder or "", mentions, work, log)),
-            "terminology_dir": str(_saved_terminology(prepared.terminology, work)),
+            "terminology_dir": str(saved_terminology(prepared.terminology, work)),
             "encoder": system.encoder,
             "sieves": system.sieves,
         }
     run = run_isolated(
-        system.system, prepared.terminology, prepared.corpus, work, system.python, system.timeout_minutes, **options
+        system.system,
+        prepared.terminology,
+        prepared.corpus,
+        work,
+        system.python,
+        system.timeout_minutes,
+        given,
+        **options,
     )
     n = len(prepared.corpus)
     if run.unavailable:
@@ -199,6 +216,7 @@ def isolated_fold(
         None,
         run.version,
         across,
+        run.build_seconds,
     )
 
 
@@ -206,7 +224,7 @@ def _nil_rate(predictions: Sequence[Prediction]) -> float:
     return sum(not p.concepts and not p.parts for p in predictions) / max(len(predictions), 1)
 
 
-def _saved_terminology(terminology: Terminology, work: Path) -> Path:
+def saved_terminology(terminology: Terminology, work: Path) -> Path:
     """The dataset's compiled terminology as a folder, for a system that loads it in another process."""
     folder = work / "terminologies" / terminology.fingerprint()
     if not (folder / "manifest.json").exists():

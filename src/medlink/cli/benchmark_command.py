@@ -50,19 +50,30 @@ def benchmark(
     """
     from dataclasses import replace
 
+    from medlink.benchmark.annotation_runs import prepare_annotation, run_annotation
     from medlink.benchmark.config import load_config
     from medlink.benchmark.report import write_report
     from medlink.benchmark.runner import run_benchmark
 
     config = load_config(config_path)
     if only_datasets:
-        unknown = set(only_datasets) - {d.name for d in config.datasets}
+        unknown = set(only_datasets) - {d.name for d in (*config.datasets, *config.annotation)}
         if unknown:
             raise click.UsageError(f"no such dataset in {config_path}: {', '.join(sorted(unknown))}")
-        config = replace(config, datasets=tuple(d for d in config.datasets if d.name in only_datasets))
+        config = replace(
+            config,
+            datasets=tuple(d for d in config.datasets if d.name in only_datasets),
+            annotation=tuple(d for d in config.annotation if d.name in only_datasets),
+        )
     if not data_dir.exists():
         raise click.UsageError(f"{data_dir}: data folder not found (give it with --data)")
-    cells = run_benchmark(config, data_dir.resolve(), work_dir, log=lambda line: click.echo(line, err=True))
+
+    def log(line: str) -> None:
+        click.echo(line, err=True)
+
+    corpora = prepare_annotation(config, data_dir.resolve())  # their files checked before hours of linking
+    cells = run_benchmark(config, data_dir.resolve(), work_dir, log=log)
+    annotation = run_annotation(config, corpora, work_dir, log=log)
     command = "medlink benchmark " + shlex.join(sys.argv[2:])
-    for path in write_report(config, cells, command, output_path):
+    for path in write_report(config, cells, command, output_path, annotation):
         click.echo(f"wrote {path}")

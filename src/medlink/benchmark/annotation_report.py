@@ -1,0 +1,75 @@
+"""The benchmark report's end-to-end annotation part: a JSON record per annotator and corpus, and a Markdown table
+of document- and mention-level precision, recall and F1, with documents per second, start-up and peak memory."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from medlink.benchmark.annotation_runs import AnnotationCell
+
+
+def annotation_json(cells: Sequence[AnnotationCell]) -> list[dict[str, Any]]:
+    return [
+        {
+            "dataset": cell.dataset,
+            "system": cell.system,
+            "documents": cell.documents,
+            **(cell.result.to_dict() if cell.result is not None else {}),
+            "seconds": cell.seconds,
+            "startup_seconds": cell.startup_seconds,
+            "peak_rss_mb": cell.peak_rss_mb,
+            "build_seconds": cell.build_seconds,
+            "unavailable": cell.unavailable,
+            "version": cell.version,
+        }
+        for cell in cells
+    ]
+
+
+def annotation_lines(rows: list[dict[str, Any]]) -> list[str]:
+    if not rows:
+        return []
+    lines = [
+        "## Annotating documents end to end",
+        "",
+        "Every system finds and links the mentions of whole documents, given the same terminology; scored by one "
+        "scorer: document level (document, concept), as BioCreative V CDR scored diseases, and mention level (exact "
+        "span and concept). Documents per second exclude start-up; start-up is loading the system (its own "
+        "database or model built beforehand, once, in a process of its own); memory is the peak of the process "
+        "that annotated.",
+        "",
+        "| corpus | system | doc P | doc R | doc F1 | mention P | mention R | mention F1 | documents/s | start-up | "
+        "peak memory |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    best: dict[str, float] = {}
+    for row in rows:
+        if not row.get("unavailable"):
+            best[row["dataset"]] = max(best.get(row["dataset"], 0.0), row["document"]["f1"])
+    for row in rows:
+        if row.get("unavailable"):
+            lines.append(f"| {row['dataset']} | {row['system']} |" + " — |" * 9)
+            continue
+        d, m = row["document"], row["mention"]
+        f1 = f"**{d['f1']:.3f}**" if d["f1"] == best[row["dataset"]] else f"{d['f1']:.3f}"
+        speed = row["documents"] / max(row["seconds"], 1e-3)
+        lines.append(
+            f"| {row['dataset']} | {row['system']} | {d['precision']:.3f} | {d['recall']:.3f} | {f1} | "
+            f"{m['precision']:.3f} | {m['recall']:.3f} | {m['f1']:.3f} | {speed:,.0f} | "
+            f"{row['startup_seconds']:.1f} s | {row['peak_rss_mb']:,.0f} MB |"
+        )
+    lines.append("")
+    built = [row for row in rows if row.get("build_seconds")]
+    if built:
+        lines += [
+            "Built once before the run (what a user's first run adds): "
+            + "; ".join(f"{row['system']} on {row['dataset']} {row['build_seconds']:,.0f} s" for row in built)
+            + ".",
+            "",
+        ]
+    missing = [row for row in rows if row.get("unavailable")]
+    if missing:
+        lines += [f"- **{row['system']}** on {row['dataset']}: {row['unavailable']}" for row in missing]
+        lines.append("")
+    return lines
