@@ -118,9 +118,7 @@ def run_benchmark(
                         encoders[system.encoder] = load_encoder(system.encoder)
                     encoder = encoders[system.encoder]
                 if dataset.name in system.skip:
-                    n = len(prepared.corpus)
-                    why = f"not run: {system.skip[dataset.name]}"
-                    result = FoldResult(fold, n, dict.fromkeys(config.ks, 0.0), 0.0, 0.0, (False,) * n, unavailable=why)
+                    result = _unavailable(prepared, config.ks, f"not run: {system.skip[dataset.name]}")
                 elif system.runs_isolated:
                     result = isolated_fold(system, prepared, encoder, work, config.ks, log)
                 else:
@@ -162,7 +160,7 @@ def isolated_fold(
     if system.system != MEDLINK:
         train = prepared.train
         given = peer_input(system.system, prepared.corpus, train, prepared.terminology, system.mentions, "link")
-    if system.system == MEDLINK:
+    else:
         if encoder is None:
             raise MedlinkError(f"system {system.name!r}: an isolated medlink system needs an encoder")
         mentions = system.mentions and prepared.train is not None
@@ -182,21 +180,9 @@ def isolated_fold(
         given,
         **options,
     )
-    n = len(prepared.corpus)
     if run.unavailable:
-        return FoldResult(
-            prepared.fold,
-            n,
-            {k: 0.0 for k in ks},
-            0.0,
-            0.0,
-            (False,) * n,
-            0.0,
-            None,
-            run.peak_rss_mb,
-            run.unavailable,
-            run.version,
-        )
+        return _unavailable(prepared, ks, run.unavailable, run.peak_rss_mb, run.version)
+    n = len(prepared.corpus)
     golds = [resolve_gold(mention.gold, prepared.terminology) for mention in prepared.corpus]
     scores = score(golds, run.predictions, ks)
     across = None
@@ -218,6 +204,15 @@ def isolated_fold(
         across,
         run.build_seconds,
     )
+
+
+def _unavailable(
+    prepared: Prepared, ks: Sequence[int], why: str, peak_rss_mb: float | None = None, version: str | None = None
+) -> FoldResult:
+    """A fold the system did not link (``why``): every mention counted wrong, its figures shown as a dash."""
+    n = len(prepared.corpus)
+    wrong = (False,) * n
+    return FoldResult(prepared.fold, n, dict.fromkeys(ks, 0.0), 0.0, 0.0, wrong, 0.0, None, peak_rss_mb, why, version)
 
 
 def _nil_rate(predictions: Sequence[Prediction]) -> float:

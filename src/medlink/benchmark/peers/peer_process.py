@@ -54,14 +54,12 @@ def run(request: dict[str, Any], answer: dict[str, Any]) -> None:
     recipe = f"{version_of(request['system'])}-build{getattr(system, 'BUILD', 0)}"
     built = Path(request["work"]) / recipe / "built"
     request = {**request, "built": str(built)}
-    concepts = lines_of(request["terminology"]) if request["system"] != "medlink" else []
-    if request["task"] == "build":
-        answer["built"] = hasattr(system, "build") and not built.exists()  # not every peer keeps something
-        if answer["built"]:
-            build(system, request, concepts, built)
-        if (built / BUILD_TIME).exists():
-            answer["build_seconds"] = json.loads((built / BUILD_TIME).read_text(encoding="utf-8"))["seconds"]
+    if request["task"] == "build":  # sent only for the peers that keep something (isolated.BUILDERS)
+        if not built.exists():  # the terminology is read only to build: 784k concepts take seconds
+            build(system, request, lines_of(request["terminology"]), built)
+        answer["build_seconds"] = json.loads((built / BUILD_TIME).read_text(encoding="utf-8"))["seconds"]
         return
+    concepts = lines_of(request["terminology"]) if request["system"] != "medlink" else []
     started = time.perf_counter()
     linking = request["task"] == "link"
     answering = system.linker(request, concepts) if linking else system.annotator(request, concepts)
