@@ -116,3 +116,28 @@ def test_a_system_skipped_on_a_dataset_shows_a_dash_with_its_reason(tmp_path: Pa
     assert exact["unavailable"] is None and exact["acc@1"] > 0
     markdown = to_markdown({**record, "environment": {k: "" for k in ("date", "machine", "python", *PACKAGES)}}, [1])
     assert "| slow | — |" in markdown and "- **slow** on toy: not run: too slow here" in markdown
+
+
+def test_a_kept_build_without_its_time_is_loaded_not_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A peer's build kept by an older medlink has no build-time file: it is complete (renamed into place), so the
+    build task answers without a time instead of failing the peer's rows."""
+    import importlib.util
+
+    from medlink.benchmark.peers.isolated import PROCESS
+
+    spec = importlib.util.spec_from_file_location("peer_process", PROCESS)
+    assert spec is not None and spec.loader is not None
+    peer_process = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(peer_process)
+    (tmp_path / "fake_peer.py").write_text("BUILD = 3\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(peer_process.DISTRIBUTIONS, "fake", "pytest")
+    built = tmp_path / "work" / f"{peer_process.version_of('fake')}-build3" / "built"
+    built.mkdir(parents=True)
+    request = {"system": "fake", "work": str(tmp_path / "work"), "task": "build", "terminology": "/nonexistent"}
+    answer: dict = {}
+    peer_process.run(request, answer)
+    assert answer == {}
+    (built / peer_process.BUILD_TIME).write_text('{"seconds": 12.5}', encoding="utf-8")
+    peer_process.run(request, answer)
+    assert answer == {"build_seconds": 12.5}

@@ -11,11 +11,13 @@ from pathlib import Path
 
 from medlink.benchmark.config import MEDLINK, AnnotatorSpec, BenchmarkConfig
 from medlink.benchmark.peer_inputs import peer_input
-from medlink.benchmark.peers.isolated import PeerInput, run_isolated
+from medlink.benchmark.peers.isolated import PeerInput, digest, run_isolated
 from medlink.benchmark.runner import Prepared, prepare, saved_terminology
 from medlink.errors import MedlinkError
-from medlink.evaluation.end_to_end import EndToEnd, score_annotations
+from medlink.evaluation.corpus import Corpus
+from medlink.evaluation.end_to_end import EndToEnd, found_sets, gold_sets, score_annotations
 from medlink.linking.annotation.annotator import Annotation
+from medlink.terminology import Terminology
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,9 @@ class AnnotationCell:
     build_seconds: float | None = None  # building its own database or model, once (by this run or before)
     unavailable: str | None = None
     version: str | None = None
+    ours: bool = False  # medlink's (compared with each peer's row of the same kind)
+    trained: bool = False  # given the training mentions (or documents)
+    per_document: tuple[tuple[int, int, int], ...] = ()  # document level: right, found, gold of each document
 
     @property
     def documents_per_second(self) -> float:
@@ -50,20 +55,28 @@ def prepare_annotation(config: BenchmarkConfig, data: Path) -> list[Prepared]:
 
 
 def run_annotation(
-    config: BenchmarkConfig, corpora: list[Prepared], work: Path, log: Callable[[str], None] = lambda _: None
+    config: BenchmarkConfig,
+    corpora: list[Prepared],
+    work: Path,
+    log: Callable[[str], None] = lambda _: None,
+    data: Path | None = None,
 ) -> list[AnnotationCell]:
+    """``data``: where the public corpora are (``{data}/corpora``), to learn the corpus lexicon again without a
+    corpus it was learned from; without it, the lexicon is left off on such a corpus."""
     cells = []
     for prepared in corpora:
         log(f"{prepared.spec.name} (annotation): {len(prepared.corpus.documents):,} documents")
         for annotator in config.annotators:
-            cell = annotation_cell(annotator, prepared, work)
+            cell = annotation_cell(annotator, prepared, work, data)
             told = cell.unavailable if cell.result is None else f"document F1 {cell.result.document.f1:.4f}"
             log(f"  {annotator.name}: {told} ({cell.seconds:.1f} s)")
             cells.append(cell)
     return cells
 
 
-def annotation_cell(annotator: AnnotatorSpec, prepared: Prepared, work: Path) -> AnnotationCell:
+def annotation_cell(
+    annotator: AnnotatorSpec, prepared: Prepared, work: Path, data: Path | None = None
+) -> AnnotationCell:
     spec, corpus, terminology = prepared.spec, prepared.corpus, prepared.terminology
     options: dict[str, object] = {}
     given = PeerInput(task="annotate")
@@ -76,6 +89,9 @@ def annotation_cell(annotator: AnnotatorSpec, prepared: Prepared, work: Path) ->
             "entity_type": spec.entity_type,
             "namespace": spec.namespace,
         }
+        held_out = held_out_corpus_lexicon(corpus, data, work) if annotator.shipped and data is not None else None
+        if held_out is not None:
+            options["corpus_lexicon_file"] = str(held_out)
     else:
         given = peer_input(annotator.system, corpus, prepared.train, terminology, annotator.mentions, "annotate")
     run = run_isolated(
@@ -91,6 +107,8 @@ def annotation_cell(annotator: AnnotatorSpec, prepared: Prepared, work: Path) ->
             peak_rss_mb=run.peak_rss_mb,
             unavailable=run.unavailable,
             version=run.version,
+            ours=annotator.system == MEDLINK,
+            trained=annotator.mentions,
         )
     found = [
         [
@@ -110,4 +128,57 @@ def annotation_cell(annotator: AnnotatorSpec, prepared: Prepared, work: Path) ->
         run.build_seconds,
         None,
         run.version,
+        annotator.system == MEDLINK,
+        annotator.mentions,
+        per_document(corpus, found, terminology),
     )
+
+
+def per_document(
+    corpus: Corpus, found: list[list[Annotation]], terminology: Terminology
+) -> tuple[tuple[int, int, int], ...]:
+    """Document level (document, concept) pairs right, found and gold, per document: what a bootstrap over
+    documents resamples."""
+    _, gold = gold_sets(corpus, terminology)
+    _, claimed = found_sets(corpus, found)
+    counts = {document_id: [0, 0, 0] for document_id, _ in corpus.documents}
+    for document_id, _ in claimed:
+        counts[document_id][1] += 1
+    for document_id, _ in gold:
+        counts[document_id][2] += 1
+    for document_id, _ in claimed & gold:
+        counts[document_id][0] += 1
+    return tuple((right, claimed_, gold_) for right, claimed_, gold_ in counts.values())
+
+
+LEXICON_RECIPE = 2  # what learning a lexicon finds (annotation's rules): raise it when they change
+
+
+def held_out_corpus_lexicon(corpus: Corpus, data: Path, work: Path) -> Path | None:
+    """Where the packaged corpus lexicon was learned from any of ``corpus``'s documents (BC5CDR dev), the same
+    lexicon learned again from the public sources that hold none of them, as ``benchmarks/annotation_defaults.py
+    --held-out`` does, over the default linker's terminology as shipped; saved once under ``work``, per documents,
+    source files, medlink version and recipe. ``None`` where the packaged lexicon never saw them (or is not
+    installed), or the public sources are not all in ``data`` (then the lexicon is left off there)."""
+    from medlink.linking import Linker
+    from medlink.linking.annotation.corpus_lexicon import packaged_corpus_lexicon
+    from medlink.training.corpus_lexicon import learn_corpus_lexicon, public_sources
+    from medlink.version import __version__
+
+    ids = {document_id for document_id, _ in corpus.documents}
+    packaged = packaged_corpus_lexicon()
+    if packaged is None or not packaged.learned_from_any(ids):
+        return None
+    try:
+        sources = public_sources(data / "corpora")
+    except MedlinkError:
+        return None
+    files = sorted(
+        (str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in (data / "corpora").rglob("*") if p.is_file()
+    )
+    path = work / "lexicons" / f"without-{digest([sorted(ids), files, __version__, LEXICON_RECIPE])}.json.gz"
+    if not path.exists():
+        kept = [s for s in sources if ids.isdisjoint(i for i, _ in s.corpus.documents)]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        learn_corpus_lexicon(kept, Linker.load().terminology).save(path)
+    return path

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from medlink.benchmark.annotation_report import annotation_json, annotation_lines
+from medlink.benchmark.annotation_report import annotation_comparisons, annotation_json, annotation_lines
 from medlink.benchmark.annotation_runs import AnnotationCell
 from medlink.benchmark.charts import mentions_per_second, speed_svg, to_svg
 from medlink.benchmark.config import BenchmarkConfig
@@ -104,6 +104,7 @@ def to_json(
         ],
         "comparisons": comparisons(config, cells),
         "annotation": annotation_json(annotation),
+        "annotation_comparisons": annotation_comparisons(annotation),
         "notes": list(config.notes),
     }
 
@@ -157,7 +158,7 @@ def to_markdown(record: dict, ks: Sequence[int], plots: tuple[str, str] | None =
         "indexes are cached. A dash: the system could not run there (see why above).",
         "",
     ]
-    lines += annotation_lines(record.get("annotation", []))
+    lines += annotation_lines(record.get("annotation", []), record.get("annotation_comparisons", []))
     if record.get("notes"):
         lines += ["## Notes", "", *(f"- {note}" for note in record["notes"]), ""]
     if plots:

@@ -73,7 +73,7 @@ def benchmark(
 
     corpora = prepare_annotation(config, data_dir.resolve())  # their files checked before hours of linking
     cells = run_benchmark(config, data_dir.resolve(), work_dir, log=log)
-    annotation = run_annotation(config, corpora, work_dir, log=log)
+    annotation = run_annotation(config, corpora, work_dir, log=log, data=data_dir.resolve())
     command = "medlink benchmark " + shlex.join(sys.argv[2:])
     for path in write_report(config, cells, command, output_path, annotation):
         click.echo(f"wrote {path}")

@@ -3,8 +3,8 @@
 - McNemar's test (McNemar 1947), as DILBERT and Xu & Bethard use: only the mentions where the systems disagree
   count. With fewer than 25 such mentions the exact two-sided binomial test is used, otherwise the chi-square
   statistic with continuity correction (1 degree of freedom).
-- Paired bootstrap: resample mentions with replacement and read a confidence interval for the difference in
-  accuracy (system A minus system B) off the percentiles.
+- Paired bootstrap: resample mentions (for annotation's F1, documents) with replacement and read a confidence
+  interval for the difference in accuracy or F1 (system A minus system B) off the percentiles.
 - Paired randomization (sign-flip) test for graded, per-query scores such as NDCG@10 (Smucker, Allan & Carterette
   2007, the IR community's default): under the null the two systems' scores of each query are exchangeable, so
   each query's difference keeps or flips its sign at random.
@@ -16,6 +16,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 _EXACT_BELOW = 25
 
@@ -94,3 +95,37 @@ def paired_randomization(
         abs(sum(d if rng.random() < 0.5 else -d for d in deltas)) >= observed - 1e-12 for _ in range(samples)
     )
     return RandomizationResult(sum(deltas) / len(deltas), (at_least + 1) / (samples + 1), len(deltas), samples)
+
+
+def paired_bootstrap_f1(
+    counts_a: Sequence[tuple[int, int, int]],
+    counts_b: Sequence[tuple[int, int, int]],
+    samples: int = 2_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> BootstrapResult:
+    """The difference in F1 (A − B) of two systems that annotated the same documents, with a confidence interval
+    from resampling documents: ``counts_*[i]`` are (right, found, gold) of document ``i``, F1 taken over the sums
+    (as the corpus-level score is), not averaged per document."""
+    import numpy as np
+
+    if len(counts_a) != len(counts_b) or not counts_a:
+        raise ValueError("both systems must be scored on the same, non-empty set of documents")
+    a, b = np.asarray(counts_a, dtype=np.int64), np.asarray(counts_b, dtype=np.int64)
+    if a.shape[1:] != (3,) or b.shape[1:] != (3,):
+        raise ValueError("counts are (right, found, gold) per document")
+    draws = np.random.default_rng(seed).integers(0, len(a), size=(samples, len(a)))
+    differences = np.sort(_f1(a[draws].sum(axis=1)) - _f1(b[draws].sum(axis=1)))
+    tail = (1 - confidence) / 2
+    low = float(differences[math.floor(tail * (samples - 1))])
+    high = float(differences[math.ceil((1 - tail) * (samples - 1))])
+    whole = float(_f1(a.sum(axis=0)[None])[0] - _f1(b.sum(axis=0)[None])[0])
+    return BootstrapResult(whole, low, high, confidence, samples)
+
+
+def _f1(sums: Any) -> Any:
+    """F1 of each row of (right, found, gold) sums: 2 · right / (found + gold), 0 where both are 0."""
+    import numpy as np
+
+    right, found, gold = sums[:, 0], sums[:, 1], sums[:, 2]
+    return np.divide(2 * right, found + gold, out=np.zeros(len(sums)), where=(found + gold) > 0)

@@ -81,6 +81,8 @@ def hold(work: ServiceWork) -> int:
     that the first request pays for nothing but itself. Returns the worker's process id."""
     work.link_many(list(WARM_UP))
     work.annotate_many([WARM_UP[0]], True, None)  # the annotator's lexicon is made for the terminology once
+    if work.annotation.name_checks:  # counted over every name once: not on a request's time
+        work.linker.terminology.name_statistics  # noqa: B018
     _HELD[:] = [work]
     return os.getpid()
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from medlink.terminology.columns import Columns
 from medlink.terminology.key_table import KeyTable
+from medlink.terminology.name_statistics import NameStatistics, name_statistics
 from medlink.terminology.point_reads import FileArray, FileKeyTable
 from medlink.terminology.records import IS_A, Concept, Name, NameKind, Relation
 from medlink.text import Normalizer
@@ -261,6 +262,15 @@ class Terminology:
 
     def has_normalized(self, key: str) -> bool:
         return bool(self._name_rows(key))
+
+    def names_written(self, key: str) -> list[str]:
+        """Every name that normalizes to ``key``, as the terminology writes it."""
+        return [self.names.at("text", row) for row in self._name_rows(key)]
+
+    @cached_property
+    def name_statistics(self) -> NameStatistics:
+        """How its names are written, as a whole (what annotation asks: capitals, category words)."""
+        return name_statistics(self.names)
 
     def lookup_normalized(self, key: str) -> list[NameMatch]:
         best: dict[int, tuple[int, NameKind]] = {}

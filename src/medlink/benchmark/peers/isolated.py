@@ -76,7 +76,7 @@ def run_isolated(
     umls = folder / "umls"
     if system == "quickumls":
         _exported(umls / "MRCONSO.RRF", lambda partial: write_umls(terminology, partial, extra))
-    texts = _exported(folder / f"texts-{_digest(list(given.texts))}.jsonl", lambda path: _lines(path, given.texts))
+    texts = _exported(folder / f"texts-{digest(list(given.texts))}.jsonl", lambda path: _lines(path, given.texts))
     request = {
         "system": system,
         "terminology": str(terms),
@@ -166,10 +166,10 @@ def _prediction(data: dict[str, Any]) -> Prediction:
 
 def _export_key(terminology: Terminology, extra: dict[str, list[str]]) -> str:
     """The terminology's fingerprint, and the added names' digest where there are any: one export per pair."""
-    return terminology.fingerprint() + (f"-{_digest(extra)}" if extra else "")
+    return terminology.fingerprint() + (f"-{digest(extra)}" if extra else "")
 
 
-def _digest(value: Any) -> str:
+def digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:12]
 
 

@@ -48,6 +48,7 @@ def annotator(request: dict[str, Any], concepts: list[dict[str, Any]]) -> Any:
     from medlink.evaluation.end_to_end import learn_from_corpus
     from medlink.linking import Linker
     from medlink.linking.annotation.annotator import AnnotatorConfig, branches_of, packaged_span_sources
+    from medlink.linking.annotation.corpus_lexicon import read_corpus_lexicon
     from medlink.terminology import load_terminology
 
     terminology = load_terminology(Path(request["terminology_dir"]))
@@ -56,9 +57,14 @@ def annotator(request: dict[str, Any], concepts: list[dict[str, Any]]) -> Any:
     config = AnnotatorConfig(corpus_lexicon=shipped, branches=branches_of(terminology, (), entity_type))
     if shipped:  # what `medlink annotate` adds by default; with training documents its tagger is off (span_config)
         config = packaged_span_sources(config, "none" if trained else "auto", entity_type)
+        if request.get("corpus_lexicon_file"):  # the same lexicon learned without these documents
+            config = replace(config, corpus=read_corpus_lexicon(Path(request["corpus_lexicon_file"])))
     if trained:
         train = load_corpus(request["train"], entity_type, request.get("namespace"))
         config = replace(config, lexicon=learn_from_corpus(train, terminology, config))
+
+    if config.name_checks:  # counted over every name once, at start-up as a service's worker does
+        terminology.name_statistics  # noqa: B018
 
     def spans(documents: list[dict[str, Any]]) -> list[list[list[Any]]]:
         chosen = config

@@ -57,7 +57,9 @@ def run(request: dict[str, Any], answer: dict[str, Any]) -> None:
     if request["task"] == "build":  # sent only for the peers that keep something (isolated.BUILDERS)
         if not built.exists():  # the terminology is read only to build: 784k concepts take seconds
             build(system, request, lines_of(request["terminology"]), built)
-        answer["build_seconds"] = json.loads((built / BUILD_TIME).read_text(encoding="utf-8"))["seconds"]
+        timed = built / BUILD_TIME  # a build whose time was not kept (an older medlink's) is still complete
+        if timed.exists():
+            answer["build_seconds"] = json.loads(timed.read_text(encoding="utf-8"))["seconds"]
         return
     concepts = lines_of(request["terminology"]) if request["system"] != "medlink" else []
     started = time.perf_counter()

@@ -13,7 +13,9 @@ from medlink.linking.annotation.approximate import ApproximateNames
 from medlink.linking.annotation.context import assess
 from medlink.linking.annotation.corpus_lexicon import CorpusLexicon
 from medlink.linking.annotation.lexicon import Lexicon
+from medlink.linking.annotation.name_checks import NameChecks, has_capital
 from medlink.linking.annotation.spans import (
+    NameTest,
     Overlaps,
     Span,
     abbreviation_spans,
@@ -30,6 +32,7 @@ from medlink.linking.mentions.non_terms import function_words
 from medlink.linking.results import LinkResult, Mention, Stage
 from medlink.options import setting
 from medlink.terminology import Terminology
+from medlink.terminology.name_statistics import SMALLEST_HEAD_SHARE
 
 
 class LinksMentions(Protocol):
@@ -81,6 +84,19 @@ class AnnotatorConfig:
         research=True,
     )
     approximate: ApproximateNames | None = None
+    name_checks: bool = setting(
+        True,
+        "Apply the terminology's own checks: short forms in capitals read as words, category words alone.",
+        research=True,
+    )
+    # Cross-validated over BC5CDR and NCBI-disease training documents, by the worse of the two (docs/annotation.md).
+    category_share: float = setting(
+        0.0125,
+        "A one-word name ending at least this share of the terminology's longer names is a category, no mention alone.",
+        minimum=SMALLEST_HEAD_SHARE,
+        maximum=1.0,
+        research=True,
+    )
 
     def __post_init__(self) -> None:
         _checked_kinds(self)
@@ -132,8 +148,9 @@ def annotate_many(
     kinds, exempt = tagging(linker.terminology, config.tagger, config.tagged_kinds, config.untagged_kinds)
     tagged = tagged_spans_of(texts, config.tagger, kinds)
     words = NameWords(linker.terminology, config.lexicon)  # shared by the texts: their words repeat
+    checks = NameChecks(linker.terminology, config.category_share)
     per_text = [
-        find_spans(linker.terminology, text, config, spans, words)
+        find_spans(linker.terminology, text, config, spans, words, checks)
         for text, (spans, _) in zip(texts, tagged, strict=True)
     ]
     lexicon = config.lexicon
@@ -215,12 +232,15 @@ def find_spans(
     config: AnnotatorConfig,
     tagged: Sequence[TaggedSpan] = (),
     words: NameWords | None = None,
+    checks: NameChecks | None = None,
 ) -> list[Span]:
     """The candidate spans of ``text``, in order: names of the terminology or of the lexicon (and, where
     ``config.approximate`` is set, names resembling the words left over), the short forms the text defines, and
     the spans the tagger found (``tagged``) that are names too, which may overlap the others: annotation keeps the
     best supported. A text the lexicon teaches is no lesson where the text defines it as a short form of its own
-    ("dry eye syndrome (DES)" is not the DES annotators meant elsewhere): there it is linked with the text."""
+    ("dry eye syndrome (DES)" is not the DES annotators meant elsewhere): there it is linked with the text. A name
+    of the terminology is a span where it stands as written (:mod:`.name_checks`: short forms in capitals,
+    category words)."""
     lexicon = config.lexicon
     short_forms = find_abbreviations(text) if lexicon.concepts or config.abbreviations else {}
     defined = frozenset(terminology.normalizer(short) for short in short_forms) if lexicon.concepts else frozenset()
@@ -228,8 +248,14 @@ def find_spans(
     def taught(key: str) -> bool:
         return lexicon.knows(key) and key not in defined
 
-    def is_name(key: str) -> bool:
-        return key not in lexicon.blocked and (taught(key) or terminology.has_normalized(key))
+    checks = checks or NameChecks(terminology, config.category_share)
+    capitals = has_capital(text)
+
+    def named(key: str, written: str = "") -> bool:  # by the terminology, standing as written
+        return terminology.has_normalized(key) and (not config.name_checks or checks.stands(key, written, capitals))
+
+    def is_name(key: str, written: str = "") -> bool:
+        return key not in lexicon.blocked and (taught(key) or named(key, written))
 
     spans = dictionary_spans(
         text,
@@ -241,7 +267,7 @@ def find_spans(
         words or NameWords(terminology, lexicon),
     )
     if config.approximate is not None:
-        spans += approximate_spans(
+        near = approximate_spans(
             text,
             spans,
             config.approximate.nearest,
@@ -250,17 +276,19 @@ def find_spans(
             config.min_chars,
             function_words().__contains__,
         )
+        # the name it resembles must stand as written here too ("the syndrome" is no nearer a mention than before)
+        spans += [span for span in near if span.near is not None and is_name(span.near.name, span.text)]
     if config.abbreviations:
         spans += abbreviation_spans(text, short_forms, spans, is_name, terminology.normalizer)
-    spans += [span for span in tagged_spans(tagged, text, terminology.normalizer) if is_name(span.key)]
-    return sorted(_lessons(spans, taught, lexicon, terminology, text), key=lambda span: span.start)
+    spans += [span for span in tagged_spans(tagged, text, terminology.normalizer) if is_name(span.key, span.text)]
+    return sorted(_lessons(spans, taught, lexicon, named, text), key=lambda span: span.start)
 
 
 _AROUND = 60  # characters each side of a span that say whether its text is written in capitals throughout
 
 
 def _lessons(
-    spans: list[Span], taught: Callable[[str], bool], lexicon: Lexicon, terminology: Terminology, text: str
+    spans: list[Span], taught: Callable[[str], bool], lexicon: Lexicon, named: NameTest, text: str
 ) -> list[Span]:
     """``spans`` of ``text`` with the lexicon's lessons marked; a span only the lexicon named, written otherwise
     than it teaches ("pan" for its "PAN"; "HIT" in a note written in capitals), is dropped."""
@@ -270,7 +298,7 @@ def _lessons(
             marked.append(span)
         elif lexicon.teaches(span.key, span.text, text[max(0, span.start - _AROUND) : span.end + _AROUND]):
             marked.append(replace(span, taught=True))
-        elif terminology.has_normalized(span.key):
+        elif named(span.key, span.text):
             marked.append(span)
     return marked
 

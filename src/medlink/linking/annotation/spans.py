@@ -29,11 +29,12 @@ class Span:
 
 
 Test = Callable[[str], bool]
+NameTest = Callable[[str, str], bool]  # whether a normalized key, written so in the text, is a name there
 
 
 def dictionary_spans(
     text: str,
-    is_name: Test,
+    is_name: NameTest,
     normalize: Callable[[str], str],
     max_words: int = 8,
     min_chars: int = 3,
@@ -44,7 +45,7 @@ def dictionary_spans(
     ``is_name``. ``in_names(word)`` False says no name holds that word, so no span is tried across it."""
     return _longest_first(
         text,
-        lambda key: Span(0, 0, "", key=key) if is_name(key) else None,
+        lambda key, written: Span(0, 0, "", key=key) if is_name(key, written) else None,
         normalize,
         max_words,
         min_chars,
@@ -65,7 +66,7 @@ def approximate_spans(
     """Greedy longest match, as :func:`dictionary_spans`, of the words outside the spans already ``taken``, with a
     name that ``nearest`` finds similar enough."""
 
-    def near(key: str) -> Span | None:
+    def near(key: str, written: str) -> Span | None:
         words = key.split()
         if is_function_word(words[0]) or is_function_word(words[-1]):
             return None  # "a myocardal infarction": the name resembles the words without "a"
@@ -82,7 +83,7 @@ def approximate_spans(
 
 def _longest_first(
     text: str,
-    accept: Callable[[str], Span | None],
+    accept: Callable[[str, str], Span | None],  # the key and the text it was read from
     normalize: Callable[[str], str],
     max_words: int,
     min_chars: int,
@@ -105,7 +106,7 @@ def _longest_first(
             if len(piece) < min_chars or all(is_function_word(w.lower()) for w in piece.split()):
                 continue
             key = normalize(piece)
-            found = accept(key) if key else None
+            found = accept(key, piece) if key else None
             if found is not None:
                 width = size
                 spans.append(Span(start, end, piece, key=key, near=found.near))
