@@ -23,7 +23,9 @@ def test_f1_bootstrap_over_documents() -> None:
         paired_bootstrap_f1(better, worse[:-1])
 
 
-def _cell(system: str, counts: list[tuple[int, int, int]], ours: bool, trained: bool) -> AnnotationCell:
+def _cell(
+    system: str, counts: list[tuple[int, int, int]], ours: bool, trained: bool, shipped: bool = False
+) -> AnnotationCell:
     right, found, gold = (sum(c[i] for c in counts) for i in range(3))
     prf = PRF(0.0, 0.0, 2 * right / (found + gold), found, gold, right)
     return AnnotationCell(
@@ -34,6 +36,7 @@ def _cell(system: str, counts: list[tuple[int, int, int]], ours: bool, trained: 
         1.0,
         ours=ours,
         trained=trained,
+        shipped=shipped,
         per_document=tuple(counts),
     )
 
@@ -44,6 +47,7 @@ def test_medlink_rows_meet_the_peer_rows_of_their_kind_and_the_report_says_who_i
         _cell("medlink trained", [(1, 3, 3)] * 30, ours=True, trained=True),
         _cell("peer names", [(2, 3, 3)] * 30, ours=False, trained=False),
         _cell("peer trained", [(3, 3, 3)] * 30, ours=False, trained=True),
+        _cell("medlink default", [(2, 3, 3)] * 30, ours=True, trained=False, shipped=True),
         AnnotationCell("corpus", "peer gone", 30, None, unavailable="not installed"),
     ]
     pairs = {(row["a"], row["b"]): row for row in annotation_comparisons(cells)}
@@ -51,6 +55,9 @@ def test_medlink_rows_meet_the_peer_rows_of_their_kind_and_the_report_says_who_i
         ("medlink names", "peer names"),
         ("medlink trained", "peer trained"),
         ("medlink names", "peer gone"),
+        ("medlink default", "peer names"),  # its corpus lexicon was taught by public training documents:
+        ("medlink default", "peer trained"),  # compared with both kinds
+        ("medlink default", "peer gone"),
     }
     assert pairs[("medlink names", "peer names")]["low"] > 0
     assert pairs[("medlink names", "peer gone")] == {
@@ -62,3 +69,5 @@ def test_medlink_rows_meet_the_peer_rows_of_their_kind_and_the_report_says_who_i
     text = "\n".join(comparison_lines(list(pairs.values())))
     assert "peer trained is ahead of medlink trained" in text
     assert "medlink names is not ahead" not in text and "peer gone" not in text
+    assert "medlink default is not ahead of peer names" in text  # the same F1 on every document
+    assert "peer trained is ahead of medlink default" in text

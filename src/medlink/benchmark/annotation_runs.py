@@ -36,6 +36,9 @@ class AnnotationCell:
     version: str | None = None
     ours: bool = False  # medlink's (compared with each peer's row of the same kind)
     trained: bool = False  # given the training mentions (or documents)
+    shipped: bool = (
+        False  # medlink's default: public training documents taught its corpus lexicon, so compared with both
+    )
     per_document: tuple[tuple[int, int, int], ...] = ()  # document level: right, found, gold of each document
 
     @property
@@ -109,6 +112,7 @@ def annotation_cell(
             version=run.version,
             ours=annotator.system == MEDLINK,
             trained=annotator.mentions,
+            shipped=annotator.shipped,
         )
     found = [
         [
@@ -130,6 +134,7 @@ def annotation_cell(
         run.version,
         annotator.system == MEDLINK,
         annotator.mentions,
+        annotator.shipped,
         per_document(corpus, found, terminology),
     )
 
@@ -158,8 +163,8 @@ def held_out_corpus_lexicon(corpus: Corpus, data: Path, work: Path) -> Path | No
     """Where the packaged corpus lexicon was learned from any of ``corpus``'s documents (BC5CDR dev), the same
     lexicon learned again from the public sources that hold none of them, as ``benchmarks/annotation_defaults.py
     --held-out`` does, over the default linker's terminology as shipped; saved once under ``work``, per documents,
-    source files, medlink version and recipe. ``None`` where the packaged lexicon never saw them (or is not
-    installed), or the public sources are not all in ``data`` (then the lexicon is left off there)."""
+    source files, that terminology, medlink version and recipe. ``None`` where the packaged lexicon never saw them
+    (or is not installed), or the public sources are not all in ``data`` (then the lexicon is left off there)."""
     from medlink.linking import Linker
     from medlink.linking.annotation.corpus_lexicon import packaged_corpus_lexicon
     from medlink.training.corpus_lexicon import learn_corpus_lexicon, public_sources
@@ -176,9 +181,11 @@ def held_out_corpus_lexicon(corpus: Corpus, data: Path, work: Path) -> Path | No
     files = sorted(
         (str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in (data / "corpora").rglob("*") if p.is_file()
     )
-    path = work / "lexicons" / f"without-{digest([sorted(ids), files, __version__, LEXICON_RECIPE])}.json.gz"
+    terminology = Linker.load().terminology
+    key = [sorted(ids), files, terminology.fingerprint(), __version__, LEXICON_RECIPE]
+    path = work / "lexicons" / f"without-{digest(key)}.json.gz"
     if not path.exists():
         kept = [s for s in sources if ids.isdisjoint(i for i, _ in s.corpus.documents)]
         path.parent.mkdir(parents=True, exist_ok=True)
-        learn_corpus_lexicon(kept, Linker.load().terminology).save(path)
+        learn_corpus_lexicon(kept, terminology).save(path)
     return path

@@ -49,7 +49,7 @@ def test_a_short_form_in_capitals_written_as_everyday_words_reads_as_the_words()
 
 def test_in_a_terminology_written_in_capitals_throughout_capitals_say_nothing() -> None:
     linker = _linker([make_concept(f"X:D{i}", name) for i, name in enumerate(["INCLUDED", "ANEMIA", "GOUT"])])
-    assert _found(linker, "anemia and gout were included") == ["anemia", "gout", "included"]
+    assert _found(linker, "Anemia and gout were included") == ["Anemia", "gout", "included"]
 
 
 def _with_category(heads: int) -> Linker:
