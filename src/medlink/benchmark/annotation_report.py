@@ -53,8 +53,7 @@ def comparison_lines(comparisons: list[dict[str, Any]]) -> list[str]:
     lines = [
         "Document-level F1, medlink's rows against each peer's row of the same kind (names alone; or with the "
         "training mentions; medlink's default, whose corpus lexicon public training documents taught, against both): "
-        "difference and 95 % interval from a paired "
-        "bootstrap over documents (2,000 resamples).",
+        "difference and 95 % interval from a paired bootstrap over documents (2,000 resamples).",
         "",
         "| corpus | A | B | A − B (doc F1) | 95 % interval |",
         "|---|---|---|---:|---:|",

@@ -36,9 +36,7 @@ class AnnotationCell:
     version: str | None = None
     ours: bool = False  # medlink's (compared with each peer's row of the same kind)
     trained: bool = False  # given the training mentions (or documents)
-    shipped: bool = (
-        False  # medlink's default: public training documents taught its corpus lexicon, so compared with both
-    )
+    shipped: bool = False  # medlink's default: public documents taught its lexicon, so compared with both kinds
     per_document: tuple[tuple[int, int, int], ...] = ()  # document level: right, found, gold of each document
 
     @property

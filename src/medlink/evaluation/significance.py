@@ -69,10 +69,14 @@ def paired_bootstrap(
     deltas = [int(a) - int(b) for a, b in zip(correct_a, correct_b, strict=True)]
     rng = random.Random(seed)
     differences = sorted(sum(deltas[rng.randrange(n)] for _ in range(n)) / n for _ in range(samples))
+    return BootstrapResult(sum(deltas) / n, *_interval(differences, confidence), confidence, samples)
+
+
+def _interval(differences: Any, confidence: float) -> tuple[float, float]:  # a sorted list or array
+    """The percentile interval holding ``confidence`` of the sorted resampled ``differences``."""
     tail = (1 - confidence) / 2
-    low = differences[math.floor(tail * (samples - 1))]
-    high = differences[math.ceil((1 - tail) * (samples - 1))]
-    return BootstrapResult(sum(deltas) / n, low, high, confidence, samples)
+    last = len(differences) - 1
+    return float(differences[math.floor(tail * last)]), float(differences[math.ceil((1 - tail) * last)])
 
 
 @dataclass(frozen=True)
@@ -116,11 +120,8 @@ def paired_bootstrap_f1(
         raise ValueError("counts are (right, found, gold) per document")
     draws = np.random.default_rng(seed).integers(0, len(a), size=(samples, len(a)))
     differences = np.sort(_f1(a[draws].sum(axis=1)) - _f1(b[draws].sum(axis=1)))
-    tail = (1 - confidence) / 2
-    low = float(differences[math.floor(tail * (samples - 1))])
-    high = float(differences[math.ceil((1 - tail) * (samples - 1))])
     whole = float(_f1(a.sum(axis=0)[None])[0] - _f1(b.sum(axis=0)[None])[0])
-    return BootstrapResult(whole, low, high, confidence, samples)
+    return BootstrapResult(whole, *_interval(differences, confidence), confidence, samples)
 
 
 def _f1(sums: Any) -> Any:
