@@ -16,7 +16,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -191,11 +191,48 @@ def refuse_links_out(folder: Path, source: Path, what: str) -> None:
             raise MedlinkError(f"{source}: {path} in the {what} is not a regular file")
 
 
-def verify_checksums(folder: Path, files: dict[str, str], error: type[Exception], what: str) -> None:
-    """Every file a manifest lists is there and unchanged, else ``error`` saying which and to rebuild ``what``."""
+def verify_checksums(
+    folder: Path,
+    files: Mapping[str, str],
+    error: type[Exception],
+    what: str,
+    quick: Mapping[str, Mapping[str, Any]] | None = None,
+) -> None:
+    """Every file a manifest lists is there and unchanged, else ``error`` saying which and to rebuild ``what``.
+
+    A file with a ``quick`` record (:func:`quick_record`) is checked by its size and the checksum of its ends rather
+    than read whole: reading gigabytes of vectors at every load would cost more than the load itself."""
+    quick = quick or {}
     for name, checksum in files.items():
         path = contained_file(folder, name, error, what)
         if not path.exists():
             raise error(f"{path} is missing: the {what} is incomplete; rebuild it")
-        if sha256_of(path) != checksum:
+        record = quick.get(name)
+        if record is not None and path.stat().st_size != record.get("size"):
+            raise error(f"{path} has {path.stat().st_size:,} bytes, not the {record.get('size')} its manifest says "
+                        f"(a truncated or replaced file); rebuild the {what}")  # fmt: skip
+        if record is not None and sampled_sha256(path) != record.get("sampled_sha256"):
             raise error(f"{path} does not match the checksum in its manifest; rebuild the {what}")
+        if record is None and sha256_of(path) != checksum:
+            raise error(f"{path} does not match the checksum in its manifest; rebuild the {what}")
+
+
+QUICK_CHECK_BYTES = 1 << 20  # a quick check hashes this much at each end of a file
+
+
+def sampled_sha256(path: Path) -> str:
+    """The checksum of a file's first and last MiB: catches a truncated, replaced or overwritten-at-the-head file
+    without reading gigabytes on every load."""
+    digest = hashlib.sha256()
+    size = path.stat().st_size
+    with open(path, "rb") as handle:
+        digest.update(handle.read(QUICK_CHECK_BYTES))
+        if size > QUICK_CHECK_BYTES:
+            handle.seek(max(QUICK_CHECK_BYTES, size - QUICK_CHECK_BYTES))
+            digest.update(handle.read(QUICK_CHECK_BYTES))
+    return digest.hexdigest()
+
+
+def quick_record(path: Path) -> dict[str, Any]:
+    """What :func:`verify_checksums` checks a file by when it is not read whole: its size and its ends' checksum."""
+    return {"size": path.stat().st_size, "sampled_sha256": sampled_sha256(path)}

@@ -86,7 +86,7 @@ def test_manifest_names_encoder_terminology_and_checksums(built, encoder, termin
     manifest = json.loads((built / "manifest.json").read_text())
     assert manifest["encoder_fingerprint"] == encoder.identity.fingerprint()
     assert manifest["terminology"] == terminology.fingerprint()
-    assert set(manifest["files"]) == {"entries.parquet", "O.faiss"}
+    assert set(manifest["files"]) == {"entries.arrow", "O.faiss"}
     assert manifest["counts"] == {"O": 11, "D": 0}
 
 
@@ -222,7 +222,7 @@ def test_a_mention_text_lists_its_concepts_by_how_often_it_was_annotated_with_th
 
 def test_a_text_annotated_with_several_concepts_at_once_claims_them_all(tmp_path: Path) -> None:
     from medlink.evaluation.corpus import Gold
-    from medlink.index.vector_index import read_entries, write_entries
+    from medlink.index.entry_table import read_entries, write_entries
     from medlink.linking.sieves.exact import ExactSieve
 
     terminology = Terminology.from_concepts(
@@ -269,7 +269,7 @@ def test_an_index_written_before_the_several_flag_reads_as_single_concept(tmp_pa
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from medlink.index.vector_index import read_entries
+    from medlink.index.entry_table import read_entries
 
     pq.write_table(
         pa.table({"key": ["mi"], "text": ["MI"], "concepts": [["MESH:D009203"]], "source": ["D"], "added": [False]}),
@@ -308,38 +308,82 @@ def test_an_index_rebound_to_a_larger_terminology_reuses_its_vectors(built, term
     assert not (tmp_path / "refused").exists()
 
 
-def test_compressed_kind_finds_what_exact_search_finds_and_checks_its_vector_file(encoder, tmp_path) -> None:
-    from medlink.index.compressed import CompressedParameters
+@pytest.fixture(scope="module")
+def mesh_subset() -> Terminology:
     from medlink.terminology import load_default_terminology
 
     mesh = load_default_terminology()
-    subset = Terminology.from_concepts(concept for _, concept in zip(range(700), mesh, strict=False))
-    entries = ontology_entries(subset)
+    return Terminology.from_concepts(concept for _, concept in zip(range(700), mesh, strict=False))
+
+
+def agreeing_top_names(exact: VectorIndex, other: VectorIndex, queries: np.ndarray) -> float:
+    same = 0
+    for want, got in zip(exact.search(queries, k=1), other.search(queries, k=1), strict=True):
+        if want[0].entry == got[0].entry:
+            same += 1
+            assert abs(want[0].score - got[0].score) < 0.02  # 8-bit codes score close to fp16
+    return same / len(queries)
+
+
+def test_compressed_kind_finds_what_exact_search_finds_and_checks_its_vector_file(
+    encoder, mesh_subset, tmp_path
+) -> None:
+    from medlink.index.compressed import CompressedParameters
+
+    entries = ontology_entries(mesh_subset)
     assert len(entries) > 1_000
-    exact = VectorIndex.load(build_index(entries, encoder, tmp_path / "exact", subset.fingerprint(), kind="exact"))
+    exact = build_index(entries, encoder, tmp_path / "exact", mesh_subset.fingerprint(), kind="exact")
     folder = build_index(
         entries,
         encoder,
         tmp_path / "small",
-        subset.fingerprint(),
+        mesh_subset.fingerprint(),
         kind="compressed",
-        compressed=CompressedParameters(rescore=30),
+        compressed=CompressedParameters.product(rescore=30),
     )
     compressed = VectorIndex.load(folder)
     assert compressed.manifest.kinds == {"O": "compressed"} and compressed.manifest.compressed.rescore == 30
+    assert compressed.manifest.compressed.codes == "pq"
     assert {"O.faiss", "O.int8.npy", "O.scale.npy"} <= set(compressed.manifest.files)
     queries = encoder.encode([f"{entry.text} disorder" for entry in entries[::25]])
-    same = 0
-    for want, got in zip(exact.search(queries, k=1), compressed.search(queries, k=1), strict=True):
-        if want[0].entry == got[0].entry:
-            same += 1
-            assert abs(want[0].score - got[0].score) < 0.02  # int8 re-scoring is close to fp16
-    assert same >= 0.95 * len(queries)
+    assert agreeing_top_names(VectorIndex.load(exact), compressed, queries) >= 0.95
     with pytest.raises(MedlinkError, match=r"compressed index, which names cannot be added to.*--reuse"):
         add_entries(folder, [IndexEntry("new name", "new name", ("MESH:D009203",), "O")], encoder)
     (folder / "O.int8.npy").write_bytes(b"")
     with pytest.raises(IndexFileError, match=r"O\.int8\.npy.*rebuild the index"):
         VectorIndex.load(folder).search(queries[:1], k=1)
+
+
+def test_compressed_kind_over_8_bit_codes_is_one_mapped_file(encoder, mesh_subset, tmp_path) -> None:
+    entries = ontology_entries(mesh_subset)
+    exact = build_index(entries, encoder, tmp_path / "exact", mesh_subset.fingerprint(), kind="exact")
+    folder = build_index(entries, encoder, tmp_path / "sq8", mesh_subset.fingerprint(), kind="compressed")
+    index = VectorIndex.load(folder)
+    assert index.manifest.compressed.codes == "sq8" and set(index.manifest.files) == {"O.faiss", "entries.arrow"}
+    queries = encoder.encode([f"{entry.text} disorder" for entry in entries[::25]])
+    assert agreeing_top_names(VectorIndex.load(exact), index, queries) >= 0.95
+    assert index.faiss["O"].hnsw.efSearch == index.manifest.compressed.ef_search
+    assert VectorIndex.load(folder, ef_search=40).faiss["O"].hnsw.efSearch == 40
+    (folder / "O.faiss").write_bytes((folder / "O.faiss").read_bytes()[:-4])
+    with pytest.raises(IndexFileError, match=r"O\.faiss does not match the checksum"):
+        VectorIndex.load(folder).search(queries[:1], k=1)
+
+
+def test_a_compressed_index_built_before_its_codes_were_named_reads_as_pq(built, tmp_path) -> None:
+    import shutil
+
+    from medlink.index.manifest import IndexManifest
+
+    written = json.loads((built / "manifest.json").read_text())
+    written["compressed"] = {"links": 24, "ef_construction": 200, "ef_search": 768, "rescore": 20}
+    assert IndexManifest.of(written, tmp_path / "manifest.json").compressed.codes == "pq"
+    written["compressed"]["codes"] = "sq8"
+    assert IndexManifest.of(written, tmp_path / "manifest.json").compressed.codes == "sq8"
+    written["compressed"]["codes"] = "opq"
+    shutil.copytree(built, tmp_path / "odd")
+    (tmp_path / "odd" / "manifest.json").write_text(json.dumps(written))
+    with pytest.raises(IndexFileError, match="compressed"):
+        VectorIndex.load(tmp_path / "odd")
 
 
 def test_a_long_build_says_how_long_it_expects_to_take(encoder) -> None:

@@ -9,6 +9,7 @@ import pytest
 from medlink.index import IndexFileError, VectorIndex, build_index, ontology_entries
 from medlink.index.manifest import IndexOrigin
 from medlink.index.update import update_manifest
+from medlink.index.vector_index import INDEX_VERSION
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, NameKind, make_concept
 
@@ -34,7 +35,7 @@ def test_the_fields_are_typed(built, encoder, tmp_path) -> None:
     }
     assert manifest.nil_threshold == 0.5 and manifest.term_model is None and manifest.kinds == {"O": "exact"}
     assert manifest.encoded_for == "0123456789abcdef"  # a rebound index's vectors were encoded for its source
-    assert manifest.path == copy / "manifest.json" and manifest.written["version"] == 1
+    assert manifest.path == copy / "manifest.json" and manifest.written["version"] == INDEX_VERSION
 
 
 @pytest.mark.parametrize(

@@ -65,7 +65,7 @@ def test_two_processes_exporting_the_same_encoder_both_succeed(tmp_path: Path) -
 
 def test_a_cache_entry_of_another_version_is_rebuilt_not_used(tmp_path: Path) -> None:
     from medlink.folders import cached_entry, replace_folder
-    from medlink.index.vector_index import INDEX_FORMAT, INDEX_VERSION, MANIFEST, is_current_index
+    from medlink.index.vector_index import INDEX_FORMAT, INDEX_VERSION, MANIFEST, READ_VERSIONS, is_current_index
 
     entry = tmp_path / "indexes" / "entry"
     builds: list[int] = []
@@ -81,7 +81,7 @@ def test_a_cache_entry_of_another_version_is_rebuilt_not_used(tmp_path: Path) ->
         builds.append(1)
 
     entry.mkdir(parents=True)
-    (entry / MANIFEST).write_text(json.dumps({"format": INDEX_FORMAT, "version": INDEX_VERSION - 1}))  # older
+    (entry / MANIFEST).write_text(json.dumps({"format": INDEX_FORMAT, "version": min(READ_VERSIONS) - 1}))  # older
     assert not is_current_index(entry)
     assert cached_entry(entry, is_current_index, build) == entry and builds == [1]
     assert is_current_index(entry)

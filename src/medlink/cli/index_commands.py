@@ -53,8 +53,8 @@ def _encoder_options(function):
     type=click.Choice(list(KINDS)),
     default="auto",
     show_default=True,
-    help="Exact search, HNSW, or compressed (HNSW over PQ codes in memory, int8 vectors on disk re-scoring the best); "
-    "auto: HNSW above 50,000 names, compressed above 2,000,000.",
+    help="Exact search, HNSW, or compressed (HNSW over 8-bit codes, mapped from disk and shared between processes: "
+    "about 530 bytes a name); auto: HNSW above 50,000 names, compressed above 2,000,000.",
 )
 @click.option(
     "--encode-only",

@@ -5,8 +5,9 @@ Building is where the time goes (encoding ~1,000+ names/s on 2 cores), so it is 
 - the work happens in a staging folder next to the target, ``.NAME.building``, whose ``plan.json`` records what
   is being built (encoder, entries checksum, chunk size);
 - vectors are written chunk by chunk (``chunks/00042.npy``, fp16, each renamed into place when complete);
-- run the same build again and it resumes from the chunks already there; a different plan (other encoder,
-  other terminology) starts over cleanly;
+- run the same build again and it resumes from the chunks already there, and a compressed index from the graph
+  it had saved (filling the graph of 12 M names takes hours); a different plan (other encoder, other terminology)
+  starts over cleanly;
 - the finished folder replaces the target in one rename, so a crash never leaves a half index in its place.
 
 :func:`add_entries` updates an index with new names or synonyms, encoding only texts it has not seen;
@@ -29,24 +30,26 @@ from pathlib import Path
 import numpy as np
 
 from medlink.encoders.base import Encoder
-from medlink.folders import replace_folder, sha256_of
+from medlink.folders import quick_record, replace_folder, sha256_of
 from medlink.index import faiss_backend
 from medlink.index.chunks import chunk_path, encode_chunk
 from medlink.index.compressed import CompressedParameters, write_compressed
 from medlink.index.entries import SOURCES, IndexEntry
+from medlink.index.entry_table import ENTRIES, write_entries
 from medlink.index.vector_index import (
-    ENTRIES,
     INDEX_FORMAT,
     INDEX_VERSION,
     MANIFEST,
     VectorIndex,
     faiss_file,
     read_index_manifest,
-    write_entries,
 )
 from medlink.version import __version__
 
 DEFAULT_CHUNK = 4096
+# A file larger than this is checked at load by its size and ends, not read whole: the entries and vectors of
+# millions of names would take seconds to read at every load.
+QUICK_CHECK_ABOVE = 64 << 20
 
 
 def _entries_checksum(entries: Sequence[IndexEntry]) -> str:
@@ -222,7 +225,8 @@ def build_index(
     for source, source_rows in rows.items():
         selected = vectors[_as_slice(source_rows)]
         if kinds[source] == "compressed":
-            index = write_compressed(selected, staging, source, compressed)
+            graph = workdir / f"{source}.graph.faiss"  # kept until the build is done: a rerun goes on from it
+            index = write_compressed(selected, staging, source, compressed, checkpoint=graph, progress=progress)
         else:
             index = faiss_backend.build_faiss(selected, kinds[source], hnsw)
         faiss_backend.write_faiss(index, staging / faiss_file(source))
@@ -285,7 +289,9 @@ def write_manifest(
     origin: dict[str, str],
     extra: dict | None = None,
 ) -> None:
-    files = {path.name: sha256_of(path) for path in sorted(folder.iterdir()) if path.name != MANIFEST}
+    paths = [path for path in sorted(folder.iterdir()) if path.name != MANIFEST]
+    files = {path.name: sha256_of(path) for path in paths}
+    quick = {path.name: quick_record(path) for path in paths if path.stat().st_size > QUICK_CHECK_ABOVE}
     manifest = {
         "format": INDEX_FORMAT,
         "version": INDEX_VERSION,
@@ -303,5 +309,6 @@ def write_manifest(
         "origin": origin,
         **(extra or {}),
         "files": files,
+        **({"quick_checks": quick} if quick else {}),
     }
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

@@ -11,8 +11,9 @@ HNSW (``IndexHNSWSQ``, fp16), chosen automatically above :data:`HNSW_ABOVE` rows
 - ``efSearch = 64`` (:attr:`HnswParameters.ef_search`): query-time beam; the speed/recall knob. Measured values are
   in docs/performance.md.
 
-Compressed (HNSW over PQ codes in memory, int8 vectors on disk; :mod:`medlink.index.compressed`), chosen automatically
-above :data:`COMPRESSED_ABOVE` rows, where HNSW's ~1 KB per name would no longer fit a laptop's memory.
+Compressed (HNSW over 8-bit codes mapped from disk, or over PQ codes re-scored from int8 vectors;
+:mod:`medlink.index.compressed`), chosen automatically above :data:`COMPRESSED_ABOVE` rows, where HNSW's ~1 KB per
+name would no longer fit a laptop's memory.
 """
 
 from __future__ import annotations

@@ -11,13 +11,13 @@ field of the wrong type is refused naming the file and the field, never met late
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from medlink.encoders.base import EncoderIdentity
 from medlink.errors import MedlinkError, shown
-from medlink.index.compressed import CompressedParameters
+from medlink.index.compressed import PRODUCT, CompressedParameters
 from medlink.index.faiss_backend import HnswParameters
 
 MANIFEST = "manifest.json"
@@ -50,6 +50,7 @@ class IndexManifest:
     encoder_fingerprint: str
     terminology: str
     files: Mapping[str, str]
+    quick_checks: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # large files: size and ends
     kinds: Mapping[str, str] = field(default_factory=dict)
     hnsw: HnswParameters = field(default_factory=HnswParameters)
     compressed: CompressedParameters = field(default_factory=CompressedParameters)
@@ -85,9 +86,10 @@ class IndexManifest:
             encoder_fingerprint=read.text("encoder_fingerprint", required=True),
             terminology=read.text("terminology", required=True),
             files=read.mapping("files", str, required=True),
+            quick_checks=read.mapping("quick_checks", dict),
             kinds=read.mapping("kinds", str),
             hnsw=read.parameters("hnsw", HnswParameters),
-            compressed=read.parameters("compressed", CompressedParameters),
+            compressed=_compressed(read.parameters("compressed", CompressedParameters), written),
             counts=read.mapping("counts", int),
             timing=read.mapping("timing", (int, float)),
             origin=read.parameters("origin", IndexOrigin),
@@ -99,6 +101,12 @@ class IndexManifest:
             rebound_from=read.text("rebound_from"),
             written=dict(written),
         )
+
+
+def _compressed(parameters: CompressedParameters, written: Mapping[str, Any]) -> CompressedParameters:
+    """A compressed index built before ``sq8`` codes existed names none: its graph is over PQ codes."""
+    named = written.get("compressed")
+    return replace(parameters, codes=PRODUCT) if isinstance(named, dict) and "codes" not in named else parameters
 
 
 class _Reader:
@@ -157,7 +165,7 @@ class _Reader:
             raise self._refuse(name, what)
         try:
             return kind(**value)
-        except TypeError:  # a required field missing
+        except (TypeError, ValueError):  # a required field missing, or a value the dataclass refuses
             raise self._refuse(name, what) from None
 
 

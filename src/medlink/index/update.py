@@ -20,7 +20,8 @@ from medlink.folders import replace_folder, staged_folder, verify_checksums
 from medlink.index import faiss_backend
 from medlink.index.build import write_manifest
 from medlink.index.entries import IndexEntry
-from medlink.index.vector_index import ENTRIES, MANIFEST, IndexFileError, VectorIndex, faiss_file, write_entries
+from medlink.index.entry_table import ENTRIES, write_entries
+from medlink.index.vector_index import MANIFEST, IndexFileError, VectorIndex, faiss_file
 
 # The manifest fields calibration (nil threshold, term and form models) and rebinding (the terminology the vectors
 # were encoded for) add to an index.

@@ -3,8 +3,8 @@
 ``INDEX/manifest.json``    format and version, medlink version, encoder identity, terminology fingerprint, kind and
                            parameters per source, counts, checksum of every file (read into an
                            :class:`~medlink.index.manifest.IndexManifest`)
-``INDEX/entries.parquet``  one row per encoded text: key, text, concepts, source (O or D), added (by ``index add``),
-                           several (a training mention claiming all its concepts)
+``INDEX/entries.arrow``    one row per encoded text (:mod:`medlink.index.entry_table`; ``entries.parquet`` in
+                           indexes built before)
 ``INDEX/O.faiss``, ``D.faiss``  one FAISS index per source, rows in entry order within the source
 
 An index refuses to load when its files do not match their checksums, and refuses to be searched with another
@@ -14,7 +14,7 @@ encoder or against another terminology than it was built from.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -24,14 +24,15 @@ import numpy as np
 from medlink.encoders.base import EncoderIdentity, l2_normalize
 from medlink.folders import contained_file, read_manifest_json, verify_checksums
 from medlink.index import faiss_backend
-from medlink.index.compressed import Rescored, vectors_file
+from medlink.index.compressed import SCALAR, Rescored, vectors_file
 from medlink.index.entries import SOURCES, IndexEntry
+from medlink.index.entry_table import EntryTable, entries_file, read_entries
 from medlink.index.manifest import MANIFEST, IndexFileError, IndexManifest
 from medlink.version import __version__
 
 INDEX_FORMAT = "medlink-index"
-INDEX_VERSION = 1
-ENTRIES = "entries.parquet"
+INDEX_VERSION = 2  # 2: entries in mapped Arrow (entries.arrow), compressed codes named; 1: Parquet entries
+READ_VERSIONS = (1, 2)
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class FaissFiles(dict[str, Any]):
         super().__init__()
         self.folder, self.counts, self.checksums, self.ef_search = folder, counts, checksums, ef_search
         self.kinds, self.compressed = dict(manifest.kinds), manifest.compressed
+        self.quick_checks = manifest.quick_checks
         self._lock = threading.Lock()
 
     def __missing__(self, source: str) -> Any:
@@ -75,10 +77,17 @@ class FaissFiles(dict[str, Any]):
                 return self[source]
             name = faiss_file(source)
             if self.checksums is not None:
-                verify_checksums(self.folder, {name: self.checksums.get(name, "")}, IndexFileError, "index")
+                verify_checksums(
+                    self.folder, {name: self.checksums.get(name, "")}, IndexFileError, "index", self.quick_checks
+                )
             compressed = self.kinds.get(source) == "compressed"
-            index = faiss_backend.read_faiss(self.folder / name, self.ef_search)
-            if compressed:
+            try:
+                index = faiss_backend.read_faiss(self.folder / name, self.ef_search)
+            except RuntimeError as error:  # FAISS's own checks of what it reads
+                raise IndexFileError(f"{self.folder / name} cannot be read ({error}); rebuild the index") from None
+            if compressed and self.compressed.codes == SCALAR:
+                index.hnsw.efSearch = self.ef_search or self.compressed.ef_search  # the manifest's, or the caller's
+            elif compressed:
                 try:
                     parameters = (
                         self.compressed
@@ -122,10 +131,9 @@ class VectorIndex:
             if not contained_file(folder, name, IndexFileError, "index").exists():
                 raise IndexFileError(f"{folder / name} is missing: the index is incomplete; rebuild it")
         if verify:  # the vector files are checked when first searched (a linker deciding by exact match never is)
-            verify_checksums(
-                folder, {name: sha for name, sha in files.items() if not is_vector_file(name)}, IndexFileError, "index"
-            )
-        entries = read_entries(folder / ENTRIES)
+            unmapped = {name: sha for name, sha in files.items() if not is_vector_file(name)}
+            verify_checksums(folder, unmapped, IndexFileError, "index", manifest.quick_checks)
+        entries = read_entries(entries_file(folder, files))
         indexes = FaissFiles(
             folder,
             {source: len(rows) for source, rows in entries.items()},
@@ -224,10 +232,11 @@ def read_index_manifest(folder: Path) -> IndexManifest:
     )
     if written.get("format") != INDEX_FORMAT:
         raise IndexFileError(f"{path}: not a medlink index manifest")
-    if written.get("version") != INDEX_VERSION:
+    if written.get("version") not in READ_VERSIONS:
         raise IndexFileError(
             f"{folder} is index format version {written.get('version')}; this medlink "
-            f"({__version__}) reads version {INDEX_VERSION}. Rebuild it with `medlink index build`"
+            f"({__version__}) reads versions {', '.join(map(str, READ_VERSIONS))}. Rebuild it with "
+            "`medlink index build`"
         )
     return IndexManifest.of(written, path)
 
@@ -239,108 +248,3 @@ def is_current_index(folder: Path) -> bool:
     except IndexFileError:
         return False
     return True
-
-
-class EntryTable(Sequence[IndexEntry]):
-    """The entries of one source as Arrow columns; an :class:`IndexEntry` is made only when a row is read.
-
-    Holding 660k entries of MeSH as Python records would cost about 550 MB and 2 s at every load; the columns cost
-    a few tens of MB and load at once.
-    """
-
-    def __init__(self, table: Any, source: str) -> None:
-        self.table = table
-        self.source = source
-        self._key, self._text = table.column("key"), table.column("text")
-        self._concepts, self._added = table.column("concepts"), table.column("added")
-        self._several = table.column("several")
-
-    def __len__(self) -> int:
-        return self.table.num_rows
-
-    def __getitem__(self, row: int) -> IndexEntry:  # type: ignore[override]
-        if not -len(self) <= row < len(self):
-            raise IndexError(row)
-        row %= len(self)
-        return IndexEntry(
-            self._key[row].as_py(),
-            self._text[row].as_py(),
-            tuple(self._concepts[row].as_py()),
-            self.source,
-            bool(self._added[row].as_py()),
-            bool(self._several[row].as_py()),
-        )
-
-    def __iter__(self) -> Iterator[IndexEntry]:
-        return self._records(self.table)
-
-    def take(self, rows: Sequence[int]) -> list[IndexEntry]:
-        """The entries at ``rows`` (repeats allowed), in that order, read in one columnar pass; a row out of
-        range raises ``IndexError`` (pyarrow's ``ArrowIndexError``)."""
-        return list(self._records(self.table.take(row_array(rows)))) if rows else []
-
-    def _records(self, table: Any) -> Iterator[IndexEntry]:
-        names = ("key", "text", "concepts", "added", "several")
-        columns = zip(*(table.column(name).to_pylist() for name in names), strict=True)
-        return (
-            IndexEntry(key, text, tuple(concepts), self.source, added, several)
-            for key, text, concepts, added, several in columns
-        )
-
-    def added(self) -> list[IndexEntry]:
-        """Entries added after the build (synonyms from ``medlink index add``)."""
-        return self.take([row for row, added in enumerate(self._added.to_pylist()) if added])
-
-
-def row_array(rows: Sequence[int]) -> Any:
-    """``rows`` as an Arrow int64 array, made from its buffer: ``pa.array`` would import pandas to check what it was
-    given (+0.4 s and +50 MB on the first search of a process)."""
-    import pyarrow as pa
-
-    values = np.ascontiguousarray(rows, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
-
-
-def read_entries(path: Path) -> dict[str, EntryTable]:
-    """The entries of each source. They are written source by source (:func:`write_entries`), so each is a slice;
-    read with ``ParquetFile``, not ``read_table``, which imports pandas."""
-    import pyarrow.parquet as pq
-
-    table = pq.ParquetFile(path).read()
-    for flag in ("added", "several"):  # columns later versions added; an older index has neither flag set
-        if flag not in table.column_names:
-            table = table.append_column(flag, flags_column(table.num_rows))
-    sources = table.column("source").to_pylist()
-    slices = {}
-    for source in SOURCES:
-        rows = [row for row, value in enumerate(sources) if value == source]
-        if rows and rows != list(range(rows[0], rows[-1] + 1)):
-            raise IndexFileError(f"{path}: the entries of source {source} are not together; rebuild the index")
-        if rows:
-            slices[source] = EntryTable(table.slice(rows[0], len(rows)), source)
-    return slices
-
-
-def flags_column(rows: int) -> Any:
-    """A column of ``rows`` false flags, made without ``pa.array`` (see :func:`row_array`)."""
-    import pyarrow as pa
-
-    return pa.Array.from_buffers(pa.bool_(), rows, [None, pa.py_buffer(np.packbits(np.zeros(rows, dtype=bool)))])
-
-
-def write_entries(entries: Mapping[str, Sequence[IndexEntry]], path: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    rows = [entry for source in SOURCES for entry in entries.get(source, [])]
-    table = pa.table(
-        {
-            "key": [e.key for e in rows],
-            "text": [e.text for e in rows],
-            "concepts": pa.array([list(e.concepts) for e in rows], pa.list_(pa.string())),
-            "source": [e.source for e in rows],
-            "added": pa.array([e.added for e in rows], pa.bool_()),
-            "several": pa.array([e.several for e in rows], pa.bool_()),
-        }
-    )
-    pq.write_table(table, path, compression="zstd")

@@ -19,7 +19,6 @@ terminology where a good one was.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 
 from medlink.errors import MedlinkError
-from medlink.folders import contained_file, read_manifest_json, sha256_of, staged_folder
+from medlink.folders import contained_file, read_manifest_json, sampled_sha256, sha256_of, staged_folder
 from medlink.terminology.columns import Columns, arrow_to_list
 from medlink.terminology.key_table import KEY_HASH, KeyTable, row_dtype
 from medlink.terminology.point_reads import FileArray, FileKeyTable, arrow_point_readers
@@ -50,7 +49,6 @@ TABLE_FILES = {"concepts": "concepts.arrow", "names": "names.arrow", "relations"
 OFFSETS_FILE = "name_offsets.npy"
 HEADS = "heads"  # relation head → relation rows; stores written before it have none (then indexed on first use)
 _LIST_FIELDS = ("semantic_types", "parents", "alt_ids", "xrefs", "tree_numbers")
-_SAMPLE_BYTES = 1 << 20  # the quick check hashes this much at each end of a file
 Verify = Literal["quick", "full", "none"]
 
 
@@ -160,20 +158,7 @@ def _id_table(concepts: Any) -> KeyTable:
 
 
 def _file_record(path: Path) -> dict[str, Any]:
-    return {"size": path.stat().st_size, "sha256": sha256_of(path), "sampled_sha256": _sampled_sha256(path)}
-
-
-def _sampled_sha256(path: Path) -> str:
-    """The checksum of a file's first and last MiB: catches a truncated, replaced or overwritten-at-the-head file
-    without reading gigabytes on every load."""
-    digest = hashlib.sha256()
-    size = path.stat().st_size
-    with open(path, "rb") as handle:
-        digest.update(handle.read(_SAMPLE_BYTES))
-        if size > _SAMPLE_BYTES:
-            handle.seek(max(_SAMPLE_BYTES, size - _SAMPLE_BYTES))
-            digest.update(handle.read(_SAMPLE_BYTES))
-    return digest.hexdigest()
+    return {"size": path.stat().st_size, "sha256": sha256_of(path), "sampled_sha256": sampled_sha256(path)}
 
 
 def read_manifest(directory: Path | str) -> dict[str, Any]:
@@ -264,7 +249,7 @@ def _check_file(path: Path, record: dict[str, Any], mode: str) -> None:
             f"truncated or replaced file); rebuild the terminology"
         )
     actual, expected = (
-        (sha256_of(path), record["sha256"]) if mode == "full" else (_sampled_sha256(path), record["sampled_sha256"])
+        (sha256_of(path), record["sha256"]) if mode == "full" else (sampled_sha256(path), record["sampled_sha256"])
     )
     if actual != expected:
         raise TerminologyFormatError(f"{path} does not match the checksum in its manifest; rebuild the terminology")

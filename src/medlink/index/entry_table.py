@@ -1,0 +1,173 @@
+"""An index's entries file: one row per encoded text (key, text, concepts, source O or D, added by ``index add``,
+several: a training mention claiming all its concepts), the rows of each source together and in FAISS order.
+
+``entries.arrow`` (index format 2): uncompressed Arrow IPC, memory-mapped, so that millions of entries load at once
+and cost only the pages a search reads; validated whole on load, since a large file's checksum covers only its
+ends. ``entries.parquet`` (format 1, the shipped default index's among them): read whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medlink.index.entries import SOURCES, IndexEntry
+from medlink.index.manifest import IndexFileError
+
+ENTRIES = "entries.arrow"
+PARQUET_ENTRIES = "entries.parquet"  # what indexes built before 2026-11-29 hold
+
+
+class EntryTable(Sequence[IndexEntry]):
+    """The entries of one source as Arrow columns; an :class:`IndexEntry` is made only when a row is read.
+
+    Holding 660k entries of MeSH as Python records would cost about 550 MB and 2 s at every load; the columns cost
+    a few tens of MB and load at once.
+    """
+
+    def __init__(self, table: Any, source: str) -> None:
+        self.table = table
+        self.source = source
+        self._key, self._text = table.column("key"), table.column("text")
+        self._concepts, self._added = table.column("concepts"), table.column("added")
+        self._several = table.column("several")
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def __getitem__(self, row: int) -> IndexEntry:  # type: ignore[override]
+        if not -len(self) <= row < len(self):
+            raise IndexError(row)
+        row %= len(self)
+        return IndexEntry(
+            self._key[row].as_py(),
+            self._text[row].as_py(),
+            tuple(self._concepts[row].as_py()),
+            self.source,
+            bool(self._added[row].as_py()),
+            bool(self._several[row].as_py()),
+        )
+
+    def __iter__(self) -> Iterator[IndexEntry]:
+        return self._records(self.table)
+
+    def take(self, rows: Sequence[int]) -> list[IndexEntry]:
+        """The entries at ``rows`` (repeats allowed), in that order, read in one columnar pass; a row out of
+        range raises ``IndexError`` (pyarrow's ``ArrowIndexError``)."""
+        return list(self._records(self.table.take(row_array(rows)))) if rows else []
+
+    def _records(self, table: Any) -> Iterator[IndexEntry]:
+        names = ("key", "text", "concepts", "added", "several")
+        columns = zip(*(table.column(name).to_pylist() for name in names), strict=True)
+        return (
+            IndexEntry(key, text, tuple(concepts), self.source, added, several)
+            for key, text, concepts, added, several in columns
+        )
+
+    def added(self) -> list[IndexEntry]:
+        """Entries added after the build (synonyms from ``medlink index add``)."""
+        return self.take(np.flatnonzero(self._added.to_numpy(zero_copy_only=False)).tolist())
+
+
+def row_array(rows: Sequence[int]) -> Any:
+    """``rows`` as an Arrow int64 array, made from its buffer: ``pa.array`` would import pandas to check what it was
+    given (+0.4 s and +50 MB on the first search of a process)."""
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(rows, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
+def entries_file(folder: Path, files: Mapping[str, str]) -> Path:
+    """The entries the manifest's ``files`` list: mapped Arrow, or the Parquet file of an index built before (a
+    stray file beside them, which no checksum covers, is never read)."""
+    return folder / (PARQUET_ENTRIES if PARQUET_ENTRIES in files and ENTRIES not in files else ENTRIES)
+
+
+def read_entries(path: Path) -> dict[str, EntryTable]:
+    """The entries of each source. They are written source by source (:func:`write_entries`), so each is a slice.
+    Parquet is read with ``ParquetFile``, not ``read_table``, which imports pandas."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    try:
+        if path.suffix == ".parquet":
+            table = pq.ParquetFile(path).read()
+        else:
+            table = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+            # a mapped file checked by its size and ends only could hold offsets that point outside it: read once
+            # whole here, an error; read later, a crash (~0.05 s a million entries)
+            table.validate(full=True)
+    except (OSError, pa.ArrowException) as error:
+        raise IndexFileError(f"{path} cannot be read ({error}); rebuild the index") from None
+    for flag in ("added", "several"):  # columns later versions added; an older index has neither flag set
+        if flag not in table.column_names:
+            table = table.append_column(flag, flags_column(table.num_rows))
+    _check_entry_columns(table, path)
+    sources = table.column("source")
+    slices = {}
+    for source in SOURCES:
+        count = pc.sum(pc.equal(sources, source)).as_py() or 0
+        if not count:
+            continue
+        first = pc.index(sources, source).as_py()
+        if pc.count_distinct(sources.slice(first, count)).as_py() != 1:
+            raise IndexFileError(f"{path}: the entries of source {source} are not together; rebuild the index")
+        slices[source] = EntryTable(table.slice(first, count), source)
+    return slices
+
+
+def _check_entry_columns(table: Any, path: Path) -> None:
+    """Every column an entry is read from, of its type and without nulls."""
+    import pyarrow as pa
+
+    texts = (pa.string(), pa.large_string())
+    expected = {
+        "key": texts,
+        "text": texts,
+        "concepts": tuple(pa.list_(text) for text in texts),
+        "source": texts,
+        "added": (pa.bool_(),),
+        "several": (pa.bool_(),),
+    }
+    for name, types in expected.items():
+        if name not in table.column_names or table.schema.field(name).type not in types:
+            raise IndexFileError(f"{path}: no column {name!r} of the entries' type; rebuild the index")
+        if table.column(name).null_count:
+            raise IndexFileError(f"{path}: column {name!r} has empty values; rebuild the index")
+
+
+def flags_column(rows: int) -> Any:
+    """A column of ``rows`` false flags, made without ``pa.array`` (see :func:`row_array`)."""
+    import pyarrow as pa
+
+    return pa.Array.from_buffers(pa.bool_(), rows, [None, pa.py_buffer(np.packbits(np.zeros(rows, dtype=bool)))])
+
+
+def write_entries(entries: Mapping[str, Sequence[IndexEntry]], path: Path) -> None:
+    """Write the entries of every source, source by source: Arrow IPC (one batch, uncompressed, large string
+    types, as it is mapped) or, for a path ending ``.parquet``, Parquet."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [entry for source in SOURCES for entry in entries.get(source, [])]
+    text = pa.large_string()
+    table = pa.table(
+        {
+            "key": pa.array([e.key for e in rows], text),
+            "text": pa.array([e.text for e in rows], text),
+            "concepts": pa.array([list(e.concepts) for e in rows], pa.list_(text)),
+            "source": pa.array([e.source for e in rows], pa.string()),
+            "added": pa.array([e.added for e in rows], pa.bool_()),
+            "several": pa.array([e.several for e in rows], pa.bool_()),
+        }
+    )
+    if path.suffix == ".parquet":
+        pq.write_table(table, path, compression="zstd")
+        return
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=max(len(table), 1))
