@@ -37,12 +37,11 @@ class IndexEntry:
 
 
 def ontology_entries(terminology: Terminology) -> list[IndexEntry]:
-    """One entry per distinct normalized name of the terminology, first-seen order."""
-    entries = []
-    for key in terminology.normalized_names():
-        matches = terminology.lookup_normalized(key)
-        entries.append(IndexEntry(key, matches[0].name, tuple(m.concept_id for m in matches), ONTOLOGY))
-    return entries
+    """One entry per distinct normalized name of the terminology, first-seen order: the text of the name an exact
+    lookup explains it by, and the concepts that lookup answers, in its order."""
+    from medlink.terminology.name_groups import name_groups
+
+    return [IndexEntry(key, text, concepts, ONTOLOGY) for key, text, concepts in name_groups(terminology)]
 
 
 def mention_entries(

@@ -37,7 +37,7 @@ NAME_FIELDS = ("concept", "text", "kind", "norm")
 RELATION_FIELDS = ("head", "relation", "tail")
 
 # Which name explains an exact match best when several concepts share a normalized name.
-_KIND_RANK = {
+KIND_RANK = {
     NameKind.PREFERRED: 0,
     NameKind.EXACT: 1,
     NameKind.ENTRY_TERM: 2,
@@ -278,12 +278,12 @@ class Terminology:
         for name_row in self._name_rows(key):
             row, kind = at("concept", name_row), NameKind(at("kind", name_row))
             current = best.get(row)
-            if current is None or _KIND_RANK[kind] < _KIND_RANK[current[1]]:
+            if current is None or KIND_RANK[kind] < KIND_RANK[current[1]]:
                 best[row] = (name_row, kind)
         matches = [
             NameMatch(self.concepts.at("id", row), at("text", name_row), kind) for row, (name_row, kind) in best.items()
         ]
-        matches.sort(key=lambda match: (_KIND_RANK[match.kind], match.concept_id))
+        matches.sort(key=lambda match: (KIND_RANK[match.kind], match.concept_id))
         return matches
 
     # --- hierarchy and relations --------------------------------------------------------------------------
