@@ -235,3 +235,20 @@ def test_composite_result_scores_as_composite(terminology: Terminology) -> None:
     prediction = prediction_of(Linker(terminology).link("breast and ovarian cancer"))
     assert is_correct(parse_pubtator_ids("D001943|D010051", "MESH"), prediction)
     assert not is_correct(parse_pubtator_ids("D001943", "MESH"), prediction)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        "Patients with dry eye syndrome [DES] were seen; DES is common.",
+        "Patients with dry eye syndrome (DES; n = 40) were seen.",
+        "Patients with dry eye syndrome (DES, 40 eyes) were seen.",
+    ],
+)
+def test_a_definition_in_brackets_or_before_more_said_in_its_parenthesis(document: str) -> None:
+    assert find_abbreviations(document) == {"DES": "dry eye syndrome"}
+
+
+def test_a_bracket_inside_a_word_or_a_short_form_after_more_said_defines_nothing() -> None:
+    assert find_abbreviations("Levels of Ca[2+] rose in free fatty acids (FFA) too.") == {"FFA": "free fatty acids"}
+    assert find_abbreviations("Seen in dry eye syndrome (n = 40; DES).") == {}

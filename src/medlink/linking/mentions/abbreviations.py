@@ -25,7 +25,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-_PARENTHESIS = re.compile(r"\(([^()]{1,40})\)")
+# "long form (SF)", "long form [SF]", and the short form first in a parenthesis that says more: "(SF; n = 40)",
+# "(SF, 5 mg/kg)" (Schwartz & Hearst take what comes before a ';' or ',' as the short form)
+_PARENTHESIS = re.compile(r"\(([^()]{1,40})\)|\[([^\[\]()]{1,40})\]")
+_MORE_SAID = re.compile(r"\s*[;,]\s")
 _TOKEN = re.compile(r"\S+")
 _WORD_JOINERS = "-[]()"  # next to a parenthesis, these keep it inside a word: "1-(2-chloroethyl)-3-…", "[(3)H]"
 # Words after which a noun phrase starts: a named long form must follow one of them (or punctuation).
@@ -193,7 +196,9 @@ def find_abbreviations(document: str) -> Mapping[str, str]:
 def _definitions(document: str) -> Mapping[str, str]:
     found: dict[str, str] = {}
     for match in _PARENTHESIS.finditer(document):
-        short = match.group(1).strip()
+        if match.group(2) is not None and document[match.start() - 1 : match.start()].isalnum():
+            continue  # a bracket inside a word is part of a chemical name: "Ca[2+]"
+        short = _MORE_SAID.split(match.group(1) or match.group(2), maxsplit=1)[0].strip()
         if short in found:
             continue
         words = _words_before(document, match.start())
@@ -228,7 +233,9 @@ def named_long_form(short: str, document: str, is_name: Callable[[str], bool]) -
     before ``(short)`` in ``document`` that ``is_name`` accepts ("over cisplatin (CDDP)" → "cisplatin")."""
     if not _valid_short_form(short) or not any(char.isupper() for char in short) or is_name(short):
         return None
-    for match in re.finditer(r"\(\s*" + re.escape(short) + r"\s*\)", document):
+    for match in re.finditer(
+        r"\(\s*" + re.escape(short) + r"\s*(?:\)|[;,]\s)|\[\s*" + re.escape(short) + r"\s*\]", document
+    ):
         words = _words_before(document, match.start())
         for count in range(min(len(words), 2 * len(short)), 0, -1):
             opener = words[-count - 1] if count < len(words) else ""
