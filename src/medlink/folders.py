@@ -208,13 +208,27 @@ def verify_checksums(
         if not path.exists():
             raise error(f"{path} is missing: the {what} is incomplete; rebuild it")
         record = quick.get(name)
-        if record is not None and path.stat().st_size != record.get("size"):
-            raise error(f"{path} has {path.stat().st_size:,} bytes, not the {record.get('size')} its manifest says "
-                        f"(a truncated or replaced file); rebuild the {what}")  # fmt: skip
-        if record is not None and sampled_sha256(path) != record.get("sampled_sha256"):
+        if record is not None:
+            check_file_record(path, record, False, error, what)
+        elif sha256_of(path) != checksum:
             raise error(f"{path} does not match the checksum in its manifest; rebuild the {what}")
-        if record is None and sha256_of(path) != checksum:
-            raise error(f"{path} does not match the checksum in its manifest; rebuild the {what}")
+
+
+def check_file_record(path: Path, record: Mapping[str, Any], whole: bool, error: type[Exception], what: str) -> None:
+    """``path`` against its manifest's record: its size, then the checksum of the whole file (``sha256``) or of its
+    ends (``sampled_sha256``, :func:`quick_record`); else ``error`` saying which and to rebuild ``what``."""
+    size, listed = path.stat().st_size, record.get("size")
+    if size != listed:
+        said = f"{listed:,}" if isinstance(listed, int) else repr(listed)
+        raise error(
+            f"{path} has {size:,} bytes where its manifest says {said} (a truncated or replaced file); rebuild the "
+            f"{what}"
+        )
+    actual, expected = (
+        (sha256_of(path), record.get("sha256")) if whole else (sampled_sha256(path), record.get("sampled_sha256"))
+    )
+    if actual != expected:
+        raise error(f"{path} does not match the checksum in its manifest; rebuild the {what}")
 
 
 QUICK_CHECK_BYTES = 1 << 20  # a quick check hashes this much at each end of a file

@@ -108,7 +108,7 @@ def write_compressed(
     parameters goes on from it (the caller's work folder is cleared when what it builds changes)."""
     rows, dimension = vectors.shape
     sample = np.ascontiguousarray(vectors[_sample_rows(rows, parameters.training)], dtype=np.float32)
-    scale = np.maximum(np.abs(sample).max(axis=0), 1e-6).astype(np.float32) / 127.0
+    scale = np.maximum(np.abs(sample).max(axis=0), 1e-6).astype(np.float32) / 127.0  # the int8 rows' (pq)
     card = _checkpoint_card(parameters, rows, sample)
     index = _resumed_graph(checkpoint, card) if checkpoint else None
     if index is None:

@@ -27,7 +27,14 @@ from typing import Any, Literal
 import numpy as np
 
 from medlink.errors import MedlinkError
-from medlink.folders import contained_file, read_manifest_json, sampled_sha256, sha256_of, staged_folder
+from medlink.folders import (
+    check_file_record,
+    contained_file,
+    read_manifest_json,
+    sampled_sha256,
+    sha256_of,
+    staged_folder,
+)
 from medlink.terminology.columns import Columns, arrow_to_list
 from medlink.terminology.key_table import KEY_HASH, KeyTable, row_dtype
 from medlink.terminology.point_reads import FileArray, FileKeyTable, arrow_point_readers
@@ -242,14 +249,4 @@ def _check_file(path: Path, record: dict[str, Any], mode: str) -> None:
         raise TerminologyFormatError(f"{path} is missing; the compiled terminology is incomplete, rebuild it")
     if mode == "none":
         return
-    size = path.stat().st_size
-    if size != record["size"]:
-        raise TerminologyFormatError(
-            f"{path} has {size:,} bytes where its manifest says {record['size']:,} (a "
-            f"truncated or replaced file); rebuild the terminology"
-        )
-    actual, expected = (
-        (sha256_of(path), record["sha256"]) if mode == "full" else (sampled_sha256(path), record["sampled_sha256"])
-    )
-    if actual != expected:
-        raise TerminologyFormatError(f"{path} does not match the checksum in its manifest; rebuild the terminology")
+    check_file_record(path, record, mode == "full", TerminologyFormatError, "terminology")
