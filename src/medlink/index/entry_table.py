@@ -69,7 +69,13 @@ class EntryTable(Sequence[IndexEntry]):
 
     def added(self) -> list[IndexEntry]:
         """Entries added after the build (synonyms from ``medlink index add``)."""
-        return self.take(np.flatnonzero(self._added.to_numpy(zero_copy_only=False)).tolist())
+        import pyarrow.compute as pc
+
+        rows, offset = [], 0
+        for chunk in self._added.chunks:  # to_numpy would import pandas (~0.3 s) on the exact path's first load
+            rows += [offset + row for row in pc.indices_nonzero(chunk).to_pylist()]
+            offset += len(chunk)
+        return self.take(rows)
 
 
 def row_array(rows: Sequence[int]) -> Any:
@@ -91,7 +97,6 @@ def read_entries(path: Path) -> dict[str, EntryTable]:
     """The entries of each source. They are written source by source (:func:`write_entries`), so each is a slice.
     Parquet is read with ``ParquetFile``, not ``read_table``, which imports pandas."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     try:
@@ -108,17 +113,32 @@ def read_entries(path: Path) -> dict[str, EntryTable]:
         if flag not in table.column_names:
             table = table.append_column(flag, flags_column(table.num_rows))
     _check_entry_columns(table, path)
-    sources = table.column("source")
     slices = {}
-    for source in SOURCES:
-        count = pc.sum(pc.equal(sources, source)).as_py() or 0
-        if not count:
-            continue
-        first = pc.index(sources, source).as_py()
-        if pc.count_distinct(sources.slice(first, count)).as_py() != 1:
+    for source, first, count in _runs(table.column("source")):
+        if source in slices:
             raise IndexFileError(f"{path}: the entries of source {source} are not together; rebuild the index")
-        slices[source] = EntryTable(table.slice(first, count), source)
+        if source in SOURCES:
+            slices[source] = EntryTable(table.slice(first, count), source)
     return slices
+
+
+def _runs(column: Any) -> Iterator[tuple[str, int, int]]:
+    """The column's runs of one value, as (value, first row, rows), read by run-end encoding: comparing with a
+    Python string would make an Arrow scalar, which imports pandas (~0.3 s) on the exact path's first load."""
+    import pyarrow.compute as pc
+
+    value, first, offset = None, 0, 0
+    for chunk in column.chunks:
+        encoded = pc.run_end_encode(chunk)
+        starts = [0, *encoded.run_ends.to_pylist()[:-1]]
+        for run_value, start in zip(encoded.values.to_pylist(), starts, strict=True):
+            if run_value != value:
+                if value is not None:
+                    yield value, first, offset + start - first
+                value, first = run_value, offset + start
+        offset += len(chunk)
+    if value is not None:
+        yield value, first, offset - first
 
 
 def _check_entry_columns(table: Any, path: Path) -> None:
