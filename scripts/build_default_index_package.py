@@ -29,15 +29,18 @@ def main() -> None:
     os.environ["MEDLINK_CACHE"] = str(cache)
     os.environ["MEDLINK_NO_PREBUILT"] = "1"  # build from the sources, never from an installed copy of the package
     from medlink.folders import staged_folder
+    from medlink.index.vector_index import read_index_manifest
     from medlink.linking.defaults import default_drug_terminology_path, descriptors_index
-    from medlink.linking.prebuilt import INDEX, TERMINOLOGIES
+    from medlink.linking.prebuilt import INDEXES, TERMINOLOGIES, prebuilt_index_name
     from medlink.models.checksums import record_checksums
 
     index = descriptors_index(progress=True)
     terminology = default_drug_terminology_path(progress=True)
+    manifest = read_index_manifest(index)
+    name = prebuilt_index_name(manifest.terminology, manifest.encoder_fingerprint)
     ignore = shutil.ignore_patterns(".*")  # lock files and staging folders of the cache
     with staged_folder(args.output, "checksums.json", "the prebuilt default's data") as staging:
-        shutil.copytree(index, staging / INDEX, ignore=ignore, copy_function=shutil.copyfile)
+        shutil.copytree(index, staging / INDEXES / name, ignore=ignore, copy_function=shutil.copyfile)
         shutil.copytree(
             terminology, staging / TERMINOLOGIES / terminology.name, ignore=ignore, copy_function=shutil.copyfile
         )

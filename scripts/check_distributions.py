@@ -95,10 +95,21 @@ def check_files(dist: Path, wheels: dict[str, Path]) -> None:
 
 def package_files(name: str) -> list[str]:
     """The files under the source package ``name`` that its wheel must carry, as wheel paths (what git tracks:
-    caches and build leftovers are not the package)."""
+    caches and build leftovers are not the package; nor are folders its MANIFEST.in prunes)."""
     source = PROJECTS[name] / "src"
     listed = subprocess.run(["git", "ls-files", "-z", name], cwd=source, capture_output=True, text=True, check=True)
-    return sorted(path for path in listed.stdout.split("\0") if path and not path.endswith(".pyc"))
+    pruned = tuple(f"{folder}/" for folder in pruned_folders(PROJECTS[name]))
+    return sorted(
+        path for path in listed.stdout.split("\0") if path and not path.endswith(".pyc") and not path.startswith(pruned)
+    )
+
+
+def pruned_folders(project: Path) -> list[str]:
+    """The folders a project's MANIFEST.in prunes, as wheel paths ("src/pkg/data/x" is "pkg/data/x")."""
+    manifest = project / "MANIFEST.in"
+    lines = manifest.read_text().splitlines() if manifest.is_file() else []
+    folders = [line.split(None, 1)[1].strip() for line in lines if line.startswith("prune ")]
+    return [folder.removeprefix("src/") for folder in folders]
 
 
 def smoke_test(wheels: dict[str, Path], scratch: Path) -> None:

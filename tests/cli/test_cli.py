@@ -143,6 +143,13 @@ def test_compile_info_and_link_with_a_compiled_terminology(tmp_path: Path, fixtu
     assert json.loads(linked)["concepts"] == ["TP:0000003"]
 
 
+def test_info_on_the_embedded_default_names_its_mesh_release() -> None:
+    info = run("terminology", "info").stdout
+    assert "descriptors of MeSH release 2024" in info
+    assert "mesh2024_descriptor_terms.tsv.gz (mesh-terms-tsv, release 2024)" in info
+    assert "permuted" in info and "abbreviation" in info
+
+
 def test_compile_strict_stops_at_the_malformed_line(tmp_path: Path) -> None:
     source = tmp_path / "medic_bad.txt"
     source.write_text("D1||one\nbroken line\n")

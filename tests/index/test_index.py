@@ -347,8 +347,10 @@ def test_compressed_kind_finds_what_exact_search_finds_and_checks_its_vector_fil
     assert {"O.faiss", "O.int8.npy", "O.scale.npy"} <= set(compressed.manifest.files)
     queries = encoder.encode([f"{entry.text} disorder" for entry in entries[::25]])
     assert agreeing_top_names(VectorIndex.load(exact), compressed, queries) >= 0.95
-    with pytest.raises(MedlinkError, match=r"compressed index, which names cannot be added to.*--reuse"):
+    with pytest.raises(MedlinkError, match=r"compressed with product codes, which names cannot be added to.*--reuse"):
         add_entries(folder, [IndexEntry("new name", "new name", ("MESH:D009203",), "O")], encoder)
+    add_entries(folder, [IndexEntry("a mention", "a mention", ("MESH:D009203",), "D")], encoder)  # O untouched
+    assert VectorIndex.load(folder).manifest.compressed.rescore == 30 and VectorIndex.load(folder).count("D") == 1
     (folder / "O.int8.npy").write_bytes(b"")
     with pytest.raises(IndexFileError, match=r"O\.int8\.npy.*rebuild the index"):
         VectorIndex.load(folder).search(queries[:1], k=1)
@@ -364,6 +366,14 @@ def test_compressed_kind_over_8_bit_codes_is_one_mapped_file(encoder, mesh_subse
     assert agreeing_top_names(VectorIndex.load(exact), index, queries) >= 0.95
     assert index.faiss["O"].hnsw.efSearch == index.manifest.compressed.ef_search
     assert VectorIndex.load(folder, ef_search=40).faiss["O"].hnsw.efSearch == 40
+    # names and training mentions are added to 8-bit codes as to any index; the build's parameters stay
+    added = [IndexEntry("ticker trouble", "ticker trouble", ("MESH:D009203",), "O")]
+    assert add_entries(folder, added, encoder)["encoded"] == 1
+    add_entries(folder, [IndexEntry("a heart attack", "a heart attack", ("MESH:D009203",), "D")], encoder)
+    grown = VectorIndex.load(folder)
+    assert grown.manifest.compressed == index.manifest.compressed and grown.count("D") == 1
+    [best] = grown.search(encoder.encode(["ticker trouble"]), k=1)[0][:1]
+    assert best.entry.text == "ticker trouble" and best.entry.added
     (folder / "O.faiss").write_bytes((folder / "O.faiss").read_bytes()[:-4])
     with pytest.raises(IndexFileError, match=r"O\.faiss does not match the checksum"):
         VectorIndex.load(folder).search(queries[:1], k=1)

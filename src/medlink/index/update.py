@@ -9,7 +9,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +19,7 @@ from medlink.errors import MedlinkError
 from medlink.folders import replace_folder, staged_folder, verify_checksums
 from medlink.index import faiss_backend
 from medlink.index.build import write_manifest
+from medlink.index.compressed import SCALAR, scale_file, vectors_file
 from medlink.index.entries import IndexEntry
 from medlink.index.entry_table import ENTRIES, write_entries
 from medlink.index.vector_index import MANIFEST, IndexFileError, VectorIndex, faiss_file
@@ -93,11 +94,6 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
     folder = Path(folder)
     index = VectorIndex.load(folder)
     index.check_compatible(encoder.identity)
-    if "compressed" in index.manifest.kinds.values():
-        raise MedlinkError(
-            f"{folder} is a compressed index, which names cannot be added to: build it again with "
-            f"the new names and --reuse {folder} (only the new names are encoded)"
-        )
     entries = {source: list(rows) for source, rows in index.entries.items()}
     position = {(e.source, e.key): i for rows in entries.values() for i, e in enumerate(rows)}
     to_encode: list[IndexEntry] = []
@@ -115,6 +111,7 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
         position[(entry.source, entry.key)] = len(entries.setdefault(entry.source, []))
         entries[entry.source].append(entry)
         to_encode.append(entry)
+    _check_addable(folder, index, {entry.source for entry in to_encode})
     vectors = encoder.encode([e.text for e in to_encode]) if to_encode else np.zeros((0, encoder.dimension))
     staging = folder.with_name(f".{folder.name}.updating")
     if staging.exists():
@@ -122,19 +119,26 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
     staging.mkdir()
     kinds, hnsw = dict(index.manifest.kinds), index.manifest.hnsw
     for source in entries:
+        kinds.setdefault(source, "exact")
+        new_rows = [i for i, e in enumerate(to_encode) if e.source == source]
+        if index.count(source) and not new_rows:  # a source that gains no vector is copied as it is
+            for name in (faiss_file(source), vectors_file(source), scale_file(source)):
+                if (folder / name).is_file():
+                    shutil.copyfile(folder / name, staging / name)
+            continue
         faiss_index = (
             faiss_backend.read_faiss(folder / faiss_file(source), mmap=False)
             if index.count(source)
             else faiss_backend.build_faiss(np.zeros((0, encoder.dimension), np.float32), "exact", hnsw)
         )
-        kinds.setdefault(source, "exact")
-        new_rows = [i for i, e in enumerate(to_encode) if e.source == source]
-        if new_rows:
+        if new_rows:  # an 8-bit compressed source adds its new vectors as codes of its trained quantizer
             faiss_index.add(np.ascontiguousarray(vectors[new_rows], dtype=np.float32))
         faiss_backend.write_faiss(faiss_index, staging / faiss_file(source))
     write_entries(entries, staging / ENTRIES)
     # what calibration and rebinding added stays: the added names change neither the encoder nor what it encoded for
     kept = {key: value for key, value in index.manifest.written.items() if key in KEPT_BY_ADD and value is not None}
+    if "compressed" in kinds.values():
+        kept["compressed"] = asdict(index.manifest.compressed)
     write_manifest(
         staging,
         encoder,
@@ -148,3 +152,14 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
     )
     replace_folder(staging, folder, MANIFEST, "a medlink index")
     return {"encoded": len(to_encode), "merged": merged}
+
+
+def _check_addable(folder: Path, index: VectorIndex, sources: set[str]) -> None:
+    """Names can go into any source but one compressed with product codes, whose int8 rows for re-scoring would
+    need rewriting too: such a build is run again instead."""
+    for source in sources:
+        if index.manifest.kinds.get(source) == "compressed" and index.manifest.compressed.codes != SCALAR:
+            raise MedlinkError(
+                f"{folder} is compressed with product codes, which names cannot be added to: build it again with "
+                f"the new names and --reuse {folder} (only the new names are encoded)"
+            )

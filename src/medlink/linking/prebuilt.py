@@ -3,7 +3,7 @@
 The ``medlink-default-index`` distribution (built from ``packages/medlink-default-index/`` by
 scripts/build_default_index_package.py, installed with medlink) holds the default's index — the MeSH descriptors
 encoded by the default encoder, with the shipped nil and form calibration — and the compiled MeSH of descriptors and
-supplementary records. Without it the first ``medlink link`` encodes 71,569 names (two minutes on 2 cores) and
+supplementary records. Without it the first ``medlink link`` encodes 115,933 names (three minutes on 2 cores) and
 compiles 323k records (about 40 s); with it, it opens them where they are installed.
 
 A prebuilt part is taken only when it was made from exactly what this medlink holds: the index for this encoder's
@@ -21,7 +21,9 @@ from typing import Any
 
 MODULE, DATA = "medlink_default_index", "data"  # the distribution's module and its data folder (what its
 # `medlink.models` entry point, "default-index" in `medlink models`, returns)
-INDEX, TERMINOLOGIES = "index", "terminologies"
+# each part in a folder named as in the cache (indexes/<terminology>-<encoder>, terminologies/<cache name>): what
+# a release ships is found by what it was built from, and files of another release never stand in its place
+INDEXES, TERMINOLOGIES = "indexes", "terminologies"
 NO_PREBUILT = "MEDLINK_NO_PREBUILT"
 
 
@@ -55,11 +57,17 @@ def prebuilt_index(terminology: str, encoder: str, expected: dict[str, Any]) -> 
     root = prebuilt_root()
     if root is None:
         return None
+    folder = root / INDEXES / prebuilt_index_name(terminology, encoder)
     try:
-        manifest = read_index_manifest(root / INDEX)
+        manifest = read_index_manifest(folder)
     except IndexFileError:  # missing, or of another index format version: built into the cache instead
         return None
     built_as_wanted = manifest.terminology == terminology and manifest.encoder_fingerprint == encoder
     # the shipped calibration's fields, compared as written
     calibrated_as_shipped = all(manifest.written.get(key) == value for key, value in expected.items())
-    return root / INDEX if built_as_wanted and calibrated_as_shipped else None
+    return folder if built_as_wanted and calibrated_as_shipped else None
+
+
+def prebuilt_index_name(terminology: str, encoder: str) -> str:
+    """The folder a prebuilt index over ``terminology`` by ``encoder`` (fingerprints) is shipped in."""
+    return f"{terminology}-{encoder}"

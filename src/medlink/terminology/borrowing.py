@@ -24,7 +24,9 @@ from medlink.terminology.records import Concept, Name, NameKind
 from medlink.terminology.terminology import SourceInfo, Terminology
 
 # The name kinds that say "this concept": matched and lent. Related, broader and narrower names are neither.
-SYNONYM_KINDS = frozenset({NameKind.PREFERRED, NameKind.EXACT, NameKind.ENTRY_TERM, NameKind.ABBREVIATION})
+SYNONYM_KINDS = frozenset(
+    {NameKind.PREFERRED, NameKind.EXACT, NameKind.ENTRY_TERM, NameKind.PERMUTED, NameKind.ABBREVIATION}
+)
 
 
 @dataclass(frozen=True)

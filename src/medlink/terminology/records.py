@@ -21,6 +21,7 @@ class NameKind(StrEnum):
     NARROW = "narrow"
     ABBREVIATION = "abbreviation"
     ENTRY_TERM = "entry"  # MeSH entry terms and ICD inclusion terms: synonyms and some narrower terms, unlabelled
+    PERMUTED = "permuted"  # a MeSH entry term with its words turned round ("Cancer, Breast")
 
     @classmethod
     def parse(cls, value: str) -> NameKind:

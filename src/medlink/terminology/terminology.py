@@ -41,10 +41,11 @@ KIND_RANK = {
     NameKind.PREFERRED: 0,
     NameKind.EXACT: 1,
     NameKind.ENTRY_TERM: 2,
-    NameKind.ABBREVIATION: 3,
-    NameKind.RELATED: 4,
-    NameKind.NARROW: 5,
-    NameKind.BROAD: 6,
+    NameKind.PERMUTED: 3,
+    NameKind.ABBREVIATION: 4,
+    NameKind.RELATED: 5,
+    NameKind.NARROW: 6,
+    NameKind.BROAD: 7,
 }
 
 

@@ -44,6 +44,12 @@ READERS: dict[str, ReaderSpec] = {
             "BioSyn dictionary 'id||name|synonym…'",
             ("medic_*.txt", "*dictionary*.txt"),
         ),
+        ReaderSpec(  # before mesh-desc-tsv, whose pattern takes 'mesh_descriptor_terms.tsv' too
+            "mesh-terms-tsv",
+            "mesh_terms:read_mesh_terms_tsv",
+            "NLM's MeSH descriptor term list TSV, with a header (DescriptorUI, TermName, LexicalTag…)",
+            ("mesh*descriptor_terms*.tsv*",),
+        ),
         ReaderSpec(
             "mesh-desc-tsv",
             "mesh_tsv:read_mesh_descriptors_tsv",
