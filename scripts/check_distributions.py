@@ -90,6 +90,9 @@ def check_files(dist: Path, wheels: dict[str, Path]) -> None:
         shipped = {n for n in names if "/" in n and not n.split("/", 1)[0].endswith((".dist-info", ".data"))}
         missing = [path for path in package_files(name) if path not in shipped]
         expect(not missing, f"{wheel.name} lacks files of its package (package-data in pyproject.toml): {missing}")
+        pruned = tuple(f"{folder}/" for folder in pruned_folders(PROJECTS[name]))
+        leaked = sorted(path for path in shipped if pruned and path.startswith(pruned))
+        expect(not leaked, f"{wheel.name} ships files its MANIFEST.in prunes: {leaked[:3]}")
     print("twine check, licences, notices and every package file in its wheel: passed")
 
 

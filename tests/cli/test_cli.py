@@ -145,7 +145,7 @@ def test_compile_info_and_link_with_a_compiled_terminology(tmp_path: Path, fixtu
 
 def test_info_on_the_embedded_default_names_its_mesh_release() -> None:
     info = run("terminology", "info").stdout
-    assert "descriptors of MeSH release 2024" in info
+    assert "the descriptors' names from MeSH release 2024" in info
     assert "mesh2024_descriptor_terms.tsv.gz (mesh-terms-tsv, release 2024)" in info
     assert "permuted" in info and "abbreviation" in info
 

@@ -71,6 +71,22 @@ def test_entries_of_a_source_scattered_or_a_damaged_file_are_refused(built, tmp_
         read_entries(tmp_path / "damaged.arrow")
 
 
+def test_sources_are_sliced_across_chunks_and_an_empty_table_has_none(built, tmp_path) -> None:
+    import pyarrow as pa
+
+    from medlink.index.entry_table import _runs
+
+    rows = list(read_entries(built / ENTRIES)["O"])
+    write_entries({"O": [], "D": []}, tmp_path / "empty.arrow")
+    assert read_entries(tmp_path / "empty.arrow") == {}
+    # a source's run that goes on into the next chunk is one run; empty chunks have none
+    column = pa.chunked_array([["O", "O"], [], ["O", "D"], ["D"], []], pa.string())
+    assert list(_runs(column)) == [("O", 0, 3), ("D", 3, 2)]
+    added = [replace(rows[0], added=True), rows[1], replace(rows[2], added=True)]
+    write_entries({"O": added}, tmp_path / ENTRIES)
+    assert [entry.key for entry in read_entries(tmp_path / ENTRIES)["O"].added()] == [rows[0].key, rows[2].key]
+
+
 def test_large_files_are_checked_by_size_and_ends(terminology, encoder, tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(index_build, "QUICK_CHECK_ABOVE", 0)  # every file counts as large
     folder = build_index(ontology_entries(terminology), encoder, tmp_path / "index", terminology.fingerprint())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from medlink.cli import main
 from medlink.errors import MedlinkError
 from medlink.linking import Linker
 from medlink.linking.default_update import update_embedded
+from medlink.resources import default_nil_calibration
 from medlink.terminology.embedded import installed_update, load_default_terminology
 
 DESCRIPTORS = [
@@ -59,6 +61,12 @@ def test_an_update_becomes_the_default_encoding_only_new_names(own_cache: Path, 
     assert linker.link("quextatinib").concepts == ("MESH:C000001",)  # a supplementary record of the update
     assert linker.link("mpox").concepts == ("MESH:D000004", "MESH:C000002")  # the descriptor first
     assert linker.link("myocardial infarctoin").concepts == ("MESH:D000001",)  # dense retrieval over the update
+    shipped = default_nil_calibration()
+    assert shipped is not None and linker.config.nil_threshold == pytest.approx(shipped["threshold"])
+    # an update installed under an earlier medlink names that one's descriptors: it inherits today's calibration
+    record = own_cache / "embedded" / "current.json"
+    record.write_text(json.dumps({**json.loads(record.read_text()), "replaces": "an-earlier-release"}))
+    assert Linker.load().config.nil_threshold == pytest.approx(shipped["threshold"])
 
     info = CliRunner().invoke(main, ["terminology", "info"])
     assert info.exit_code == 0 and "MeSH release 2032" in info.output and "release 2032" in info.output

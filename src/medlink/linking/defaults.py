@@ -6,7 +6,7 @@ investigational drugs are supplementary records, not descriptors).
 
 Both come prebuilt in the ``medlink-default-index`` package (:mod:`medlink.linking.prebuilt`) and are opened where
 it is installed when they match what medlink ships; otherwise they are built into medlink's cache on first use: the
-index by encoding every descriptor name (about two minutes), the supplementary records (NLM's file,
+index by encoding every descriptor name (about three minutes on 2 cores), the supplementary records (NLM's file,
 ``resources/mesh-supplementary/``) compiled with the descriptors (about 40 s). The drug index is the default index
 rebound to the larger terminology (:func:`~medlink.index.update.rebind_index`): dense retrieval over descriptor
 names, supplementary records by exact match, nothing encoded again.
@@ -28,7 +28,7 @@ from medlink.index import build_index, ontology_entries
 from medlink.index.compressed import CompressedParameters
 from medlink.index.update import rebind_index, update_manifest
 from medlink.index.vector_index import is_current_index, read_index_manifest
-from medlink.linking.prebuilt import prebuilt_index, prebuilt_terminology
+from medlink.linking.prebuilt import prebuilt_index, prebuilt_index_name, prebuilt_terminology
 from medlink.resources import default_form_calibration, default_nil_calibration
 from medlink.terminology import (
     ReadReport,
@@ -141,7 +141,7 @@ def mesh_index(progress: bool = True) -> Path:
 
 
 def default_index_path(terminology: Terminology, encoder: Encoder) -> Path:
-    return cache_root() / "indexes" / f"{terminology.fingerprint()}-{encoder.identity.fingerprint()}"
+    return cache_root() / "indexes" / prebuilt_index_name(terminology.fingerprint(), encoder.identity.fingerprint())
 
 
 def descriptors_index(progress: bool = True) -> Path:
@@ -149,8 +149,8 @@ def descriptors_index(progress: bool = True) -> Path:
     medlink's own encoder via ONNX, built and cached on first use.
 
     Opened where the prebuilt package installed it when it matches; otherwise the first call encodes every name
-    (about two minutes on 2 cores) and later calls find it. A cached index
-    of another index format version is rebuilt.
+    (115,933 names: about three minutes on 2 quiet cores, eight with other work on them) and later calls find it.
+    A cached index of another index format version is rebuilt.
     """
     terminology = load_default_terminology()
     encoder = load_encoder(DEFAULT_MODEL)
@@ -214,12 +214,13 @@ def build_default_index(
 
 def _shipped_calibration(terminology: Terminology, encoder: Encoder) -> dict[str, Any] | None:
     """The manifest fields the default index gets from the calibration shipped for it (resources/default-nil.json,
-    default-form.json), when that was calibrated with this encoder and terminology."""
+    default-form.json), when that was calibrated with this encoder and terminology, or ``terminology`` is an
+    installed update: it inherits the calibration shipped with this medlink, whichever release it was installed
+    over (an update installed under an earlier medlink names that one's descriptors in ``replaces``)."""
     shipped = default_nil_calibration()
     if shipped is None or shipped.get("encoder_fingerprint") != encoder.identity.fingerprint():
         return None
-    update = installed_update()
-    if shipped.get("terminology") not in (terminology.fingerprint(), update.replaces if update else None):
+    if shipped.get("terminology") != terminology.fingerprint() and installed_update() is None:
         return None
     form = default_form_calibration()
     form_model = form["model"] if form and form.get("encoder_fingerprint") == encoder.identity.fingerprint() else None

@@ -4,7 +4,7 @@
 from importlib.resources import files
 from pathlib import Path
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def data_folder() -> Path:

@@ -3,10 +3,11 @@
 Follows NLM's DTDs (``nlmdescriptorrecordset``, ``nlmsupplementalrecordset``). Names are every ``Term/String``
 of every concept in a record: the preferred concept's terms are entry terms, a sub-concept's terms take their kind
 from its ``ConceptRelation`` to the preferred concept (NRW → narrow, BRD → broad, REL → related), and terms tagged
-``ABB``/``ACR`` are abbreviations; permuted terms (old releases) are skipped. Descriptors get their hierarchy from
-tree numbers; supplementary concepts get the descriptors they are mapped to (``HeadingMappedTo``) as parents.
-Pharmacological actions become ``pharmacological_action`` relations. Parsed incrementally: the 300 MB descriptor
-file is never held in memory as a tree.
+``ABB``/``ACR`` are abbreviations; the preferred concept's permuted terms (its entry terms with their words turned
+round) are of kind ``permuted``, as in :mod:`medlink.terminology.readers.mesh_terms`. Descriptors get their
+hierarchy from tree numbers; supplementary concepts get the descriptors they are mapped to (``HeadingMappedTo``) as
+parents. Pharmacological actions become ``pharmacological_action`` relations. Parsed incrementally: the 300 MB
+descriptor file is never held in memory as a tree.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from medlink.terminology.readers.source_files import open_binary
 from medlink.terminology.records import Concept, NameKind, Relation
 
 _RELATION_KINDS = {"NRW": NameKind.NARROW, "BRD": NameKind.BROAD, "REL": NameKind.RELATED}
-_ABBREVIATION_TAGS = {"ABB", "ACR"}
+ABBREVIATION_TAGS = frozenset({"ABB", "ACR"})
 _SCR_CLASSES = {"1": "Chemical", "2": "Protocol", "3": "Rare disease", "4": "Organism"}
 _RECORDS = {"DescriptorRecord": "Descriptor", "SupplementalRecord": "SupplementalRecord"}
 
@@ -75,9 +76,11 @@ def _concept(
         if is_preferred:
             definition = _text(concept, "ScopeNote") or None
         for term in concept.iterfind("TermList/Term"):
-            if term.get("IsPermutedTermYN") == "Y":
-                continue
-            kind = NameKind.ABBREVIATION if term.get("LexicalTag") in _ABBREVIATION_TAGS else concept_kind
+            kind = concept_kind
+            if term.get("LexicalTag") in ABBREVIATION_TAGS:
+                kind = NameKind.ABBREVIATION
+            elif term.get("IsPermutedTermYN") == "Y" and concept_kind is NameKind.ENTRY_TERM:
+                kind = NameKind.PERMUTED
             names.append((_text(term, "String"), kind))
         semantic_types.extend(_text(st, "SemanticTypeName") for st in concept.iterfind("SemanticTypeList/SemanticType"))
     tree_numbers = tuple(number.text.strip() for number in record.iterfind("TreeNumberList/TreeNumber") if number.text)
