@@ -140,6 +140,9 @@ def test_the_scanner_reads_british_spellings(mesh) -> None:
     scanner = ConceptScanner(mesh)
     assert scanner.scan("Presents with ankle oedema and anaemia.") == ("MESH:D004487", "MESH:D000740")
     assert ConceptScanner(mesh, respell=False).scan("ankle oedema") == ()
+    # MeSH 2024's entry terms, which the embedded descriptors lacked before (issue 60): found, the negated one not
+    found = scanner.scan("Breast cancer, then lung cancer; no prostate cancer.")
+    assert found == ("MESH:D001943", "MESH:D008175")
 
 
 def test_a_name_written_as_the_mention_beats_a_training_mention_that_only_normalizes_alike(mesh) -> None:
