@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from medlink.terminology.diagnostics import ReadReport, SourceError
 from medlink.terminology.readers.concepts import build_concept, namespaced
@@ -25,6 +26,13 @@ from medlink.terminology.records import Concept, Name, NameKind
 
 COLUMNS = ("DescriptorUI", "TermName", "IsPermutedTermYN", "LexicalTag", "RecordPreferredTermYN")
 FLAGS = ("IsPermutedTermYN", "RecordPreferredTermYN")
+
+
+class _Term(NamedTuple):
+    line: int
+    text: str
+    kind: NameKind
+    preferred: bool  # the record's preferred term
 
 
 def read_mesh_terms_tsv(path: Path, report: ReadReport, source: str | None = None) -> Iterator[Concept]:
@@ -40,7 +48,7 @@ def read_mesh_terms_tsv(path: Path, report: ReadReport, source: str | None = Non
     if missing:
         raise SourceError(path, "the header lacks the column(s) " + ", ".join(missing), 1)
     width = max(position[name] for name in COLUMNS) + 1
-    terms: dict[str, list[tuple[int, str, NameKind, bool]]] = {}
+    terms: dict[str, list[_Term]] = {}
     for number, line in lines:
         if not line.strip():
             continue
@@ -54,7 +62,7 @@ def read_mesh_terms_tsv(path: Path, report: ReadReport, source: str | None = Non
             continue
         preferred = values[position["RecordPreferredTermYN"]] == "Y"
         terms.setdefault(values[position["DescriptorUI"]], []).append(
-            (number, values[position["TermName"]], _kind(values, position), preferred)
+            _Term(number, values[position["TermName"]], _kind(values, position), preferred)
         )
     for identifier, rows in terms.items():
         concept = _descriptor(report, path, identifier, rows, source or "MeSH descriptors")
@@ -62,18 +70,16 @@ def read_mesh_terms_tsv(path: Path, report: ReadReport, source: str | None = Non
             yield concept
 
 
-def _descriptor(
-    report: ReadReport, path: Path, identifier: str, rows: list[tuple[int, str, NameKind, bool]], source: str
-) -> Concept | None:
-    preferred = [row for row in rows if row[3]]
+def _descriptor(report: ReadReport, path: Path, identifier: str, rows: list[_Term], source: str) -> Concept | None:
+    preferred = [row for row in rows if row.preferred]
     if len(preferred) > 1:
-        report.note("second preferred terms kept as entry terms", f"{path}:{preferred[1][0]}: {identifier}")
+        report.note("second preferred terms kept as entry terms", f"{path}:{preferred[1].line}: {identifier}")
     if not preferred:  # named by an entry term rather than by a permuted term or an abbreviation
-        preferred = [row for row in rows if row[2] is NameKind.ENTRY_TERM] or rows
+        preferred = [row for row in rows if row.kind is NameKind.ENTRY_TERM] or rows
         report.note("descriptors without a preferred term named by an entry term", f"{path}: {identifier}")
-    name_row = preferred[0]
-    others = [Name(row[1], NameKind.ENTRY_TERM if row[3] else row[2]) for row in rows if row is not name_row]
-    return build_concept(report, path, rows[0][0], namespaced(identifier, "MESH"), name_row[1], others, source=source)
+    name = preferred[0]
+    others = [Name(row.text, NameKind.ENTRY_TERM if row.preferred else row.kind) for row in rows if row is not name]
+    return build_concept(report, path, rows[0].line, namespaced(identifier, "MESH"), name.text, others, source=source)
 
 
 def _kind(values: list[str], position: dict[str, int]) -> NameKind:
