@@ -90,29 +90,15 @@ def check_files(dist: Path, wheels: dict[str, Path]) -> None:
         shipped = {n for n in names if "/" in n and not n.split("/", 1)[0].endswith((".dist-info", ".data"))}
         missing = [path for path in package_files(name) if path not in shipped]
         expect(not missing, f"{wheel.name} lacks files of its package (package-data in pyproject.toml): {missing}")
-        pruned = tuple(f"{folder}/" for folder in pruned_folders(PROJECTS[name]))
-        leaked = sorted(path for path in shipped if pruned and path.startswith(pruned))
-        expect(not leaked, f"{wheel.name} ships files its MANIFEST.in prunes: {leaked[:3]}")
     print("twine check, licences, notices and every package file in its wheel: passed")
 
 
 def package_files(name: str) -> list[str]:
     """The files under the source package ``name`` that its wheel must carry, as wheel paths (what git tracks:
-    caches and build leftovers are not the package; nor are folders its MANIFEST.in prunes)."""
+    caches and build leftovers are not the package)."""
     source = PROJECTS[name] / "src"
     listed = subprocess.run(["git", "ls-files", "-z", name], cwd=source, capture_output=True, text=True, check=True)
-    pruned = tuple(f"{folder}/" for folder in pruned_folders(PROJECTS[name]))
-    return sorted(
-        path for path in listed.stdout.split("\0") if path and not path.endswith(".pyc") and not path.startswith(pruned)
-    )
-
-
-def pruned_folders(project: Path) -> list[str]:
-    """The folders a project's MANIFEST.in prunes, as wheel paths ("src/pkg/data/x" is "pkg/data/x")."""
-    manifest = project / "MANIFEST.in"
-    lines = manifest.read_text().splitlines() if manifest.is_file() else []
-    folders = [line.split(None, 1)[1].strip() for line in lines if line.startswith("prune ")]
-    return [folder.removeprefix("src/") for folder in folders]
+    return sorted(path for path in listed.stdout.split("\0") if path and not path.endswith(".pyc"))
 
 
 def smoke_test(wheels: dict[str, Path], scratch: Path) -> None:
