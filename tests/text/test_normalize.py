@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from medlink.text import Normalizer, NormalizerConfig, normalize
 
@@ -83,3 +85,55 @@ def test_normalizing_in_worker_processes_gives_the_same_keys_in_order() -> None:
     texts = [f"{text} {number}" for number in range(40) for text in texts]
     normalizer = Normalizer()
     assert normalizer.normalize_all(texts, workers=2, chunk=50) == [normalizer(text) for text in texts]
+
+
+_TRICKY_WORDS = [
+    "type",
+    "grade",
+    "I",
+    "i",
+    "ii",
+    "I-II",
+    "iii",
+    "AIDS",
+    "aids",
+    "NSAIDS-induced",
+    "cells",
+    "diabetes",
+    "Crohn's",
+    "β-blockers",
+    "T-cell",
+    "COVID19",
+    "x-ray",
+    "É",
+    "α2-macroglobulin",
+    "CD4+",
+    "1,2-diol",
+    "e.g.",
+    "pts.",
+    "Mrs",
+    "HIVs",
+    "Na+",
+    "ÀÉ",
+    "癌症",
+    "mg",
+]
+_WORD = st.one_of(
+    st.sampled_from(_TRICKY_WORDS),
+    st.text(st.characters(blacklist_categories=["Z", "C"]), min_size=1, max_size=8),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_WORD, min_size=1, max_size=8))
+def test_words_normalized_one_by_one_read_as_the_whole_run(words: list[str]) -> None:
+    normalizer, keys = Normalizer(), {}
+    assert normalizer.normalize_words(words, keys) == normalizer.normalize(" ".join(words))
+    assert normalizer.normalize_words(words, keys) == normalizer.normalize(" ".join(words))  # from remembered keys
+
+
+def test_a_roman_one_after_type_and_an_acronym_beside_its_letters_read_together() -> None:
+    normalizer = Normalizer()
+    assert normalizer.normalize_words(["type", "I", "diabetes"], {}) == "type 1 diabetes"
+    assert normalizer.normalize_words(["grade", "I-II"], {}) == "grade 1 2"
+    assert normalizer.normalize_words(["AIDS", "aids"], {}) == "aids aids"

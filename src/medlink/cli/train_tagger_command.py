@@ -31,6 +31,13 @@ DEFAULTS = TaggerTrainingConfig()
     default=DEFAULTS.layers,
     help="Keep only the base's first N layers (the tagger's cost is per layer). Default: all.",
 )
+@click.option(
+    "--teacher-layers",
+    type=click.IntRange(min=1),
+    default=DEFAULTS.teacher_layers,
+    help="First train a teacher with N layers, then let the tagger learn its soft tags beside the annotations "
+    "(distillation: a fast tagger that learned from a deeper one; the training costs both).",
+)
 @click.option("--epochs", type=click.IntRange(min=1), default=DEFAULTS.epochs, show_default=True)
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULTS.batch_size, show_default=True)
 @click.option("--learning-rate", type=float, default=DEFAULTS.learning_rate, show_default=True)
@@ -40,6 +47,7 @@ def train_tagger(
     corpus_specs: tuple[str, ...],
     base: str,
     layers: int | None,
+    teacher_layers: int | None,
     epochs: int,
     batch_size: int,
     learning_rate: float,
@@ -54,6 +62,7 @@ def train_tagger(
     Example:
       medlink train tagger --corpus pubtator:CDR_TrainingSet.PubTator.txt \\
           --corpus pubtator:NCBItrainset_corpus.txt --layers 2 -o my-tagger/
+      medlink train tagger --corpus … --layers 2 --teacher-layers 6 --device cuda -o distilled/
     """
     from medlink.encoders.registry import resolve_model
     from medlink.evaluation.corpus_formats import load_corpus
@@ -66,7 +75,12 @@ def train_tagger(
             raise click.UsageError(f"{spec}: no documents with mention offsets to learn spans from")
         documents += tagged_documents(corpus)
     config = TaggerTrainingConfig(
-        epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, device=device, layers=layers
+        epochs=epochs,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        device=device,
+        layers=layers,
+        teacher_layers=teacher_layers,
     )
     names = [Path(spec.partition(":")[2]).name for spec in corpus_specs]
     train_span_tagger(

@@ -27,6 +27,13 @@ def key_hash(key: str) -> int:
     return (zlib.crc32(data) << 32) | zlib.adler32(data)
 
 
+def sorted_holds(hashes: np.ndarray, key: str) -> bool:
+    """Whether the sorted ``hashes`` hold ``key``'s."""
+    value = np.uint64(key_hash(key))
+    at = int(hashes.searchsorted(value))
+    return at < len(hashes) and bool(hashes[at] == value)
+
+
 def row_dtype(largest: int) -> type[np.signedinteger]:
     """int32 rows while they fit (half the bytes to map), else int64."""
     return np.int32 if largest < np.iinfo(np.int32).max else np.int64
@@ -53,6 +60,10 @@ class KeyTable:
         start = int(np.searchsorted(self.hashes, value, side="left"))
         end = int(np.searchsorted(self.hashes, value, side="right"))
         return self.rows[start:end]
+
+    def may_hold(self, key: str) -> bool:
+        """False where no key hashes like ``key`` (as :meth:`FileKeyTable.may_hold`)."""
+        return sorted_holds(self.hashes, key)
 
     def __len__(self) -> int:
         return len(self.hashes)

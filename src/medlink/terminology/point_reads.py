@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from medlink.terminology.key_table import key_hash
+from medlink.terminology.key_table import key_hash, sorted_holds
 
 FENCE_EVERY = 1024  # hashes per block: one sampled hash per 8 KB of the file, one block read per lookup
 _NO_ROWS = np.empty(0, dtype=np.int64)
@@ -87,6 +87,7 @@ class FileKeyTable:
             raise ValueError(f"a key table with {len(hashes)} hashes and {len(rows)} rows")
         self._hashes, self._rows, self._block = hashes, rows, block
         self._fences: list[int] | None = None
+        self._all: np.ndarray | None = None
 
     @classmethod
     def load(cls, folder: Path, stem: str) -> FileKeyTable:
@@ -101,6 +102,13 @@ class FileKeyTable:
         if self._fences is None:
             self._fences = [int(self._hashes[p]) for p in range(0, len(self._hashes), self._block)]
         return self._fences
+
+    def may_hold(self, key: str) -> bool:
+        """False where no key hashes like ``key``: from every hash, read into memory on the first call (8 bytes a
+        key), for callers that ask about many absent keys; :meth:`candidates` reads nothing into memory."""
+        if self._all is None:
+            self._all = self._hashes.read(0, len(self._hashes))
+        return sorted_holds(self._all, key)
 
     def candidates(self, key: str) -> np.ndarray:
         """Rows whose key hashes like ``key`` (confirm against the key itself), in the order they were added."""

@@ -264,6 +264,12 @@ class Terminology:
     def has_normalized(self, key: str) -> bool:
         return bool(self._name_rows(key))
 
+    def may_have_normalized(self, key: str) -> bool:
+        """False where no name has this key, answered from key hashes in memory without reading a name (the key
+        table's ``may_hold``); True means ask :meth:`has_normalized`. For callers that ask about many keys, nearly
+        all absent: annotation tries every run of words of a text."""
+        return self.lookups is None or self.lookups.norms.may_hold(key)
+
     def names_written(self, key: str) -> list[str]:
         """Every name that normalizes to ``key``, as the terminology writes it."""
         return [self.names.at("text", row) for row in self._name_rows(key)]

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 
 # Bump when a rule changes: compiled terminologies store normalized keys and recompute them on a mismatch.
@@ -193,6 +193,25 @@ class Normalizer:
             return [self.normalize(text) for text in texts]
         return [key for keys in keyed for key in keys]
 
+    def normalize_words(self, words: Sequence[str], keys: MutableMapping[str, str]) -> str:
+        """``normalize(" ".join(words))`` for words a text separates by whitespace alone, made from each word's own
+        key (remembered in ``keys``): annotation reads every run of up to eight words of a text, so each word is
+        normalized once rather than once per run. Where one word's reading depends on another's — a Roman "I"
+        after "type", an acronym's "S" kept wherever its letters recur, a comma or a period — the words are
+        normalized together."""
+        parts = []
+        for number, word in enumerate(words):
+            key = keys.get(word)
+            if key is None:
+                key = keys[word] = self.normalize(word)
+            if number and (key == "i" or key.startswith("i ")):  # "type I": read after the word before it
+                return self.normalize(" ".join(words))
+            if key:
+                parts.append(key)
+        if len(words) > 1 and any(_reads_with_neighbours(word) for word in words):
+            return self.normalize(" ".join(words))
+        return " ".join(parts)
+
     def normalize(self, text: str) -> str:
         if "." in text:
             pieces = _ICD_CODE_RE.split(text)  # odd pieces are the codes
@@ -235,6 +254,10 @@ class Normalizer:
                 token = _singular(token)
             out.append(token)
         return " ".join(out)
+
+
+def _reads_with_neighbours(word: str) -> bool:
+    return "," in word or "." in word or ("S" in word and _ACRONYM_RE.search(word) is not None)
 
 
 def _uninvert(text: str) -> str:

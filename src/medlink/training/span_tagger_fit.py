@@ -4,7 +4,11 @@ classification on annotated documents (PubTator, BioC), then exported to ONNX wi
 Corpora annotate different kinds (BC5CDR diseases and chemicals, NCBI-disease diseases only), so a document's
 tokens outside its mentions are "outside" only for the kinds its corpus annotates: for the others the loss accepts
 any of them (a chemical in an NCBI abstract is neither taught as outside nor as a chemical). Only the first piece
-of each word is taught; the tagger decides per word."""
+of each word is taught; the tagger decides per word.
+
+A small tagger can also learn from a deeper one (``teacher_layers``): a teacher with more layers is trained first
+on the same documents, and the student then learns its soft tags beside the annotations (knowledge distillation,
+Hinton et al. 2015), which carry what the teacher learned about tokens the annotations leave open."""
 
 from __future__ import annotations
 
@@ -12,13 +16,13 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from medlink.evaluation.corpus import Corpus
-from medlink.linking.annotation.tagger import OUTSIDE, TaggerCard, continues_word, window_starts
+from medlink.linking.annotation.tagger import OUTSIDE, TaggerCard, continues_word, windows_of
 
 IGNORED = -100
 
@@ -35,6 +39,9 @@ class TaggerTrainingConfig:
     device: str = "auto"
     quantize: str = "int8"
     layers: int | None = None  # keep only the base's first N transformer layers (speed: the cost is per layer)
+    teacher_layers: int | None = None  # first train a teacher with this many layers and distil it into the tagger
+    distillation_weight: float = 0.5  # the share of the loss that is the teacher's soft tags
+    temperature: float = 2.0  # softens both distributions: a teacher's second guesses teach too
 
 
 # Corpus types that are one kind to a tagger: NCBI-disease's four classes are all disease mentions.
@@ -114,40 +121,78 @@ def train_span_tagger(
 ) -> Path:
     """Fine-tune ``base`` (a folder or hub name; ``base_name`` is what the card calls it) on ``documents`` and write
     an ONNX tagger folder to ``output`` (staged, then renamed)."""
-    import torch
-    from tokenizers import Tokenizer
-    from transformers import AutoModelForTokenClassification, AutoTokenizer
+    model, tokenizer, labels = fit_span_tagger(documents, base, config, report)
+    layers = f", first {config.layers} layers" if config.layers else ""
+    if config.teacher_layers:
+        layers += f", distilled from {config.teacher_layers} layers"
+    card = TaggerCard(labels, config.window, config.overlap, f"{base_name or base}{layers}", tuple(trained_on))
+    return export_tagger(model, tokenizer, card, output, config.quantize)
 
-    from medlink.training.runtime import autocast, linear_warmup_and_decay, resolve_device, seed_everything
 
-    seed_everything(config.seed)
-    device = resolve_device(config.device)
+def fit_span_tagger(
+    documents: Sequence[TaggedDocument],
+    base: str,
+    config: TaggerTrainingConfig = TaggerTrainingConfig(),
+    report: Callable[[str], None] = print,
+):
+    """The trained network (on the CPU, in eval mode), its tokenizer and its labels; with ``teacher_layers``,
+    the teacher is trained first and the tagger learns from both."""
+    from transformers import AutoTokenizer
+
+    from medlink.training.runtime import seed_everything
+
     kinds = sorted({kind for document in documents for kind in document.kinds})
     labels = bio_labels(kinds)
     tokenizer = AutoTokenizer.from_pretrained(base)
+    windows = _windows(documents, tokenizer, labels, config)
+    report(f"{len(documents):,} documents")
+    teacher = None
+    if config.teacher_layers:
+        report(f"the teacher, {config.teacher_layers} layers:")
+        seed_everything(config.seed)
+        teacher = _fit(windows, base, tokenizer, labels, replace(config, layers=config.teacher_layers), report)
+        report(f"the tagger, {config.layers or 'all'} layers, learning from the teacher too:")
+    seed_everything(config.seed)
+    return _fit(windows, base, tokenizer, labels, config, report, teacher).cpu(), tokenizer, labels
+
+
+def _windows(documents, tokenizer, labels, config: TaggerTrainingConfig) -> list[tuple[list[int], np.ndarray]]:
+    from tokenizers import Tokenizer
+
     fast = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
     fast.no_truncation()
     fast.no_padding()
-    body = config.window - 2
     windows: list[tuple[list[int], np.ndarray]] = []
     for document in documents:
         encoding = fast.encode(document.text, add_special_tokens=False)
         allowed = token_targets(document, encoding.offsets, labels)
-        for start in window_starts(len(encoding.ids), body, config.overlap):
-            windows.append((encoding.ids[start : start + body], allowed[start : start + body]))
+        for start, end in windows_of(len(encoding.ids), config.window - 2, config.overlap):
+            windows.append((encoding.ids[start:end], allowed[start:end]))
+    return windows
+
+
+def _fit(windows, base: str, tokenizer, labels, config: TaggerTrainingConfig, report, teacher=None):
+    import torch
+    from transformers import AutoModelForTokenClassification
+
+    from medlink.training.runtime import autocast, linear_warmup_and_decay, resolve_device
+
+    device = resolve_device(config.device)
     numbers = {name: number for number, name in enumerate(labels)}
-    model = AutoModelForTokenClassification.from_pretrained(
-        base, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=numbers
+    model = AutoModelForTokenClassification.from_pretrained(  # fp32 weights whatever the base was saved in
+        base, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=numbers, dtype=torch.float32
     )
     if config.layers is not None:
         _keep_first_layers(model, config.layers)
     model.to(device).train()
+    if teacher is not None:
+        teacher.to(device).eval()
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
     steps_per_epoch = math.ceil(len(windows) / config.batch_size)
     scheduler = linear_warmup_and_decay(optimizer, steps_per_epoch * config.epochs, config.warmup_share)
     report(
-        f"{len(documents):,} documents, {len(windows):,} windows of ≤ {config.window} tokens, labels "
-        f"{', '.join(labels)}; {steps_per_epoch * config.epochs:,} steps on {device}"
+        f"{len(windows):,} windows of ≤ {config.window} tokens, labels {', '.join(labels)}; "
+        f"{steps_per_epoch * config.epochs:,} steps on {device}"
     )
     shuffle = random.Random(config.seed)
     started = time.monotonic()
@@ -158,9 +203,16 @@ def train_span_tagger(
         for first in range(0, len(order), config.batch_size):
             batch = [windows[i] for i in order[first : first + config.batch_size]]
             ids, mask, allowed = _batch(batch, tokenizer.cls_token_id, tokenizer.sep_token_id, len(labels))
+            ids, mask, allowed = ids.to(device), mask.to(device), allowed.to(device)
             with autocast(device):
-                logits = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits.float()
-            loss = _partial_label_loss(logits, allowed.to(device))
+                logits = model(input_ids=ids, attention_mask=mask).logits.float()
+            loss = _partial_label_loss(logits, allowed)
+            if teacher is not None:
+                with torch.no_grad(), autocast(device):
+                    soft = teacher(input_ids=ids, attention_mask=mask).logits.float()
+                loss = (1 - config.distillation_weight) * loss + config.distillation_weight * distillation_loss(
+                    logits, soft, allowed.any(dim=-1), config.temperature
+                )
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
@@ -171,10 +223,7 @@ def train_span_tagger(
             f"epoch {epoch + 1}/{config.epochs}: mean loss {total / steps_per_epoch:.4f} "
             f"({time.monotonic() - started:.0f} s)"
         )
-    model.eval().cpu()
-    layers = f", first {config.layers} layers" if config.layers else ""
-    card = TaggerCard(labels, config.window, config.overlap, f"{base_name or base}{layers}", tuple(trained_on))
-    return export_tagger(model, tokenizer, card, output, config.quantize)
+    return model.eval()
 
 
 def _keep_first_layers(model, layers: int) -> None:
@@ -207,6 +256,17 @@ def _partial_label_loss(logits, allowed):
     log_probabilities = torch.log_softmax(logits, dim=-1)
     accepted = torch.logsumexp(log_probabilities.masked_fill(~allowed, float("-inf")), dim=-1)
     return -(accepted[taught]).mean()
+
+
+def distillation_loss(student, teacher, taught, temperature: float):
+    """KL(teacher ‖ student) over the tokens the tagger decides (word starts), both softened by ``temperature``
+    and scaled by its square so the gradient keeps its size (Hinton et al. 2015)."""
+    import torch
+
+    target = torch.softmax(teacher / temperature, dim=-1)
+    log_student = torch.log_softmax(student / temperature, dim=-1)
+    divergence = (target * (torch.log(target.clamp_min(1e-12)) - log_student)).sum(dim=-1)
+    return divergence[taught].mean() * temperature**2
 
 
 def export_tagger(model, tokenizer, card: TaggerCard, output: Path, quantize: str) -> Path:

@@ -135,7 +135,7 @@ def test_annotation_is_fast_enough_to_matter(tmp_path: Path, linker: Linker) -> 
 
 
 def test_skipping_words_no_name_holds_finds_the_same_spans(linker: Linker) -> None:
-    from medlink.linking.annotation.annotator import NameWords
+    from medlink.linking.annotation.name_words import NameWords
     from medlink.linking.annotation.spans import dictionary_spans
 
     terminology = linker.terminology

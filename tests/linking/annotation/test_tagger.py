@@ -19,7 +19,7 @@ from medlink.linking import Linker
 from medlink.linking.annotation.annotator import AnnotatorConfig, with_span_sources
 from medlink.linking.annotation.approximate import ApproximateNames, trigrams
 from medlink.linking.annotation.spans import Span, tagged_spans, without_overlaps
-from medlink.linking.annotation.tagger import SpanTagger, TaggedSpan, TaggerCard, choose_tagger, decode, window_starts
+from medlink.linking.annotation.tagger import SpanTagger, TaggedSpan, TaggerCard, choose_tagger, decode, windows_of
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, NameKind, make_concept
 from medlink.training.span_tagger_fit import TaggedDocument, bio_labels, token_targets
@@ -28,14 +28,21 @@ LABELS = bio_labels(["Chemical", "Disease"])  # O, B-Chemical, I-Chemical, B-Dis
 
 
 @given(st.integers(1, 2000), st.integers(8, 300), st.integers(0, 7))
-def test_windows_cover_every_token_and_share_the_overlap(length: int, body: int, overlap: int) -> None:
-    starts = window_starts(length, body, overlap)
+def test_windows_are_few_equal_and_cover_every_token_sharing_the_overlap(length: int, body: int, overlap: int) -> None:
+    windows = windows_of(length, body, overlap)
     covered = np.zeros(length, dtype=bool)
-    for start in starts:
-        covered[start : start + body] = True
-        assert start >= 0 and (start + body <= length or start == 0)
+    for start, end in windows:
+        covered[start:end] = True
+        assert 0 <= start < end <= length and end - start <= body
     assert covered.all()
-    assert all(b - a <= body - overlap for a, b in pairwise(starts))
+    assert len({end - start for start, end in windows}) == 1
+    assert all(second[0] < first[1] - overlap + 1 for first, second in pairwise(windows))  # share ≥ overlap
+    fewest = 1 if length <= body else -(-(length - body) // (body - overlap)) + 1
+    assert len(windows) == fewest
+
+
+def test_a_document_a_little_longer_than_a_window_is_read_in_two_halves() -> None:
+    assert windows_of(300, 254, 32) == [(0, 166), (134, 300)]
 
 
 def _logits(labels: list[str]) -> np.ndarray:
@@ -195,7 +202,8 @@ def test_tagger_and_dictionary_are_each_others_witness(packaged: SpanTagger, tmp
 
 
 @pytest.mark.slow
-def test_training_a_tagger_exports_an_onnx_folder_that_learned(tmp_path: Path) -> None:
+@pytest.mark.parametrize("teacher_layers", [None, 2])
+def test_training_a_tagger_exports_an_onnx_folder_that_learned(tmp_path: Path, teacher_layers: int | None) -> None:
     from medlink.encoders import packaged_minilm_path
     from medlink.training.span_tagger_fit import TaggerTrainingConfig, train_span_tagger
 
@@ -223,16 +231,21 @@ def test_training_a_tagger_exports_an_onnx_folder_that_learned(tmp_path: Path) -
         )
         for text in texts
     ]
+    reports: list[str] = []
     folder = train_span_tagger(
         documents,
         str(packaged_minilm_path()),
         tmp_path / "tagger",
         ["toy"],
-        TaggerTrainingConfig(epochs=30, batch_size=4, learning_rate=3e-4, layers=1, quantize="none"),
-        report=lambda _: None,
+        TaggerTrainingConfig(
+            epochs=30, batch_size=4, learning_rate=3e-4, layers=1, quantize="none", teacher_layers=teacher_layers
+        ),
+        report=reports.append,
     )
     card = TaggerCard.load(folder)
     assert card.entity_types == ("Chemical", "Disease") and card.trained_on == ("toy",)
+    assert ("distilled from 2 layers" in card.base) == (teacher_layers == 2)
+    assert any("the teacher, 2 layers" in line for line in reports) == (teacher_layers == 2)
     found = SpanTagger(folder).tag(["Heparin caused gastric ulcer."])[0]
     assert [(s.start, s.end, s.entity_type) for s in found] == [(0, 7, "Chemical"), (15, 28, "Disease")]
     (folder / "tagger.json").write_text('{"format": "other"}')
@@ -257,3 +270,62 @@ def test_annotate_names_a_missing_tagger_folder() -> None:
 
     result = CliRunner().invoke(main, ["annotate", "--exact-only", "--tagger", "/nonexistent/tagger", "heart attack"])
     assert result.exit_code != 0 and "no such folder" in result.output
+
+
+def test_the_distillation_loss_is_zero_only_where_the_student_agrees_and_ignores_untaught_tokens() -> None:
+    import torch
+
+    from medlink.training.span_tagger_fit import distillation_loss
+
+    teacher = torch.tensor([[[4.0, 0.0, 1.0], [0.0, 3.0, 0.0], [9.0, -9.0, 0.0]]])
+    taught = torch.tensor([[True, True, False]])
+    assert float(distillation_loss(teacher.clone(), teacher, taught, 2.0)) == pytest.approx(0.0, abs=1e-6)
+    disagreeing = teacher.clone()
+    disagreeing[0, 0] = torch.tensor([0.0, 4.0, 1.0])
+    assert float(distillation_loss(disagreeing, teacher, taught, 2.0)) > 0.1
+    untaught_only = teacher.clone()
+    untaught_only[0, 2] = torch.tensor([-9.0, 9.0, 0.0])  # the third token is not taught: no loss
+    assert float(distillation_loss(untaught_only, teacher, taught, 2.0)) == pytest.approx(0.0, abs=1e-6)
+
+
+@pytest.mark.slow
+def test_the_gpu_recipe_packs_trains_and_finishes_a_tagger_through_files_small_enough_to_travel(
+    tmp_path: Path,
+) -> None:
+    """scripts/gpu_span_tagger.py as a GPU machine runs it, on the CPU: pack here, train from the packed folder
+    alone, split the tensors into files of at most CHUNK_BYTES, and join them again into an ONNX tagger."""
+    import argparse
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "gpu_span_tagger", Path(__file__).parents[3] / "scripts" / "gpu_span_tagger.py"
+    )
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    lines = []
+    for number, (text, spans) in enumerate(
+        [
+            ("Aspirin caused gastric ulcer.", [(0, 7, "Aspirin", "Chemical"), (15, 28, "gastric ulcer", "Disease")]),
+            (
+                "Heparin led to thrombocytopenia.",
+                [(0, 7, "Heparin", "Chemical"), (15, 31, "thrombocytopenia", "Disease")],
+            ),
+        ]
+        * 2
+    ):
+        lines += [f"{number}|t|{text}", f"{number}|a|"]
+        lines += [f"{number}\t{start}\t{end}\t{words}\t{kind}\tD00000{number}" for start, end, words, kind in spans]
+        lines.append("")
+    corpus = tmp_path / "toy.PubTator.txt"
+    corpus.write_text("\n".join(lines) + "\n")
+    packed, weights, output = tmp_path / "packed", tmp_path / "out", tmp_path / "tagger"
+    script.pack(argparse.Namespace(corpus=[f"pubtator:{corpus}"], base="minilm", output=packed))
+    script.train(argparse.Namespace(packed=packed, output=weights, epochs=25, layers=1, teacher_layers=1))
+    files = sorted(weights.glob("part*.safetensors"))
+    assert len(files) >= 2 and all(f.stat().st_size <= script.CHUNK_BYTES + 100_000 for f in files)
+    script.finish(argparse.Namespace(packed=packed, weights=weights, base="minilm", output=output))
+    card = TaggerCard.load(output)
+    assert card.trained_on == ("toy.PubTator.txt",) and "distilled from 1 layers" in card.base
+    found = SpanTagger(output).tag(["Heparin caused gastric ulcer."])[0]
+    assert [(s.start, s.end, s.entity_type) for s in found] == [(0, 7, "Chemical"), (15, 28, "Disease")]

@@ -14,6 +14,7 @@ from medlink.linking.annotation.context import assess
 from medlink.linking.annotation.corpus_lexicon import CorpusLexicon
 from medlink.linking.annotation.lexicon import Lexicon
 from medlink.linking.annotation.name_checks import NameChecks, has_capital
+from medlink.linking.annotation.name_words import NameWords
 from medlink.linking.annotation.spans import (
     NameTest,
     Overlaps,
@@ -175,26 +176,6 @@ def annotate_many(
     return annotated
 
 
-class NameWords:
-    """Whether a word of the text could be part of a name (of the terminology or the lexicon): its normalized
-    words all are words of names. Remembered per word; a stand-alone "i" always could (it reads as the Roman
-    numeral only after "type", "class", …)."""
-
-    def __init__(self, terminology: Terminology, lexicon: Lexicon) -> None:
-        self.normalize = terminology.normalizer
-        self.words = terminology.name_words
-        self.lexicon_words = lexicon.words
-        self.seen: dict[str, bool] = {}
-
-    def __call__(self, word: str) -> bool:
-        known = self.seen.get(word)
-        if known is None:
-            known = self.seen[word] = word.casefold() == "i" or all(
-                part in self.words or part in self.lexicon_words for part in self.normalize(word).split()
-            )
-        return known
-
-
 def _best_supported(
     linked: dict[Span, LinkResult], tagged: Sequence[TaggedSpan], exempt: BranchScope | None
 ) -> list[Span]:
@@ -249,10 +230,11 @@ def find_spans(
         return lexicon.knows(key) and key not in defined
 
     checks = checks or NameChecks(terminology, config.category_share)
+    words = words or NameWords(terminology, lexicon)
     capitals = has_capital(text)
 
     def named(key: str, written: str = "") -> bool:  # by the terminology, standing as written
-        return terminology.has_normalized(key) and (not config.name_checks or checks.stands(key, written, capitals))
+        return words.is_name(key) and (not config.name_checks or checks.stands(key, written, capitals))
 
     def is_name(key: str, written: str = "") -> bool:
         return key not in lexicon.blocked and (taught(key) or named(key, written))
@@ -264,7 +246,8 @@ def find_spans(
         config.max_words,
         config.min_chars,
         function_words().__contains__,
-        words or NameWords(terminology, lexicon),
+        words,
+        words.key_of,
     )
     if config.approximate is not None:
         near = approximate_spans(

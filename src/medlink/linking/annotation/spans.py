@@ -40,9 +40,12 @@ def dictionary_spans(
     min_chars: int = 3,
     is_function_word: Test = lambda _: False,
     in_names: Test = lambda _: True,
+    normalize_words: Callable[[Sequence[str]], str] | None = None,
 ) -> list[Span]:
     """Greedy longest match from left to right over the words of ``text``: spans whose normalized text
-    ``is_name``. ``in_names(word)`` False says no name holds that word, so no span is tried across it."""
+    ``is_name``. ``in_names(word)`` False says no name holds that word, so no span is tried across it;
+    ``normalize_words``, where given, is ``normalize`` of the words joined by a space, from words read once
+    (:meth:`~medlink.text.normalize.Normalizer.normalize_words`)."""
     return _longest_first(
         text,
         lambda key, written: Span(0, 0, "", key=key) if is_name(key, written) else None,
@@ -51,6 +54,7 @@ def dictionary_spans(
         min_chars,
         is_function_word,
         in_names,
+        normalize_words,
     )
 
 
@@ -89,11 +93,13 @@ def _longest_first(
     min_chars: int,
     is_function_word: Test,
     in_names: Test = lambda _: True,
+    normalize_words: Callable[[Sequence[str]], str] | None = None,
 ) -> list[Span]:
     words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    written = [text[start:end] for start, end in words]
     reach = [0] * (len(words) + 1)  # reach[i]: how many words from i on could all be in a name
     for i in range(len(words) - 1, -1, -1):
-        reach[i] = reach[i + 1] + 1 if in_names(text[words[i][0] : words[i][1]]) else 0
+        reach[i] = reach[i + 1] + 1 if in_names(written[i]) else 0
     spans, position = [], 0
     while position < len(words):
         width = 0
@@ -105,7 +111,7 @@ def _longest_first(
             piece = text[start:end]
             if len(piece) < min_chars or all(is_function_word(w.lower()) for w in piece.split()):
                 continue
-            key = normalize(piece)
+            key = normalize_words(written[position : last + 1]) if normalize_words else normalize(piece)
             found = accept(key, piece) if key else None
             if found is not None:
                 width = size

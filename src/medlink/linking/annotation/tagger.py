@@ -4,13 +4,14 @@ no dictionary has included ("cardiotoxicity", "5-HT3 antagonist-induced nausea")
 concept each one is.
 
 A tagger folder holds ``model.onnx`` (token logits), ``tokenizer.json`` and ``tagger.json`` (:class:`TaggerCard`).
-Long documents are read in overlapping windows; each token keeps the logits of the window where it sits furthest
-from an edge."""
+Long documents are read in overlapping windows of equal size (no longer than the card's window); each token keeps
+the logits of the window where it sits furthest from an edge."""
 
 from __future__ import annotations
 
 import functools
 import json
+import math
 import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -115,17 +116,17 @@ class SpanTagger:
         encodings = tokenizer.encode_batch(list(texts), add_special_tokens=False)
         body = self.card.window - 2  # [CLS] and [SEP]
         windows = [
-            (number, start)
+            (number, start, end)
             for number, encoding in enumerate(encodings)
-            for start in window_starts(len(encoding.ids), body, self.card.overlap)
+            for start, end in windows_of(len(encoding.ids), body, self.card.overlap)
         ]
         cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
         logits: list[np.ndarray] = [np.zeros((len(e.ids), len(self.card.labels)), np.float32) for e in encodings]
         best_margin: list[np.ndarray] = [np.full(len(e.ids), -1) for e in encodings]
-        order = sorted(range(len(windows)), key=lambda i: -min(body, len(encodings[windows[i][0]].ids) - windows[i][1]))
+        order = sorted(range(len(windows)), key=lambda i: windows[i][1] - windows[i][2])  # longest first: less padding
         for first in range(0, len(order), self.batch_size):
             batch = [windows[i] for i in order[first : first + self.batch_size]]
-            pieces = [encodings[number].ids[start : start + body] for number, start in batch]
+            pieces = [encodings[number].ids[start:end] for number, start, end in batch]
             width = max(map(len, pieces)) + 2
             ids = np.zeros((len(batch), width), np.int64)
             mask = np.zeros_like(ids)
@@ -134,15 +135,15 @@ class SpanTagger:
                 mask[row, : len(piece) + 2] = 1
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             out = session.run(None, {name: feed[name] for name in inputs})[0]
-            for row, (number, start) in enumerate(batch):
-                size = len(pieces[row])
+            for row, (number, start, end) in enumerate(batch):
+                size = end - start
                 positions = np.arange(size)
                 margin = np.minimum(positions, size - 1 - positions)  # distance from the window's edge
                 if start == 0:
-                    margin = np.where(positions < body // 2, body, margin)  # the document's own start is no edge
-                if start + size == len(encodings[number].ids):
-                    margin = np.where(positions >= size - body // 2, body, margin)
-                target = slice(start, start + size)
+                    margin = np.where(positions < size // 2, body, margin)  # the document's own start is no edge
+                if end == len(encodings[number].ids):
+                    margin = np.where(positions >= size - size // 2, body, margin)
+                target = slice(start, end)
                 better = margin > best_margin[number][target]
                 logits[number][target][better] = out[row, 1 : size + 1][better]
                 best_margin[number][target] = np.maximum(best_margin[number][target], margin)
@@ -152,13 +153,18 @@ class SpanTagger:
         ]
 
 
-def window_starts(length: int, body: int, overlap: int) -> list[int]:
-    """Where each window of ``body`` tokens starts so that consecutive ones share ``overlap`` tokens."""
+def windows_of(length: int, body: int, overlap: int) -> list[tuple[int, int]]:
+    """The fewest windows of at most ``body`` tokens that cover ``length`` tokens with consecutive ones sharing at
+    least ``overlap``, all of one size: 300 tokens in windows of 254 are two of 166, not 254 and 254 (a third less
+    to compute)."""
     if length <= body:
-        return [0]
-    step = max(1, body - overlap)
-    starts = list(range(0, length - body, step))
-    return [*starts, length - body]
+        return [(0, length)]
+    step_limit = max(1, body - overlap)
+    count = math.ceil((length - body) / step_limit) + 1
+    size = min(body, math.ceil((length + (count - 1) * overlap) / count))
+    step = (length - size) / (count - 1)
+    starts = [round(number * step) for number in range(count)]
+    return [(start, start + size) for start in starts]
 
 
 def decode(
