@@ -4,6 +4,7 @@ NCBI-disease document-level F1, never by one dev set.
 
     python benchmarks/annotation_defaults.py              # 3 outer folds over BC5CDR train + dev, NCBI train + dev
     python benchmarks/annotation_defaults.py --held-out   # the defaults on documents the lexicon never saw
+    python benchmarks/annotation_defaults.py --held-out --tagger FOLDER   # another tagger (trained on train splits)
 
 Cross-validation: the documents of the lexicon's four sources (``scripts/build_corpus_lexicon.py``) are split into
 outer folds by a hash of their ids; for each, the lexicon is learned (with its own inner folds) from the other
@@ -231,11 +232,14 @@ def main() -> None:
     parser.add_argument("--held-out", action="store_true", help="the defaults on held-out documents")
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--cuts", type=float, nargs="+", default=CUTS, help="the lexicon cuts to try")
+    parser.add_argument(
+        "--tagger", default="auto", help="auto (the packaged one) or a tagger folder trained on train splits only"
+    )
     args = parser.parse_args()
     data = Path(__file__).resolve().parents[2] / "shared" / "data"
     linker = Linker.load()
-    packaged = choose_tagger("auto")
-    tagger = RememberedTagger(packaged) if packaged is not None else None
+    chosen = choose_tagger(args.tagger)
+    tagger = RememberedTagger(chosen) if chosen is not None else None
     if args.held_out:
         held_out(linker, tagger, data)
     else:
