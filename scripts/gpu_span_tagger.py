@@ -6,9 +6,15 @@ where the machines differ.
    folder that travels with the working tree (name it in the device call's ``carry``).
 2. ``train`` (on the GPU, ``PYTHONPATH=src``): a teacher with all the base's layers, then the tagger learning its
    soft tags beside the annotations (medlink.training.span_tagger_fit), written as fp16 tensors in files of at
-   most 15 MB (what the device returns), with the recipe in the first file's metadata.
+   most 15 MB (what the device returns), with the recipe in the first file's metadata. Both start from the packed
+   base, whose weights were rounded to fp16 to travel (`medlink train tagger` starts from fp32).
 3. ``finish`` (here): the tagger network from the base model and the tensors, exported as `medlink train tagger`
    exports it (ONNX, int8).
+
+What the device needs beyond torch and transformers: ``rapidfuzz`` (``medlink.linking``, which the training module
+imports, needs it), carried as a wheel as the device's README says. And the working tree must travel: a checkout
+whose packaged models are tracked (``packages/``, ~380 MB) is over a device call's 64 MiB, so run it from a clone
+without them, or on any GPU machine where medlink is installed.
 
 The same recipe runs on a CPU without this script (about 2 minutes per epoch and layer for 1,100 abstracts on 2
 cores, so some 5 hours for all four training splits): `medlink train tagger --corpus … --layers 2
@@ -19,7 +25,7 @@ cores, so some 5 hours for all four training splits): `medlink train tagger --co
         --corpus pubtator:../shared/data/corpora/bc5cdr/CDR_DevelopmentSet.PubTator.txt \\
         --corpus pubtator:../shared/data/corpora/ncbi-disease/NCBItrainset_corpus.txt \\
         --corpus pubtator:../shared/data/corpora/ncbi-disease/NCBIdevelopset_corpus.txt -o .dev/tagger
-    PYTHONPATH=src python3 scripts/gpu_span_tagger.py train .dev/tagger -o $OUT/tagger     # on the GPU, ~3 min
+    PYTHONPATH=src python3 scripts/gpu_span_tagger.py train .dev/tagger -o $OUT/tagger     # on the GPU (not timed yet)
     python scripts/gpu_span_tagger.py finish .dev/tagger --weights OUT/tagger -o span-tagger/
 """
 
@@ -51,7 +57,7 @@ def pack(args: argparse.Namespace) -> None:
     documents = [document for spec in args.corpus for document in tagged_documents(load_corpus(spec))]
     names = [Path(spec.partition(":")[2]).name for spec in args.corpus]
     with gzip.open(args.output / "documents.pkl.gz", "wb") as out:
-        pickle.dump({"documents": documents, "trained_on": names}, out)
+        pickle.dump({"documents": documents, "trained_on": names, "base": args.base}, out)
     base = resolve_model(args.base)
     AutoModel.from_pretrained(base, dtype=torch.float16).save_pretrained(args.output / "base")
     AutoTokenizer.from_pretrained(base).save_pretrained(args.output / "base")
@@ -64,10 +70,13 @@ def train(args: argparse.Namespace) -> None:
 
     from medlink.training.span_tagger_fit import fit_span_tagger
 
-    with gzip.open(args.packed / "documents.pkl.gz", "rb") as packed:
-        documents = pickle.load(packed)["documents"]
+    with gzip.open(args.packed / "documents.pkl.gz", "rb") as file:
+        packed = pickle.load(file)
+    documents = packed["documents"]
     config = replace(RECIPE, epochs=args.epochs, layers=args.layers, teacher_layers=args.teacher_layers)
     model, _, labels = fit_span_tagger(documents, str(args.packed / "base"), config, report=print)
+    if args.output.exists() and any(not path.name.startswith("part") for path in args.output.iterdir()):
+        raise SystemExit(f"{args.output} holds other files than tensors of an earlier run: give an empty folder")
     shutil.rmtree(args.output, ignore_errors=True)
     args.output.mkdir(parents=True)
     chunks: list[dict[str, torch.Tensor]] = [{}]
@@ -82,7 +91,7 @@ def train(args: argparse.Namespace) -> None:
                 size = 0
             chunks[-1][name] = piece
             size += piece.numel() * 2
-    recipe = json.dumps({"config": asdict(config), "labels": labels})
+    recipe = json.dumps({"config": asdict(config), "labels": labels, "base": packed["base"]})
     for part, chunk in enumerate(chunks):
         save_file(
             chunk, str(args.output / f"part{part}.safetensors"), metadata={"recipe": recipe} if not part else None
@@ -113,7 +122,6 @@ def finish(args: argparse.Namespace) -> None:
     from safetensors.torch import load_file
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-    from medlink.encoders.registry import resolve_model
     from medlink.linking.annotation.tagger import TaggerCard
     from medlink.training.span_tagger_fit import export_tagger
 
@@ -122,9 +130,13 @@ def finish(args: argparse.Namespace) -> None:
     with gzip.open(args.packed / "documents.pkl.gz", "rb") as packed:
         trained_on = pickle.load(packed)["trained_on"]
     config, labels = TaggerTrainingConfig(**recipe["config"]), tuple(recipe["labels"])
-    base = resolve_model(args.base)
+    base = args.packed / "base"  # the tokenizer and architecture the tensors were trained with
     model = AutoModelForTokenClassification.from_pretrained(
-        base, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={n: i for i, n in enumerate(labels)}
+        base,
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={n: i for i, n in enumerate(labels)},
+        dtype=torch.float32,
     )
     model.base_model.encoder.layer = model.base_model.encoder.layer[: config.layers]
     model.config.num_hidden_layers = config.layers
@@ -135,7 +147,7 @@ def finish(args: argparse.Namespace) -> None:
     missing, unexpected = model.load_state_dict(state, strict=False)
     if missing or unexpected:
         raise SystemExit(f"the tensors do not fit the base model: missing {missing}, unexpected {unexpected}")
-    described = f"{args.base}, first {config.layers} layers, distilled from {config.teacher_layers} layers"
+    described = f"{recipe['base']}, first {config.layers} layers, distilled from {config.teacher_layers} layers"
     card = TaggerCard(labels, config.window, config.overlap, described, tuple(trained_on))
     export_tagger(model.to(torch.float32).eval(), AutoTokenizer.from_pretrained(base), card, args.output, "int8")
     print(f"span tagger written to {args.output}")
@@ -157,7 +169,6 @@ def main() -> None:
     f = verbs.add_parser("finish")
     f.add_argument("packed", type=Path)
     f.add_argument("--weights", type=Path, required=True)
-    f.add_argument("--base", default="minilm")
     f.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args()
     {"pack": pack, "train": train, "finish": finish}[args.verb](args)

@@ -105,6 +105,9 @@ def test_key_table_on_disk_finds_what_the_in_memory_one_finds(tmp_path_factory, 
     on_disk = FileKeyTable(FileArray(folder / "keys.hashes.npy"), FileArray(folder / "keys.rows.npy"), block)
     for key in [f"k{i}" for i in range(14)]:
         assert list(on_disk.candidates(key)) == list(table.candidates(key)), (key, block)
+        # may_hold is never False where there are candidates, and (no two of these keys sharing a hash) never True
+        # where there are none
+        assert on_disk.may_hold(key) == table.may_hold(key) == (len(table.candidates(key)) > 0), key
 
 
 def test_file_array_reads_values_and_slices(tmp_path: Path) -> None:

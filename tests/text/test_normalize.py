@@ -117,6 +117,12 @@ _TRICKY_WORDS = [
     "ÀÉ",
     "癌症",
     "mg",
+    "ＡＩＤＳ",
+    "𝐀𝐈𝐃𝐒",
+    "AIDS⑴",
+    "ĿAIDS",
+    "🄁",
+    "infarction🄁",
 ]
 _WORD = st.one_of(
     st.sampled_from(_TRICKY_WORDS),
@@ -137,3 +143,5 @@ def test_a_roman_one_after_type_and_an_acronym_beside_its_letters_read_together(
     assert normalizer.normalize_words(["type", "I", "diabetes"], {}) == "type 1 diabetes"
     assert normalizer.normalize_words(["grade", "I-II"], {}) == "grade 1 2"
     assert normalizer.normalize_words(["AIDS", "aids"], {}) == "aids aids"
+    for words in (["ＡＩＤＳ", "aids"], ["🄁", "myocardial"], ["AIDS⑴", "aids"]):  # as NFKC reads them
+        assert normalizer.normalize_words(words, {}) == normalizer.normalize(" ".join(words))

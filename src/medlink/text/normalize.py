@@ -257,6 +257,8 @@ class Normalizer:
 
 
 def _reads_with_neighbours(word: str) -> bool:
+    if not word.isascii() and unicodedata.normalize("NFKC", word) != word:
+        return True  # "ＡＩＤＳ" is an acronym and "🄁" a comma only once NFKC has read them
     return "," in word or "." in word or ("S" in word and _ACRONYM_RE.search(word) is not None)
 
 

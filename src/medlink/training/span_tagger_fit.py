@@ -141,6 +141,8 @@ def fit_span_tagger(
 
     from medlink.training.runtime import seed_everything
 
+    if config.teacher_layers is not None and config.layers is not None and config.teacher_layers < config.layers:
+        raise ValueError(f"a teacher of {config.teacher_layers} layers for a tagger of {config.layers}: teach down")
     kinds = sorted({kind for document in documents for kind in document.kinds})
     labels = bio_labels(kinds)
     tokenizer = AutoTokenizer.from_pretrained(base)

@@ -324,7 +324,7 @@ def test_the_gpu_recipe_packs_trains_and_finishes_a_tagger_through_files_small_e
     script.train(argparse.Namespace(packed=packed, output=weights, epochs=25, layers=1, teacher_layers=1))
     files = sorted(weights.glob("part*.safetensors"))
     assert len(files) >= 2 and all(f.stat().st_size <= script.CHUNK_BYTES + 100_000 for f in files)
-    script.finish(argparse.Namespace(packed=packed, weights=weights, base="minilm", output=output))
+    script.finish(argparse.Namespace(packed=packed, weights=weights, output=output))
     card = TaggerCard.load(output)
     assert card.trained_on == ("toy.PubTator.txt",) and "distilled from 1 layers" in card.base
     found = SpanTagger(output).tag(["Heparin caused gastric ulcer."])[0]
