@@ -117,13 +117,11 @@ def _joined(pieces: dict) -> dict:
 
 
 def finish(args: argparse.Namespace) -> None:
-    import torch
     from safetensors import safe_open
     from safetensors.torch import load_file
-    from transformers import AutoModelForTokenClassification, AutoTokenizer
+    from transformers import AutoTokenizer
 
-    from medlink.linking.annotation.tagger import TaggerCard
-    from medlink.training.span_tagger_fit import export_tagger
+    from medlink.training.span_tagger_fit import export_tagger, tagger_card, tagger_network
 
     with safe_open(str(args.weights / "part0.safetensors"), "pt") as first:
         recipe = json.loads(first.metadata()["recipe"])
@@ -131,25 +129,15 @@ def finish(args: argparse.Namespace) -> None:
         trained_on = pickle.load(packed)["trained_on"]
     config, labels = TaggerTrainingConfig(**recipe["config"]), tuple(recipe["labels"])
     base = args.packed / "base"  # the tokenizer and architecture the tensors were trained with
-    model = AutoModelForTokenClassification.from_pretrained(
-        base,
-        num_labels=len(labels),
-        id2label=dict(enumerate(labels)),
-        label2id={n: i for i, n in enumerate(labels)},
-        dtype=torch.float32,
-    )
-    model.base_model.encoder.layer = model.base_model.encoder.layer[: config.layers]
-    model.config.num_hidden_layers = config.layers
+    model = tagger_network(base, labels, config.layers)
     pieces = {}
     for part in sorted(args.weights.glob("part*.safetensors")):
         pieces.update(load_file(str(part)))
-    state = _joined(pieces)
-    missing, unexpected = model.load_state_dict(state, strict=False)
+    missing, unexpected = model.load_state_dict(_joined(pieces), strict=False)
     if missing or unexpected:
         raise SystemExit(f"the tensors do not fit the base model: missing {missing}, unexpected {unexpected}")
-    described = f"{recipe['base']}, first {config.layers} layers, distilled from {config.teacher_layers} layers"
-    card = TaggerCard(labels, config.window, config.overlap, described, tuple(trained_on))
-    export_tagger(model.to(torch.float32).eval(), AutoTokenizer.from_pretrained(base), card, args.output, "int8")
+    card = tagger_card(labels, config, recipe["base"], trained_on)
+    export_tagger(model.eval(), AutoTokenizer.from_pretrained(base), card, args.output, "int8")
     print(f"span tagger written to {args.output}")
 
 

@@ -122,11 +122,36 @@ def train_span_tagger(
     """Fine-tune ``base`` (a folder or hub name; ``base_name`` is what the card calls it) on ``documents`` and write
     an ONNX tagger folder to ``output`` (staged, then renamed)."""
     model, tokenizer, labels = fit_span_tagger(documents, base, config, report)
-    layers = f", first {config.layers} layers" if config.layers else ""
-    if config.teacher_layers:
-        layers += f", distilled from {config.teacher_layers} layers"
-    card = TaggerCard(labels, config.window, config.overlap, f"{base_name or base}{layers}", tuple(trained_on))
+    card = tagger_card(labels, config, base_name or base, trained_on)
     return export_tagger(model, tokenizer, card, output, config.quantize)
+
+
+def tagger_card(
+    labels: Sequence[str], config: TaggerTrainingConfig, base_name: str, trained_on: Sequence[str]
+) -> TaggerCard:
+    """The card of a tagger trained with ``config``: its base names the layers kept and the teacher's."""
+    described = base_name + (f", first {config.layers} layers" if config.layers else "")
+    if config.teacher_layers:
+        described += f", distilled from {config.teacher_layers} layers"
+    return TaggerCard(tuple(labels), config.window, config.overlap, described, tuple(trained_on))
+
+
+def tagger_network(base: str | Path, labels: Sequence[str], layers: int | None):
+    """A token classifier over ``labels`` from ``base`` in fp32 (whatever the base was saved in), keeping its first
+    ``layers`` (all when None); untrained head."""
+    import torch
+    from transformers import AutoModelForTokenClassification
+
+    model = AutoModelForTokenClassification.from_pretrained(
+        base,
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={name: number for number, name in enumerate(labels)},
+        dtype=torch.float32,
+    )
+    if layers is not None:
+        _keep_first_layers(model, layers)
+    return model
 
 
 def fit_span_tagger(
@@ -175,17 +200,11 @@ def _windows(documents, tokenizer, labels, config: TaggerTrainingConfig) -> list
 
 def _fit(windows, base: str, tokenizer, labels, config: TaggerTrainingConfig, report, teacher=None):
     import torch
-    from transformers import AutoModelForTokenClassification
 
     from medlink.training.runtime import autocast, linear_warmup_and_decay, resolve_device
 
     device = resolve_device(config.device)
-    numbers = {name: number for number, name in enumerate(labels)}
-    model = AutoModelForTokenClassification.from_pretrained(  # fp32 weights whatever the base was saved in
-        base, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=numbers, dtype=torch.float32
-    )
-    if config.layers is not None:
-        _keep_first_layers(model, config.layers)
+    model = tagger_network(base, labels, config.layers)
     model.to(device).train()
     if teacher is not None:
         teacher.to(device).eval()

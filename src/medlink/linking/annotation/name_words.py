@@ -16,7 +16,6 @@ class NameWords:
     each word's key, and whether a key is a name."""
 
     def __init__(self, terminology: Terminology, lexicon: Lexicon) -> None:
-        self.normalizer = terminology.normalizer
         self.terminology = terminology
         self.words = terminology.name_words
         self.lexicon_words = lexicon.words
@@ -34,7 +33,7 @@ class NameWords:
 
     def key_of(self, words: Sequence[str]) -> str:
         """The normalized key of the words, as written one after another."""
-        return self.normalizer.normalize_words(words, self.keys)
+        return self.terminology.normalizer.normalize_words(words, self.keys)
 
     def is_name(self, key: str) -> bool:
         """Whether the terminology has a name with this key."""
