@@ -57,7 +57,8 @@ def main() -> int:
     args = parser.parse_args()
     import faiss
 
-    from medlink.index.compressed import SCALAR, CompressedParameters, Rescored, write_compressed
+    from medlink.index.compressed import SCALAR, CompressedParameters, write_compressed
+    from medlink.index.rescored import Rescored, row_reader
 
     vectors = first_vectors(args.chunks, args.names)
     queries = np.load(args.queries).astype(np.float32)
@@ -80,8 +81,8 @@ def main() -> int:
                 if codes == SCALAR:
                     index.hnsw.efSearch = ef
                 else:
-                    rescored = CompressedParameters.product(links=int(links), ef_search=ef)
-                    searched = Rescored(index, Path(folder), "O", rescored)
+                    rows = row_reader(index, Path(folder), "O", codes)
+                    searched = Rescored(index, rows, parameters.rescore, ef)
                 started = time.perf_counter()
                 _, found = searched.search(queries, 1)
                 search_s = time.perf_counter() - started

@@ -347,7 +347,7 @@ def test_compressed_kind_finds_what_exact_search_finds_and_checks_its_vector_fil
     assert {"O.faiss", "O.int8.npy", "O.scale.npy"} <= set(compressed.manifest.files)
     queries = encoder.encode([f"{entry.text} disorder" for entry in entries[::25]])
     assert agreeing_top_names(VectorIndex.load(exact), compressed, queries) >= 0.95
-    with pytest.raises(MedlinkError, match=r"compressed with product codes, which names cannot be added to.*--reuse"):
+    with pytest.raises(MedlinkError, match=r"compressed with pq codes, which names cannot be added to.*--reuse"):
         add_entries(folder, [IndexEntry("new name", "new name", ("MESH:D009203",), "O")], encoder)
     add_entries(folder, [IndexEntry("a mention", "a mention", ("MESH:D009203",), "D")], encoder)  # O untouched
     assert VectorIndex.load(folder).manifest.compressed.rescore == 30 and VectorIndex.load(folder).count("D") == 1

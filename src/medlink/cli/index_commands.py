@@ -1,4 +1,4 @@
-"""``medlink index build|add|info``: vector indexes over a terminology's names and training mentions."""
+"""``medlink index build|add|recode|info``: vector indexes over a terminology's names and training mentions."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import click
 
 from medlink.cli.paths import PathOption, terminology_option
 from medlink.encoders.registry import BACKENDS, DEFAULT_MODEL, QUANTIZATIONS
+from medlink.index.compressed import CODES, PRODUCT, SCALAR, SCALAR_CODES
 from medlink.index.faiss_backend import KINDS
 
 if TYPE_CHECKING:
@@ -55,6 +56,14 @@ def _encoder_options(function):
     show_default=True,
     help="Exact search, HNSW, or compressed (HNSW over 8-bit codes, mapped from disk and shared between processes: "
     "about 530 bytes a name); auto: HNSW above 50,000 names, compressed above 2,000,000.",
+)
+@click.option(
+    "--codes",
+    type=click.Choice(CODES),
+    default=SCALAR,
+    show_default=True,
+    help="For a compressed index: 8-bit codes, 4-bit codes (about 340 bytes a name, for less memory; a little "
+    "less exact), or product codes re-scored from int8 vectors on disk.",
 )
 @click.option(
     "--encode-only",
@@ -111,6 +120,7 @@ def build(
     train_spec: str | None,
     entity_type: str | None,
     kind: str,
+    codes: str,
     encode_only: str | None,
     calibrate: bool,
     reuse: tuple[Path, ...],
@@ -124,6 +134,7 @@ def build(
     A long build first says how long it expects to take (timed on a sample of the names), and an interrupted one
     resumes from where it stopped when run again with the same arguments.
     """
+    _check_codes(codes, kind, spark_master)
     if spark_master:
         _build_on_spark(
             spark_master,
@@ -141,6 +152,7 @@ def build(
         raise click.UsageError("--shards is where Spark executors put their work: it needs --spark")
     from medlink.encoders import load_encoder
     from medlink.index import build_index, ontology_entries
+    from medlink.index.compressed import CompressedParameters
     from medlink.index.vector_index import read_index_manifest
     from medlink.terminology import load_default_terminology, load_terminology
 
@@ -171,12 +183,20 @@ def build(
         origin=origin,
         reuse=reuse,
         workers=workers,
+        compressed=CompressedParameters.product() if codes == PRODUCT else CompressedParameters(codes=codes),
     )
     timing = read_index_manifest(output_dir).timing
     reused = f" ({timing['reused']:,} taken from --reuse, {timing['encoded']:,} encoded)" if reuse else ""
     click.echo(f"indexed {len(entries):,} distinct texts into {output_dir}{reused}")
     if train is not None and calibrate:
         _calibrate_nil(output_dir, terminology, encoder, train)
+
+
+def _check_codes(codes: str, kind: str, spark_master: str | None) -> None:
+    if codes != SCALAR and kind != "compressed":
+        raise click.UsageError(f"--codes {codes} is for a compressed index: add --kind compressed")
+    if spark_master and codes != SCALAR:
+        raise click.UsageError(f"--spark builds {SCALAR} codes; make others from its index with medlink index recode")
 
 
 def _only_encoded(entries: list[IndexEntry], encode_only: str | None) -> list[IndexEntry]:
@@ -314,6 +334,19 @@ def add(index_dir: Path, synonyms_path: Path, namespace: str | None) -> None:
         click.echo(
             f"{unknown:,} concept ids in {synonyms_path} are not in the terminology; their names were skipped", err=True
         )
+
+
+@index.command()
+@click.argument("index_dir", type=PathOption(path_type=Path, exists=True, file_okay=False))
+@click.option("--codes", type=click.Choice(SCALAR_CODES), required=True, help="The codes to search over.")
+@click.option("-o", "--output", "output_dir", type=PathOption(path_type=Path), required=True)
+def recode(index_dir: Path, codes: str, output_dir: Path) -> None:
+    """Copy a compressed index to search over other codes (sq8 to sq4: about 35 % smaller, its searches touching
+    40 % less memory), keeping its graph: minutes where a build of millions of names takes hours."""
+    from medlink.index.recode import recode_index
+
+    recode_index(index_dir, output_dir, codes)
+    click.echo(f"recoded {index_dir} to {codes} codes in {output_dir}")
 
 
 @index.command()

@@ -26,6 +26,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -279,6 +280,13 @@ def reusable_vectors(texts: Sequence[str], indexes: Sequence[Path], encoder: Enc
     return found
 
 
+def file_records(folder: Path) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+    """The checksum of every file in ``folder`` but the manifest, and the quick records of the large ones."""
+    paths = [path for path in sorted(folder.iterdir()) if path.name != MANIFEST]
+    files = {path.name: sha256_of(path) for path in paths}
+    return files, {path.name: quick_record(path) for path in paths if path.stat().st_size > QUICK_CHECK_ABOVE}
+
+
 def write_manifest(
     folder: Path,
     encoder: Encoder,
@@ -290,9 +298,7 @@ def write_manifest(
     origin: dict[str, str],
     extra: dict | None = None,
 ) -> None:
-    paths = [path for path in sorted(folder.iterdir()) if path.name != MANIFEST]
-    files = {path.name: sha256_of(path) for path in paths}
-    quick = {path.name: quick_record(path) for path in paths if path.stat().st_size > QUICK_CHECK_ABOVE}
+    files, quick = file_records(folder)
     manifest = {
         "format": INDEX_FORMAT,
         "version": INDEX_VERSION,

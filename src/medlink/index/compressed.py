@@ -1,12 +1,17 @@
 """The compressed index kind for terminologies of the UMLS's size: an HNSW graph over codes far smaller than the
 fp16 vectors of the ``hnsw`` kind (about 1 KB per name with its graph: 12 GB for the UMLS's 12 M names).
 
-Two kinds of codes (``CompressedParameters.codes``):
+Three kinds of codes (``CompressedParameters.codes``):
 
 - ``sq8`` (the default): one byte per dimension (8-bit scalar quantization, per-dimension ranges trained on a
   sample) and 16 links per node; the graph is searched over the codes with inner product and nothing is re-scored.
   About 530 bytes per name on disk, and the file is mapped, not read: processes share its pages through the page
   cache and each keeps little of its own (Spark's Python workers among them).
+- ``sq4``: half a byte per dimension in the graph (~2.6 GB of pages at 12 M names where ``sq8``'s searches touch
+  ~4.4 GB), its candidates re-scored from 4-bit residuals read from disk, which together are about as fine as
+  ``sq8`` (:mod:`medlink.index.rescored`): about 530 bytes per name on disk, for a machine whose memory cannot hold
+  the ``sq8`` graph's pages. ``medlink index recode`` makes it from an ``sq8`` index in minutes, keeping the graph
+  (:mod:`medlink.index.recode`).
 - ``pq``: ``subquantizers`` bytes of product-quantized code (96 for 384 dimensions) and 24 links; a search walks the
   graph over the PQ codes for ``rescore`` × k candidates, then re-scores them exactly from int8 vectors read with
   ``pread`` (``SOURCE.int8.npy``, rows × dimension, and ``SOURCE.scale.npy``: a vector is ``int8 × scale``). About
@@ -31,28 +36,31 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from medlink.index.rescored import quantize, scale_file, vectors_file, write_residuals
+
 _ADD_CHUNK = 65_536
 
 
-SCALAR, PRODUCT = "sq8", "pq"  # the codes the graph is searched over
+SCALAR, FOUR_BIT, PRODUCT = "sq8", "sq4", "pq"  # the codes the graph is searched over
+SCALAR_CODES = (SCALAR, FOUR_BIT)  # scalar quantizers: decodable whole, so an index can be recoded between them
+CODES = (*SCALAR_CODES, PRODUCT)
 
 
 @dataclass(frozen=True)
 class CompressedParameters:
-    """``codes``: ``sq8`` or ``pq`` (see the module's text); ``links``: HNSW links per node (memory, recall);
-    ``ef_construction``: build-time beam; ``ef_search``: search-time beam, the speed/recall knob (the manifest's
-    value is applied on load: tunable without a rebuild); ``training``: vectors sampled to train the codes' ranges or
-    codebooks; for ``pq`` only, ``subquantizers``: PQ bytes per vector (default dimension / 4) and ``rescore``:
-    candidates re-scored exactly per result asked. ``CompressedParameters.product()`` gives the ``pq`` defaults,
-    which agreed with exact search on the top name for 99.05 % of 2,000 unseen mentions over a million UMLS-like
-    names at 444 searches/s (docs/performance.md)."""
+    """``codes``: ``sq8``, ``sq4`` or ``pq`` (see the module's text); ``links``: HNSW links per node (memory,
+    recall); ``ef_construction``: build-time beam; ``ef_search``: search-time beam, the speed/recall knob (the
+    manifest's value is applied on load: tunable without a rebuild); ``training``: vectors sampled to train the
+    codes' ranges or codebooks; for ``pq`` only, ``subquantizers``: PQ bytes per vector (default dimension / 4); for
+    ``pq`` and ``sq4``, ``rescore``: candidates re-scored per result asked (at least ``ef_search`` of them).
+    ``CompressedParameters.product()`` gives the ``pq`` defaults, which agreed with exact search on the top name for
+    99.05 % of 2,000 unseen mentions over a million UMLS-like names at 444 searches/s (docs/performance.md)."""
 
     codes: str = SCALAR
     links: int = 16
@@ -63,8 +71,8 @@ class CompressedParameters:
     training: int = 200_000
 
     def __post_init__(self) -> None:
-        if self.codes not in (SCALAR, PRODUCT):
-            raise ValueError(f"compressed codes must be {SCALAR!r} or {PRODUCT!r}, not {self.codes!r}")
+        if self.codes not in CODES:
+            raise ValueError(f"compressed codes must be one of {', '.join(CODES)}, not {self.codes!r}")
 
     @classmethod
     def product(cls, **changes: Any) -> CompressedParameters:
@@ -83,14 +91,6 @@ class CompressedParameters:
         return wanted
 
 
-def vectors_file(source: str) -> str:
-    return f"{source}.int8.npy"
-
-
-def scale_file(source: str) -> str:
-    return f"{source}.scale.npy"
-
-
 def write_compressed(
     vectors: np.ndarray,
     folder: Path,
@@ -107,7 +107,7 @@ def write_compressed(
     graph built so far is saved there every :data:`CHECKPOINT_SECONDS` and a later call with the same vectors and
     parameters goes on from it (the caller's work folder is cleared when what it builds changes)."""
     rows, dimension = vectors.shape
-    sample = np.ascontiguousarray(vectors[_sample_rows(rows, parameters.training)], dtype=np.float32)
+    sample = np.ascontiguousarray(vectors[sample_rows(rows, parameters.training)], dtype=np.float32)
     scale = np.maximum(np.abs(sample).max(axis=0), 1e-6).astype(np.float32) / 127.0  # the int8 rows' (pq)
     card = _checkpoint_card(parameters, rows, sample)
     index = _resumed_graph(checkpoint, card) if checkpoint else None
@@ -117,6 +117,11 @@ def write_compressed(
     _fill_graph(index, vectors, checkpoint, card, progress)
     if parameters.codes == SCALAR:
         return index  # its codes are all a search reads: nothing is written beside it
+    if parameters.codes == FOUR_BIT:
+        chunks = (vectors[start : start + _ADD_CHUNK] for start in range(0, rows, _ADD_CHUNK))
+        sample = vectors[sample_rows(rows, parameters.training)]
+        write_residuals(faiss_downcast(index.storage), chunks, rows, sample, folder, source)
+        return index
     np.save(folder / scale_file(source), scale)
     codes = np.lib.format.open_memmap(folder / vectors_file(source), mode="w+", dtype=np.int8, shape=(rows, dimension))
     for start in range(0, rows, _ADD_CHUNK):
@@ -133,14 +138,8 @@ def _trained_graph(sample: np.ndarray, dimension: int, parameters: CompressedPar
     import faiss
 
     index: Any
-    if parameters.codes == SCALAR:
-        # faiss's stubs want a ScalarQuantizer object; the C++ constructor takes the quantizer type's value
-        index = faiss.IndexHNSWSQ(
-            dimension,
-            faiss.ScalarQuantizer.QT_8bit,  # type: ignore[arg-type]
-            parameters.links,
-            faiss.METRIC_INNER_PRODUCT,
-        )
+    if parameters.codes in SCALAR_CODES:
+        index = scalar_graph(dimension, parameters.codes, parameters.links)
     else:
         # faiss's stubs list one overload of the constructor; this is its documented (d, pq_m, M, pq_nbits) form
         index = faiss.IndexHNSWPQ(
@@ -154,6 +153,21 @@ def _trained_graph(sample: np.ndarray, dimension: int, parameters: CompressedPar
     index.hnsw.efConstruction = parameters.ef_construction
     index.train(sample)
     return index
+
+
+def faiss_downcast(index: Any) -> Any:
+    import faiss
+
+    return faiss.downcast_index(index)
+
+
+def scalar_graph(dimension: int, codes: str, links: int) -> Any:
+    """An empty HNSW graph over ``sq8`` or ``sq4`` codes, inner product."""
+    import faiss
+
+    quantizer = {SCALAR: faiss.ScalarQuantizer.QT_8bit, FOUR_BIT: faiss.ScalarQuantizer.QT_4bit}[codes]
+    # faiss's stubs want a ScalarQuantizer object; the C++ constructor takes the quantizer type's value
+    return faiss.IndexHNSWSQ(dimension, quantizer, links, faiss.METRIC_INNER_PRODUCT)  # type: ignore[arg-type]
 
 
 def _fill_graph(index: Any, vectors: np.ndarray, checkpoint: Path | None, card: dict[str, Any], progress: bool) -> None:
@@ -214,61 +228,6 @@ def _resumed_graph(checkpoint: Path, card: dict[str, Any]) -> Any | None:
     return index
 
 
-def quantize(vectors: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    return np.clip(np.rint(vectors / scale), -127, 127).astype(np.int8)
-
-
-def _sample_rows(rows: int, wanted: int) -> np.ndarray:
+def sample_rows(rows: int, wanted: int) -> np.ndarray:
     """Evenly spaced rows (sorted: a memory map reads them in one pass)."""
     return np.unique(np.linspace(0, rows - 1, num=min(rows, wanted)).astype(np.int64))
-
-
-class Rescored:
-    """An HNSW-PQ index whose candidates are re-scored from the int8 vectors on disk; searched like a FAISS index."""
-
-    def __init__(self, index: Any, folder: Path, source: str, parameters: CompressedParameters) -> None:
-        self.index = index
-        self.index.hnsw.efSearch = parameters.ef_search  # the manifest's value: tunable without a rebuild
-        self.ntotal = index.ntotal
-        self.rescore = parameters.rescore
-        self.scale = np.load(folder / scale_file(source))
-        self._path = folder / vectors_file(source)
-        mapped = np.load(self._path, mmap_mode="r")
-        self._offset, self._shape = mapped.offset, mapped.shape
-        if self._shape[0] != self.ntotal:
-            raise ValueError(f"{self._shape[0]} vectors for {self.ntotal} codes")
-        del mapped
-        self._descriptor = os.open(self._path, os.O_RDONLY)
-
-    def __del__(self) -> None:
-        descriptor = getattr(self, "_descriptor", None)
-        if descriptor is not None:
-            os.close(descriptor)
-
-    def rows(self, rows: Sequence[int]) -> np.ndarray:
-        """The int8 vectors of ``rows`` as float32 (``int8 × scale``)."""
-        width = self._shape[1]
-        buffer = b"".join(os.pread(self._descriptor, width, self._offset + row * width) for row in rows)
-        return np.frombuffer(buffer, dtype=np.int8).reshape(len(rows), width).astype(np.float32) * self.scale
-
-    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        queries = np.ascontiguousarray(queries, dtype=np.float32)
-        _, candidates = self.index.search(queries, min(self.ntotal, max(k * self.rescore, self.index.hnsw.efSearch)))
-        scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
-        found = np.full((len(queries), k), -1, dtype=np.int64)
-        for number, (query, rows) in enumerate(zip(queries, candidates, strict=True)):
-            rows = np.unique(rows[rows >= 0])  # sorted: the reads go forward through the file
-            if not len(rows):
-                continue
-            exact = self.rows(rows.tolist()) @ query
-            best = np.argsort(-exact, kind="stable")[:k]
-            scores[number, : len(best)], found[number, : len(best)] = exact[best], rows[best]
-        return scores, found
-
-    def reconstruct_n(self, start: int, count: int) -> np.ndarray:
-        """A run of rows (concept centroids read them all), through a memory map: sequential, unlike a search."""
-        mapped = np.load(self._path, mmap_mode="r")
-        return mapped[start : start + count].astype(np.float32) * self.scale
-
-    def reconstruct_batch(self, rows: np.ndarray) -> np.ndarray:
-        return self.rows(rows.tolist())

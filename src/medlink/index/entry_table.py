@@ -8,6 +8,7 @@ ends. ``entries.parquet`` (format 1, the shipped default index's among them): re
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -100,14 +101,8 @@ def read_entries(path: Path) -> dict[str, EntryTable]:
     import pyarrow.parquet as pq
 
     try:
-        if path.suffix == ".parquet":
-            table = pq.ParquetFile(path).read()
-        else:
-            table = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
-            # a mapped file checked by its size and ends only could hold offsets that point outside it: read once
-            # whole here, an error; read later, a crash (~0.05 s a million entries)
-            table.validate(full=True)
-    except (OSError, pa.ArrowException) as error:
+        table = pq.ParquetFile(path).read() if path.suffix == ".parquet" else _mapped_table(path)
+    except (OSError, ValueError, pa.ArrowException) as error:  # ValueError: an empty file cannot be mapped
         raise IndexFileError(f"{path} cannot be read ({error}); rebuild the index") from None
     for flag in ("added", "several"):  # columns later versions added; an older index has neither flag set
         if flag not in table.column_names:
@@ -120,6 +115,24 @@ def read_entries(path: Path) -> dict[str, EntryTable]:
         if source in SOURCES:
             slices[source] = EntryTable(table.slice(first, count), source)
     return slices
+
+
+def _mapped_table(path: Path) -> Any:
+    """The Arrow table of ``path``, its buffers in a read-only mapping of the file.
+
+    A mapped file checked by its size and ends only could hold offsets that point outside it: it is validated whole
+    here, an error, where read later it would be a crash (~0.05 s a million entries). Validation reads every page;
+    they are then dropped from this process (still in the page cache) so that it holds only the rows its searches
+    answer with: at 9 M names that is 1 GB less resident memory in each linker."""
+    import pyarrow as pa
+
+    with open(path, "rb") as handle:
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    table = pa.ipc.open_file(pa.py_buffer(mapped)).read_all()  # zero-copy: the table's buffers are the mapping
+    table.validate(full=True)
+    if hasattr(mapped, "madvise") and hasattr(mmap, "MADV_DONTNEED"):  # POSIX only
+        mapped.madvise(mmap.MADV_DONTNEED)
+    return table
 
 
 def _runs(column: Any) -> Iterator[tuple[str, int, int]]:

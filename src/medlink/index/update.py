@@ -19,9 +19,10 @@ from medlink.errors import MedlinkError
 from medlink.folders import replace_folder, staged_folder, verify_checksums
 from medlink.index import faiss_backend
 from medlink.index.build import write_manifest
-from medlink.index.compressed import SCALAR, scale_file, vectors_file
+from medlink.index.compressed import SCALAR
 from medlink.index.entries import IndexEntry
 from medlink.index.entry_table import ENTRIES, write_entries
+from medlink.index.rescored import rescoring_files
 from medlink.index.vector_index import MANIFEST, IndexFileError, VectorIndex, faiss_file
 
 # The manifest fields calibration (nil threshold, term and form models) and rebinding (the terminology the vectors
@@ -122,7 +123,7 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
         kinds.setdefault(source, "exact")
         new_rows = [i for i, e in enumerate(to_encode) if e.source == source]
         if index.count(source) and not new_rows:  # a source that gains no vector is copied as it is
-            for name in (faiss_file(source), vectors_file(source), scale_file(source)):
+            for name in (faiss_file(source), *rescoring_files(source)):
                 if (folder / name).is_file():
                     shutil.copyfile(folder / name, staging / name)
             continue
@@ -155,11 +156,12 @@ def add_entries(folder: Path | str, new_entries: Sequence[IndexEntry], encoder: 
 
 
 def _check_addable(folder: Path, index: VectorIndex, sources: set[str]) -> None:
-    """Names can go into any source but one compressed with product codes, whose int8 rows for re-scoring would
-    need rewriting too: such a build is run again instead."""
+    """Names can go into any source but one compressed with codes re-scored from rows on disk (``pq``, ``sq4``),
+    whose rows would need rewriting too: such a build is run again instead."""
+    codes = index.manifest.compressed.codes
     for source in sources:
-        if index.manifest.kinds.get(source) == "compressed" and index.manifest.compressed.codes != SCALAR:
+        if index.manifest.kinds.get(source) == "compressed" and codes != SCALAR:
             raise MedlinkError(
-                f"{folder} is compressed with product codes, which names cannot be added to: build it again with "
+                f"{folder} is compressed with {codes} codes, which names cannot be added to: build it again with "
                 f"the new names and --reuse {folder} (only the new names are encoded)"
             )

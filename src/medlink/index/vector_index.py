@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,11 @@ import numpy as np
 from medlink.encoders.base import EncoderIdentity, l2_normalize
 from medlink.folders import contained_file, read_manifest_json, verify_checksums
 from medlink.index import faiss_backend
-from medlink.index.compressed import SCALAR, Rescored, vectors_file
+from medlink.index.compressed import SCALAR
 from medlink.index.entries import SOURCES, IndexEntry
 from medlink.index.entry_table import EntryTable, entries_file, read_entries
 from medlink.index.manifest import MANIFEST, IndexFileError, IndexManifest
+from medlink.index.rescored import Rescored, row_reader, rows_file
 from medlink.version import __version__
 
 INDEX_FORMAT = "medlink-index"
@@ -88,17 +89,15 @@ class FaissFiles(dict[str, Any]):
             if compressed and self.compressed.codes == SCALAR:
                 index.hnsw.efSearch = self.ef_search or self.compressed.ef_search  # the manifest's, or the caller's
             elif compressed:
+                codes, ef_search = self.compressed.codes, self.ef_search or self.compressed.ef_search
                 try:
-                    parameters = (
-                        self.compressed
-                        if self.ef_search is None
-                        else replace(self.compressed, ef_search=self.ef_search)
-                    )
-                    index = Rescored(index, self.folder, source, parameters)
+                    rows = row_reader(index, self.folder, source, codes)
                 except (OSError, ValueError, EOFError) as error:
                     raise IndexFileError(
-                        f"{self.folder / vectors_file(source)} cannot be read with {name} ({error}); rebuild the index"
+                        f"{self.folder / rows_file(source, codes)} cannot be read with {name} ({error}); rebuild the "
+                        "index"
                     ) from None
+                index = Rescored(index, rows, self.compressed.rescore, ef_search)
             if index.ntotal != self.counts.get(source, 0):
                 raise IndexFileError(
                     f"{self.folder / name} has {index.ntotal} vectors for "
