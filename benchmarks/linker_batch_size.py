@@ -50,7 +50,7 @@ def main() -> int:
         encode_s = time.perf_counter() - started
         for batch_size, beam in ((int(b), e) for b in args.batch_sizes.split(",") for e in beams):
             if beam is not None:
-                searched.hnsw.efSearch = beam
+                getattr(searched, "index", searched).hnsw.efSearch = beam  # a re-scored graph wraps the FAISS one
             linker.config = replace(linker.config, batch_size=batch_size)
             link_s = cold_link_seconds(linker, mentions)
             ef = searched.hnsw.efSearch if hasattr(searched, "hnsw") else "exact"

@@ -106,3 +106,38 @@ def test_the_commands_build_and_recode_4_bit_codes_and_say_what_they_need(eight_
     done = runner.invoke(main, ["index", "recode", str(eight_bit), "--codes", "sq4", "-o", str(tmp_path / "sq4")])
     assert done.exit_code == 0, done.output
     assert VectorIndex.load(tmp_path / "sq4").manifest.compressed.codes == "sq4"
+
+
+def test_a_recode_carries_only_what_the_manifest_lists_and_checks_its_output_first(eight_bit, tmp_path) -> None:
+    source = tmp_path / "source"
+    source.mkdir()
+    for path in eight_bit.iterdir():
+        (source / path.name).write_bytes(path.read_bytes())
+    (source / "manifest.json.partial").write_text("{}")  # left by a killed manifest update
+    recoded = recode_index(source, tmp_path / "sq4", "sq4")
+    assert not (recoded / "manifest.json.partial").exists()
+    assert set(VectorIndex.load(recoded).manifest.files) == {p.name for p in recoded.iterdir()} - {"manifest.json"}
+    (tmp_path / "a-file").write_text("mine")
+    with pytest.raises(MedlinkError, match="a-file exists and is not a medlink index"):
+        recode_index(source, tmp_path / "a-file", "sq4")
+    assert (tmp_path / "a-file").read_text() == "mine"
+
+
+def test_rows_or_codes_other_than_the_manifest_says_are_refused_naming_the_file(eight_bit, encoder, tmp_path) -> None:
+    import json
+
+    from medlink.folders import sha256_of
+
+    query = encoder.encode(["heart attack"])
+    folder = recode_index(eight_bit, tmp_path / "sq4", "sq4")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    np.save(folder / "O.residual.npy", np.zeros((3, 5), dtype=np.uint8))  # another shape, its checksum made true
+    manifest["files"]["O.residual.npy"] = sha256_of(folder / "O.residual.npy")
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexFileError, match=r"O\.residual\.npy holds uint8 rows of shape \(3, 5\)"):
+        VectorIndex.load(folder).search(query, k=1)
+    (folder / "O.faiss").write_bytes((eight_bit / "O.faiss").read_bytes())  # an 8-bit graph named 4-bit
+    manifest["files"]["O.faiss"] = sha256_of(folder / "O.faiss")
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexFileError, match=r"O\.faiss does not hold the sq4 codes its manifest names"):
+        VectorIndex.load(folder).search(query, k=1)

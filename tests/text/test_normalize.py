@@ -3,6 +3,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from medlink.text import Normalizer, NormalizerConfig, normalize
+from medlink.text.normalize import WordRuns
 
 
 @pytest.mark.parametrize(
@@ -136,6 +137,16 @@ def test_words_normalized_one_by_one_read_as_the_whole_run(words: list[str]) -> 
     normalizer, keys = Normalizer(), {}
     assert normalizer.normalize_words(words, keys) == normalizer.normalize(" ".join(words))
     assert normalizer.normalize_words(words, keys) == normalizer.normalize(" ".join(words))  # from remembered keys
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORD, min_size=1, max_size=8))
+def test_every_run_of_words_read_once_reads_as_that_run_whole(words: list[str]) -> None:
+    normalizer = Normalizer()
+    runs = WordRuns(normalizer, words, {})
+    for start in range(len(words)):
+        for end in range(start, len(words) + 1):
+            assert runs.key(start, end) == normalizer.normalize(" ".join(words[start:end])), (start, end)
 
 
 def test_a_roman_one_after_type_and_an_acronym_beside_its_letters_read_together() -> None:

@@ -7,11 +7,11 @@ Three kinds of codes (``CompressedParameters.codes``):
   sample) and 16 links per node; the graph is searched over the codes with inner product and nothing is re-scored.
   About 530 bytes per name on disk, and the file is mapped, not read: processes share its pages through the page
   cache and each keeps little of its own (Spark's Python workers among them).
-- ``sq4``: half a byte per dimension in the graph (~2.6 GB of pages at 12 M names where ``sq8``'s searches touch
-  ~4.4 GB), its candidates re-scored from 4-bit residuals read from disk, which together are about as fine as
-  ``sq8`` (:mod:`medlink.index.rescored`): about 530 bytes per name on disk, for a machine whose memory cannot hold
-  the ``sq8`` graph's pages. ``medlink index recode`` makes it from an ``sq8`` index in minutes, keeping the graph
-  (:mod:`medlink.index.recode`).
+- ``sq4``: half a byte per dimension in the graph, its candidates re-scored from 4-bit residuals read from disk,
+  which together are about as fine as ``sq8`` (:mod:`medlink.index.rescored`): as large on disk, but at 8.9 M
+  names its searches touched 2.85 GB of pages where ``sq8``'s touched 4.4 GB, at half the speed: for a machine
+  whose memory cannot hold the ``sq8`` graph's pages. ``medlink index recode`` makes it from an ``sq8`` index in
+  minutes, keeping the graph (:mod:`medlink.index.recode`).
 - ``pq``: ``subquantizers`` bytes of product-quantized code (96 for 384 dimensions) and 24 links; a search walks the
   graph over the PQ codes for ``rescore`` × k candidates, then re-scores them exactly from int8 vectors read with
   ``pread`` (``SOURCE.int8.npy``, rows × dimension, and ``SOURCE.scale.npy``: a vector is ``int8 × scale``). About

@@ -8,8 +8,10 @@ ends. ``entries.parquet`` (format 1, the shipped default index's among them): re
 
 from __future__ import annotations
 
+import contextlib
 import mmap
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,9 @@ ENTRIES = "entries.arrow"
 PARQUET_ENTRIES = "entries.parquet"  # what indexes built before 2026-11-29 hold
 
 
+RELEASE_EVERY = 256  # rows read from a mapped entries file between two releases of its pages (_release)
+
+
 class EntryTable(Sequence[IndexEntry]):
     """The entries of one source as Arrow columns; an :class:`IndexEntry` is made only when a row is read.
 
@@ -29,9 +34,10 @@ class EntryTable(Sequence[IndexEntry]):
     a few tens of MB and load at once.
     """
 
-    def __init__(self, table: Any, source: str) -> None:
+    def __init__(self, table: Any, source: str, release: Callable[[], None] | None = None) -> None:
         self.table = table
         self.source = source
+        self._release = release or _nothing_to_release  # drops the pages a read mapped (see _release)
         self._key, self._text = table.column("key"), table.column("text")
         self._concepts, self._added = table.column("concepts"), table.column("added")
         self._several = table.column("several")
@@ -58,7 +64,15 @@ class EntryTable(Sequence[IndexEntry]):
     def take(self, rows: Sequence[int]) -> list[IndexEntry]:
         """The entries at ``rows`` (repeats allowed), in that order, read in one columnar pass; a row out of
         range raises ``IndexError`` (pyarrow's ``ArrowIndexError``)."""
-        return list(self._records(self.table.take(row_array(rows)))) if rows else []
+        if self._release is _nothing_to_release:
+            return list(self._records(self.table.take(row_array(rows)))) if rows else []
+        # A mapped file: the kernel maps the cached pages around each page a read touches (64 KB), so a few thousand
+        # rows read at once would map most of a 1 GB file. Read in runs, each run's pages dropped after it.
+        records: list[IndexEntry] = []
+        for start in range(0, len(rows), RELEASE_EVERY):
+            records += self._records(self.table.take(row_array(rows[start : start + RELEASE_EVERY])))
+            self._release()
+        return records
 
     def _records(self, table: Any) -> Iterator[IndexEntry]:
         names = ("key", "text", "concepts", "added", "several")
@@ -100,8 +114,13 @@ def read_entries(path: Path) -> dict[str, EntryTable]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    release: Callable[[], None] = _nothing_to_release
     try:
-        table = pq.ParquetFile(path).read() if path.suffix == ".parquet" else _mapped_table(path)
+        if path.suffix == ".parquet":
+            table = pq.ParquetFile(path).read()
+        else:
+            table, mapped = _mapped_table(path)
+            release = partial(_release, mapped)
     except (OSError, ValueError, pa.ArrowException) as error:  # ValueError: an empty file cannot be mapped
         raise IndexFileError(f"{path} cannot be read ({error}); rebuild the index") from None
     for flag in ("added", "several"):  # columns later versions added; an older index has neither flag set
@@ -113,26 +132,37 @@ def read_entries(path: Path) -> dict[str, EntryTable]:
         if source in slices:
             raise IndexFileError(f"{path}: the entries of source {source} are not together; rebuild the index")
         if source in SOURCES:
-            slices[source] = EntryTable(table.slice(first, count), source)
+            slices[source] = EntryTable(table.slice(first, count), source, release)
+    release()
     return slices
 
 
-def _mapped_table(path: Path) -> Any:
-    """The Arrow table of ``path``, its buffers in a read-only mapping of the file.
+def _mapped_table(path: Path) -> tuple[Any, mmap.mmap]:
+    """The Arrow table of ``path``, its buffers in a read-only mapping of the file, and the mapping.
 
     A mapped file checked by its size and ends only could hold offsets that point outside it: it is validated whole
-    here, an error, where read later it would be a crash (~0.05 s a million entries). Validation reads every page;
-    they are then dropped from this process (still in the page cache) so that it holds only the rows its searches
-    answer with: at 9 M names that is 1 GB less resident memory in each linker."""
+    here, an error, where read later it would be a crash (~0.05 s a million entries)."""
     import pyarrow as pa
 
     with open(path, "rb") as handle:
         mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     table = pa.ipc.open_file(pa.py_buffer(mapped)).read_all()  # zero-copy: the table's buffers are the mapping
     table.validate(full=True)
-    if hasattr(mapped, "madvise") and hasattr(mmap, "MADV_DONTNEED"):  # POSIX only
-        mapped.madvise(mmap.MADV_DONTNEED)
-    return table
+    return table, mapped
+
+
+def _nothing_to_release() -> None:
+    """A table read whole (Parquet, or built in memory) holds no mapped pages."""
+
+
+def _release(mapped: mmap.mmap) -> None:
+    """Drop the mapping's pages from this process: they stay in the page cache and the mapping stays valid, so a
+    later read maps them again without reading the disk. Validation reads every page, and the kernel maps the
+    cached pages around each page a read touches; without this a linker over 9 M names would hold all 1.1 GB of
+    its entries. Advice only: where it is refused (a locked range) or unknown (Windows) nothing changes."""
+    if hasattr(mapped, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+        with contextlib.suppress(OSError):
+            mapped.madvise(mmap.MADV_DONTNEED)
 
 
 def _runs(column: Any) -> Iterator[tuple[str, int, int]]:

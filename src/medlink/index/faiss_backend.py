@@ -11,7 +11,8 @@ HNSW (``IndexHNSWSQ``, fp16), chosen automatically above :data:`HNSW_ABOVE` rows
 - ``efSearch = 64`` (:attr:`HnswParameters.ef_search`): query-time beam; the speed/recall knob. Measured values are
   in docs/performance.md.
 
-Compressed (HNSW over 8-bit codes mapped from disk, or over PQ codes re-scored from int8 vectors;
+Compressed (HNSW over 8-bit codes mapped from disk, over 4-bit codes re-scored with 4-bit residuals, or over PQ
+codes re-scored from int8 vectors;
 :mod:`medlink.index.compressed`), chosen automatically above :data:`COMPRESSED_ABOVE` rows, where HNSW's ~1 KB per
 name would no longer fit a laptop's memory.
 """

@@ -27,6 +27,7 @@ from medlink.index.build import file_records
 from medlink.index.compressed import FOUR_BIT, SCALAR_CODES, faiss_downcast, sample_rows, scalar_graph
 from medlink.index.rescored import rescoring_files, write_residuals
 from medlink.index.vector_index import MANIFEST, IndexFileError, VectorIndex, faiss_file
+from medlink.version import __version__
 
 _CHUNK = 65_536
 
@@ -49,18 +50,20 @@ def recode_index(source: Path | str, output: Path | str, codes: str) -> Path:
         )
     if manifest.compressed.codes == codes:
         raise MedlinkError(f"{source} is compressed with {codes!r} codes already")
+    _check_output(output)
     verify_checksums(source, dict(manifest.files), IndexFileError, "index", manifest.quick_checks)
     replaced = {name for part in compressed for name in (faiss_file(part), *rescoring_files(part))}
     with staged_folder(output, MANIFEST, "a medlink index") as staging:
         for part in compressed:
             recoded = recoded_graph(index.faiss[part], codes, manifest.compressed.training, staging, part)
             faiss_backend.write_faiss(recoded, staging / faiss_file(part))
-        for path in source.iterdir():
-            if path.is_file() and path.name != MANIFEST and path.name not in replaced:
-                shutil.copy2(path, staging / path.name)
+        for name in manifest.files:  # what the manifest lists, never a stray file beside it
+            if name not in replaced:
+                shutil.copy2(source / name, staging / name)
         written = dict(manifest.written)
         files, quick = file_records(staging)
         written.update(
+            medlink_version=__version__,
             compressed=asdict(replace(manifest.compressed, codes=codes)),
             recoded_from=manifest.compressed.codes,
             created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -69,6 +72,12 @@ def recode_index(source: Path | str, output: Path | str, codes: str) -> Path:
         )
         (staging / MANIFEST).write_text(json.dumps(written, indent=2) + "\n", encoding="utf-8")
     return output
+
+
+def _check_output(output: Path) -> None:
+    """Refused before minutes of work: an output that is a file, or a folder holding something other than an index."""
+    if output.exists() and (not output.is_dir() or (any(output.iterdir()) and not (output / MANIFEST).exists())):
+        raise MedlinkError(f"{output} exists and is not a medlink index; refusing to overwrite it")
 
 
 def recoded_graph(searched: Any, codes: str, training: int, folder: Path, source: str) -> Any:

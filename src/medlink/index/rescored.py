@@ -52,15 +52,18 @@ class _Rows(Protocol):
 
 
 class _RowFile:
-    """Fixed-width rows of a ``.npy`` file read with ``pread``, or a run of them through a memory map."""
+    """Fixed-width rows of a ``.npy`` file read with ``pread``, or a run of them through a memory map; refused with
+    a ``ValueError`` naming the file unless it holds ``rows`` rows of ``width`` values of ``dtype``."""
 
-    def __init__(self, path: Path, rows: int) -> None:
+    def __init__(self, path: Path, rows: int, width: int, dtype: type) -> None:
         self.path = path
-        mapped = np.load(path, mmap_mode="r")
+        mapped = _loaded(path, mapped=True)
         self.offset, self.shape, self.dtype = mapped.offset, mapped.shape, mapped.dtype
-        if self.shape[0] != rows:
-            raise ValueError(f"{self.shape[0]} rows for {rows} codes")
         del mapped
+        if self.shape != (rows, width) or self.dtype != np.dtype(dtype):
+            raise ValueError(
+                f"{path} holds {self.dtype} rows of shape {self.shape}, not {rows} × {width} {dtype.__name__}"
+            )
         self.descriptor = os.open(path, os.O_RDONLY)
 
     def __del__(self) -> None:
@@ -77,12 +80,28 @@ class _RowFile:
         return np.asarray(np.load(self.path, mmap_mode="r")[start : start + count])
 
 
+def _loaded(path: Path, mapped: bool = False) -> Any:
+    """The array in ``path`` (as a memory map when ``mapped``), else a ``ValueError`` naming the file."""
+    try:
+        return np.load(path, mmap_mode="r" if mapped else None)
+    except (OSError, ValueError, EOFError) as error:
+        raise ValueError(f"{path} is not a NumPy array file ({error})") from None
+
+
+def _scale(path: Path, dimension: int) -> np.ndarray:
+    """A per-dimension scale: ``dimension`` finite positive float32 values, else a ``ValueError`` naming the file."""
+    scale = _loaded(path)
+    if scale.shape != (dimension,) or scale.dtype != np.float32 or not np.all(np.isfinite(scale) & (scale > 0)):
+        raise ValueError(f"{path} is not {dimension} positive scales")
+    return scale
+
+
 class Int8Rows:
     """The ``pq`` kind's rows: int8 × scale."""
 
-    def __init__(self, folder: Path, source: str, rows: int) -> None:
-        self.scale = np.load(folder / scale_file(source))
-        self.file = _RowFile(folder / vectors_file(source), rows)
+    def __init__(self, index: Any, folder: Path, source: str) -> None:
+        self.scale = _scale(folder / scale_file(source), index.d)
+        self.file = _RowFile(folder / vectors_file(source), index.ntotal, index.d, np.int8)
 
     def rows(self, rows: Sequence[int]) -> np.ndarray:
         return self.file.read(rows).astype(np.float32) * self.scale
@@ -96,8 +115,8 @@ class ResidualRows:
 
     def __init__(self, index: Any, folder: Path, source: str) -> None:
         self.index = index
-        self.scale = np.load(folder / residual_scale_file(source))
-        self.file = _RowFile(folder / residual_file(source), index.ntotal)
+        self.scale = _scale(folder / residual_scale_file(source), index.d)
+        self.file = _RowFile(folder / residual_file(source), index.ntotal, (index.d + 1) // 2, np.uint8)
 
     def rows(self, rows: Sequence[int]) -> np.ndarray:
         coarse = self.index.reconstruct_batch(np.asarray(rows, dtype=np.int64))
@@ -148,13 +167,8 @@ def write_residuals(
     os.replace(partial, folder / residual_file(source))
 
 
-def rows_file(source: str, codes: str) -> str:
-    """The file a search re-scores ``codes``' candidates from."""
-    return vectors_file(source) if codes == "pq" else residual_file(source)
-
-
 def row_reader(index: Any, folder: Path, source: str, codes: str) -> _Rows:
-    return Int8Rows(folder, source, index.ntotal) if codes == "pq" else ResidualRows(index, folder, source)
+    return Int8Rows(index, folder, source) if codes == "pq" else ResidualRows(index, folder, source)
 
 
 class Rescored:

@@ -24,11 +24,11 @@ import numpy as np
 from medlink.encoders.base import EncoderIdentity, l2_normalize
 from medlink.folders import contained_file, read_manifest_json, verify_checksums
 from medlink.index import faiss_backend
-from medlink.index.compressed import SCALAR
+from medlink.index.compressed import FOUR_BIT, SCALAR, SCALAR_CODES
 from medlink.index.entries import SOURCES, IndexEntry
 from medlink.index.entry_table import EntryTable, entries_file, read_entries
 from medlink.index.manifest import MANIFEST, IndexFileError, IndexManifest
-from medlink.index.rescored import Rescored, row_reader, rows_file
+from medlink.index.rescored import Rescored, row_reader
 from medlink.version import __version__
 
 INDEX_FORMAT = "medlink-index"
@@ -49,9 +49,23 @@ def faiss_file(source: str) -> str:
 
 
 def is_vector_file(name: str) -> bool:
-    """FAISS files and a compressed index's int8 vectors: checksummed at build, checked when first searched (the
-    int8 file by its shape: hashing gigabytes would make every load slow)."""
-    return name.endswith((".faiss", ".int8.npy"))
+    """FAISS files and the rows a compressed index re-scores from (``pq``'s int8 vectors, ``sq4``'s residuals):
+    checksummed at build, checked when first searched (the rows by their shape: hashing gigabytes would make every
+    load slow)."""
+    return name.endswith((".faiss", ".int8.npy", ".residual.npy"))
+
+
+def _check_quantizer(index: Any, codes: str, path: Path) -> None:
+    """A compressed source's graph holds the codes its manifest names: an 8-bit graph searched as 4-bit codes with
+    residuals, or the reverse, would answer with wrong scores rather than fail."""
+    import faiss
+
+    if codes not in SCALAR_CODES:
+        return
+    storage: Any = faiss.downcast_index(index.storage) if hasattr(index, "storage") else None
+    wanted = {SCALAR: faiss.ScalarQuantizer.QT_8bit, FOUR_BIT: faiss.ScalarQuantizer.QT_4bit}[codes]
+    if not hasattr(storage, "sq") or storage.sq.qtype != wanted:
+        raise IndexFileError(f"{path} does not hold the {codes} codes its manifest names; rebuild the index")
 
 
 class FaissFiles(dict[str, Any]):
@@ -86,6 +100,8 @@ class FaissFiles(dict[str, Any]):
                 index = faiss_backend.read_faiss(self.folder / name, self.ef_search)
             except RuntimeError as error:  # FAISS's own checks of what it reads
                 raise IndexFileError(f"{self.folder / name} cannot be read ({error}); rebuild the index") from None
+            if compressed:
+                _check_quantizer(index, self.compressed.codes, self.folder / name)
             if compressed and self.compressed.codes == SCALAR:
                 index.hnsw.efSearch = self.ef_search or self.compressed.ef_search  # the manifest's, or the caller's
             elif compressed:
@@ -94,8 +110,8 @@ class FaissFiles(dict[str, Any]):
                     rows = row_reader(index, self.folder, source, codes)
                 except (OSError, ValueError, EOFError) as error:
                     raise IndexFileError(
-                        f"{self.folder / rows_file(source, codes)} cannot be read with {name} ({error}); rebuild the "
-                        "index"
+                        f"{self.folder}: the rows {name}'s {codes} codes are re-scored from cannot be read: {error}; "
+                        "rebuild the index"
                     ) from None
                 index = Rescored(index, rows, self.compressed.rescore, ef_search)
             if index.ntotal != self.counts.get(source, 0):

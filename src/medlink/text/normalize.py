@@ -195,22 +195,8 @@ class Normalizer:
 
     def normalize_words(self, words: Sequence[str], keys: MutableMapping[str, str]) -> str:
         """``normalize(" ".join(words))`` for words a text separates by whitespace alone, made from each word's own
-        key (remembered in ``keys``): annotation reads every run of up to eight words of a text, so each word is
-        normalized once rather than once per run. Where one word's reading depends on another's — a Roman "I"
-        after "type", an acronym's "S" kept wherever its letters recur, a comma or a period — the words are
-        normalized together."""
-        parts = []
-        for number, word in enumerate(words):
-            key = keys.get(word)
-            if key is None:
-                key = keys[word] = self.normalize(word)
-            if number and (key == "i" or key.startswith("i ")):  # "type I": read after the word before it
-                return self.normalize(" ".join(words))
-            if key:
-                parts.append(key)
-        if len(words) > 1 and any(_reads_with_neighbours(word) for word in words):
-            return self.normalize(" ".join(words))
-        return " ".join(parts)
+        key (remembered in ``keys``): see :class:`WordRuns`, which reads every run of a text's words so."""
+        return WordRuns(self, words, keys).key(0, len(words))
 
     def normalize(self, text: str) -> str:
         if "." in text:
@@ -254,6 +240,37 @@ class Normalizer:
                 token = _singular(token)
             out.append(token)
         return " ".join(out)
+
+
+class WordRuns:
+    """``normalize(" ".join(words[start:end]))`` for any run of a text's words (whitespace alone between them), made
+    from each word's own key, read once (and remembered across texts in ``keys``): annotation reads every run of up
+    to eight words of a text, so each word is normalized once rather than once per run. Where one word's reading
+    depends on another's — a Roman "I" after "type", an acronym's "S" kept wherever its letters recur, a comma or a
+    period — the run's words are normalized together."""
+
+    def __init__(self, normalizer: Normalizer, words: Sequence[str], keys: MutableMapping[str, str]) -> None:
+        self.normalizer, self.words = normalizer, words
+        self.keys: list[str] = []
+        roman, neighbourly = [0], [0]  # running counts, so that a run's are one subtraction
+        for word in words:
+            key = keys.get(word)
+            if key is None:
+                key = keys[word] = normalizer.normalize(word)
+            self.keys.append(key)
+            roman.append(roman[-1] + (key == "i" or key.startswith("i ")))  # "type I": read after the word before
+            neighbourly.append(neighbourly[-1] + _reads_with_neighbours(word))
+        self.roman, self.neighbourly = roman, neighbourly
+
+    def key(self, start: int, end: int) -> str:
+        if end <= start:
+            return ""
+        together = self.roman[end] > self.roman[start + 1] or (
+            end - start > 1 and self.neighbourly[end] > self.neighbourly[start]
+        )
+        if together:
+            return self.normalizer.normalize(" ".join(self.words[start:end]))
+        return " ".join(key for key in self.keys[start:end] if key)
 
 
 def _reads_with_neighbours(word: str) -> bool:

@@ -151,7 +151,7 @@ def test_skipping_words_no_name_holds_finds_the_same_spans(linker: Linker) -> No
     assert spans(words) == spans(lambda _: True) and len(spans(words)) >= 8
     every_run_whole = dictionary_spans(text, lambda key, _: terminology.has_normalized(key), terminology.normalizer)
     word_by_word = dictionary_spans(
-        text, lambda key, _: words.is_name(key), terminology.normalizer, in_names=words, normalize_words=words.key_of
+        text, lambda key, _: words.is_name(key), terminology.normalizer, in_names=words, word_runs=words.runs
     )
     assert word_by_word == every_run_whole  # a batch's remembered keys and answers find the same spans
 

@@ -164,10 +164,11 @@ def annotate_many(
     results = iter(linker.link_many(to_link))
     scope = _scope(linker.terminology, config.branches)
     annotated = []
+    taught: dict[str, LinkResult] = {}  # a batch's taught texts repeat
     for text, spans, (witnesses, read) in zip(texts, per_text, tagged, strict=True):
         linked = {}
         for span in spans:
-            result = _taught(span, lexicon, linker.terminology) if span.taught else next(results)
+            result = _taught(span, lexicon, linker.terminology, taught) if span.taught else next(results)
             if result.concepts and (scope is None or all(scope.allows(c) for c in result.concepts)):
                 linked[span] = result
         # A text where the tagger found nothing keeps the dictionary's spans, which never overlap, in text order.
@@ -247,7 +248,7 @@ def find_spans(
         config.min_chars,
         function_words().__contains__,
         words,
-        words.key_of,
+        words.runs,
     )
     if config.approximate is not None:
         near = approximate_spans(
@@ -324,10 +325,16 @@ def _linked_text(span: Span) -> str:
     return span.long_form or (span.near.name if span.near else span.text)
 
 
-def _taught(span: Span, lexicon: Lexicon, terminology: Terminology) -> LinkResult:
-    concepts = tuple(lexicon.concepts[span.key])
-    names = tuple(terminology.concept_preferred_name(c) if c in terminology else c for c in concepts)
-    return LinkResult(span.text, concepts, Stage.EXACT, 1.0, span.text, names, reason=lexicon.reason(span.key))
+def _taught(span: Span, lexicon: Lexicon, terminology: Terminology, made: dict[str, LinkResult]) -> LinkResult:
+    """The link the lexicon teaches for ``span``, remembered in ``made`` by the text and key."""
+    memo = f"{span.text}\0{span.key}"
+    result = made.get(memo)
+    if result is None:
+        concepts = tuple(lexicon.concepts[span.key])
+        names = tuple(terminology.concept_preferred_name(c) if c in terminology else c for c in concepts)
+        result = LinkResult(span.text, concepts, Stage.EXACT, 1.0, span.text, names, reason=lexicon.reason(span.key))
+        made[memo] = result
+    return result
 
 
 def branches_of(terminology: Terminology, branches: tuple[str, ...], entity_type: str | None) -> tuple[str, ...] | None:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from medlink.linking.annotation.lexicon import Lexicon
 from medlink.terminology import Terminology
+from medlink.text.normalize import WordRuns
 
 
 class NameWords:
@@ -34,6 +35,11 @@ class NameWords:
     def key_of(self, words: Sequence[str]) -> str:
         """The normalized key of the words, as written one after another."""
         return self.terminology.normalizer.normalize_words(words, self.keys)
+
+    def runs(self, words: Sequence[str]) -> WordRuns:
+        """The keys of every run of a text's words (:class:`~medlink.text.normalize.WordRuns`), its words' keys
+        remembered for the batch."""
+        return WordRuns(self.terminology.normalizer, words, self.keys)
 
     def is_name(self, key: str) -> bool:
         """Whether the terminology has a name with this key."""

@@ -8,10 +8,11 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, pairwise
 
 from medlink.linking.annotation.approximate import NearName
 from medlink.linking.annotation.tagger import TaggedSpan
+from medlink.text.normalize import WordRuns
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
 
@@ -40,12 +41,12 @@ def dictionary_spans(
     min_chars: int = 3,
     is_function_word: Test = lambda _: False,
     in_names: Test = lambda _: True,
-    normalize_words: Callable[[Sequence[str]], str] | None = None,
+    word_runs: Callable[[Sequence[str]], WordRuns] | None = None,
 ) -> list[Span]:
     """Greedy longest match from left to right over the words of ``text``: spans whose normalized text
     ``is_name``. ``in_names(word)`` False says no name holds that word, so no span is tried across it;
-    ``normalize_words``, where given, is ``normalize`` of the words joined by a space, from words read once
-    (:meth:`~medlink.text.normalize.Normalizer.normalize_words`)."""
+    ``word_runs``, where given, reads the text's words once for the keys of all their runs
+    (:class:`~medlink.text.normalize.WordRuns`)."""
     return _longest_first(
         text,
         lambda key, written: Span(0, 0, "", key=key) if is_name(key, written) else None,
@@ -54,7 +55,7 @@ def dictionary_spans(
         min_chars,
         is_function_word,
         in_names,
-        normalize_words,
+        word_runs,
     )
 
 
@@ -93,25 +94,37 @@ def _longest_first(
     min_chars: int,
     is_function_word: Test,
     in_names: Test = lambda _: True,
-    normalize_words: Callable[[Sequence[str]], str] | None = None,
+    word_runs: Callable[[Sequence[str]], WordRuns] | None = None,
 ) -> list[Span]:
     words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
     written = [text[start:end] for start, end in words]
+    runs = word_runs(written) if word_runs else None
     reach = [0] * (len(words) + 1)  # reach[i]: how many words from i on could all be in a name
     for i in range(len(words) - 1, -1, -1):
         reach[i] = reach[i + 1] + 1 if in_names(written[i]) else 0
+    # running counts over the words, so that what a run holds is one subtraction: punctuation after a word (a span
+    # never crosses it), no space after it (the run is split on whitespace as written), and words of content
+    gaps = [text[end:start] for (_, end), (start, _) in pairwise(words)]
+    broken = list(accumulate((bool(gap.strip()) for gap in gaps), initial=0))
+    joined = list(accumulate((not gap for gap in gaps), initial=0))
+    content = list(accumulate((not is_function_word(word.lower()) for word in written), initial=0))
     spans, position = [], 0
     while position < len(words):
         width = 0
         for size in range(min(max_words, reach[position]), 0, -1):
             last = position + size - 1
-            if any(text[words[i][1] : words[i + 1][0]].strip() for i in range(position, last)):
-                continue  # punctuation between two words: a span never crosses it
+            if broken[last] > broken[position]:
+                continue
             start, end = words[position][0], words[last][1]
             piece = text[start:end]
-            if len(piece) < min_chars or all(is_function_word(w.lower()) for w in piece.split()):
+            if joined[last] > joined[position]:  # words touching: read as the text splits them
+                if all(is_function_word(w.lower()) for w in piece.split()):
+                    continue
+            elif content[last + 1] == content[position]:
                 continue
-            key = normalize_words(written[position : last + 1]) if normalize_words else normalize(piece)
+            if len(piece) < min_chars:
+                continue
+            key = runs.key(position, last + 1) if runs else normalize(piece)
             found = accept(key, piece) if key else None
             if found is not None:
                 width = size

@@ -103,12 +103,13 @@ class BranchScope:
         return self._allowed[concept_id]
 
     def _in_scope(self, concept_id: str, depth: int) -> bool:
-        concept = self.terminology.get(concept_id)
-        if concept is None:
+        try:
+            tree_numbers = self.terminology.tree_numbers(concept_id)  # read alone: a concept reads all its names
+        except KeyError:
             return False
-        if concept.tree_numbers:
-            return any(number.startswith(self.prefixes) for number in concept.tree_numbers)
-        return depth < 2 and any(self._in_scope(parent, depth + 1) for parent in concept.parents)
+        if tree_numbers:
+            return any(number.startswith(self.prefixes) for number in tree_numbers)
+        return depth < 2 and any(self._in_scope(parent, depth + 1) for parent in self.terminology.parents(concept_id))
 
     def restrict_outcomes(self, outcomes: Sequence[LinkResult | None]) -> list[LinkResult | None]:
         """A sieve's outcomes restricted to the scope; one with nothing there passes its mention on (``None``)."""
