@@ -103,10 +103,10 @@ def _longest_first(
     for i in range(len(words) - 1, -1, -1):
         reach[i] = reach[i + 1] + 1 if in_names(written[i]) else 0
     # running counts over the words, so that what a run holds is one subtraction: punctuation after a word (a span
-    # never crosses it), no space after it (the run is split on whitespace as written), and words of content
+    # never crosses it) and words of content. Two words are never adjacent (_WORD takes every word character it
+    # can), so the words a run holds are those its text splits into at whitespace.
     gaps = [text[end:start] for (_, end), (start, _) in pairwise(words)]
     broken = list(accumulate((bool(gap.strip()) for gap in gaps), initial=0))
-    joined = list(accumulate((not gap for gap in gaps), initial=0))
     content = list(accumulate((not is_function_word(word.lower()) for word in written), initial=0))
     spans, position = [], 0
     while position < len(words):
@@ -117,10 +117,7 @@ def _longest_first(
                 continue
             start, end = words[position][0], words[last][1]
             piece = text[start:end]
-            if joined[last] > joined[position]:  # words touching: read as the text splits them
-                if all(is_function_word(w.lower()) for w in piece.split()):
-                    continue
-            elif content[last + 1] == content[position]:
+            if content[last + 1] == content[position]:  # function words only
                 continue
             if len(piece) < min_chars:
                 continue
