@@ -161,13 +161,24 @@ def faiss_downcast(index: Any) -> Any:
     return faiss.downcast_index(index)
 
 
+def scalar_quantizer(codes: str) -> int:
+    """FAISS's quantizer type of ``sq8`` or ``sq4`` codes."""
+    import faiss
+
+    return {SCALAR: faiss.ScalarQuantizer.QT_8bit, FOUR_BIT: faiss.ScalarQuantizer.QT_4bit}[codes]
+
+
 def scalar_graph(dimension: int, codes: str, links: int) -> Any:
     """An empty HNSW graph over ``sq8`` or ``sq4`` codes, inner product."""
     import faiss
 
-    quantizer = {SCALAR: faiss.ScalarQuantizer.QT_8bit, FOUR_BIT: faiss.ScalarQuantizer.QT_4bit}[codes]
     # faiss's stubs want a ScalarQuantizer object; the C++ constructor takes the quantizer type's value
-    return faiss.IndexHNSWSQ(dimension, quantizer, links, faiss.METRIC_INNER_PRODUCT)  # type: ignore[arg-type]
+    return faiss.IndexHNSWSQ(
+        dimension,
+        scalar_quantizer(codes),  # type: ignore[arg-type]
+        links,
+        faiss.METRIC_INNER_PRODUCT,
+    )
 
 
 def _fill_graph(index: Any, vectors: np.ndarray, checkpoint: Path | None, card: dict[str, Any], progress: bool) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -90,15 +91,19 @@ def recoded_graph(searched: Any, codes: str, training: int, folder: Path, source
     new.hnsw = graph.hnsw  # SWIG assigns the C++ struct: the links are copied
     sample = searched.reconstruct_batch(sample_rows(rows, training))
     new.storage.train(sample)
-    for chunk in _decoded(searched, rows):
-        new.storage.add(chunk)
+    added = _added(new.storage, searched, rows)  # each chunk decoded once, for its codes and its residuals
+    if codes == FOUR_BIT:
+        write_residuals(faiss_downcast(new.storage), added, rows, sample, folder, source)
+    else:
+        deque(added, maxlen=0)  # drained: adding them is all sq8 codes need
     new.ntotal, new.is_trained = rows, True
     new.hnsw.efSearch = graph.hnsw.efSearch
-    if codes == FOUR_BIT:
-        write_residuals(faiss_downcast(new.storage), _decoded(searched, rows), rows, sample, folder, source)
     return new
 
 
-def _decoded(searched: Any, rows: int) -> Iterator[np.ndarray]:
+def _added(storage: Any, searched: Any, rows: int) -> Iterator[np.ndarray]:
+    """The rows of ``searched`` decoded a chunk at a time, each added to ``storage`` as it is yielded."""
     for start in range(0, rows, _CHUNK):
-        yield np.ascontiguousarray(searched.reconstruct_n(start, min(_CHUNK, rows - start)), dtype=np.float32)
+        chunk = np.ascontiguousarray(searched.reconstruct_n(start, min(_CHUNK, rows - start)), dtype=np.float32)
+        storage.add(chunk)
+        yield chunk

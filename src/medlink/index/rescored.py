@@ -179,9 +179,6 @@ class Rescored:
         self.index.hnsw.efSearch = ef_search  # the manifest's value: tunable without a rebuild
         self.ntotal = index.ntotal
 
-    def rows(self, rows: Sequence[int]) -> np.ndarray:
-        return self._rows.rows(rows)
-
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         _, candidates = self.index.search(queries, min(self.ntotal, max(k * self.rescore, self.index.hnsw.efSearch)))

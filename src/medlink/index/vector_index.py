@@ -24,7 +24,7 @@ import numpy as np
 from medlink.encoders.base import EncoderIdentity, l2_normalize
 from medlink.folders import contained_file, read_manifest_json, verify_checksums
 from medlink.index import faiss_backend
-from medlink.index.compressed import FOUR_BIT, SCALAR, SCALAR_CODES
+from medlink.index.compressed import SCALAR, SCALAR_CODES, scalar_quantizer
 from medlink.index.entries import SOURCES, IndexEntry
 from medlink.index.entry_table import EntryTable, entries_file, read_entries
 from medlink.index.manifest import MANIFEST, IndexFileError, IndexManifest
@@ -63,8 +63,7 @@ def _check_quantizer(index: Any, codes: str, path: Path) -> None:
     if codes not in SCALAR_CODES:
         return
     storage: Any = faiss.downcast_index(index.storage) if hasattr(index, "storage") else None
-    wanted = {SCALAR: faiss.ScalarQuantizer.QT_8bit, FOUR_BIT: faiss.ScalarQuantizer.QT_4bit}[codes]
-    if not hasattr(storage, "sq") or storage.sq.qtype != wanted:
+    if not hasattr(storage, "sq") or storage.sq.qtype != scalar_quantizer(codes):
         raise IndexFileError(f"{path} does not hold the {codes} codes its manifest names; rebuild the index")
 
 
