@@ -167,6 +167,24 @@ def test_eval_end_to_end_leaves_the_corpus_lexicon_off_for_documents_it_was_lear
     assert "note: 1 of these documents are among those the corpus lexicon was learned from" in shown.output
 
 
+def test_eval_end_to_end_leaves_the_packaged_tagger_off_on_a_corpus_it_was_trained_on(tmp_path: Path) -> None:
+    from medlink.linking.annotation.tagger import choose_tagger
+
+    tagger = choose_tagger("auto")
+    if tagger is None:
+        pytest.skip("medlink-span-tagger is not installed")
+    text = "Cisplatin nephrotoxicity was seen.\n"
+    for name in ("unseen.PubTator.txt", tagger.card.trained_on[0]):  # only the file's name says it
+        corpus = tmp_path / name
+        corpus.write_text(f"1|t|{text}1|a|\n1\t10\t24\tnephrotoxicity\tDisease\tD007674\n")
+        args = ["eval", "--end-to-end", "--exact-only", "--corpus", f"pubtator:{corpus}", "--json"]
+        for entity_type in ([], ["--entity-type", "Disease"]):
+            report = json.loads(CliRunner().invoke(main, [*args, *entity_type]).output)
+            trained_on = name == tagger.card.trained_on[0]
+            assert (report["tagger"] is None) == trained_on
+            assert any("span tagger was trained on this corpus" in note for note in report["notes"]) == trained_on
+
+
 def test_annotate_teaches_what_mesh_lacks_unless_told_not_to() -> None:
     from medlink.linking.annotation.corpus_lexicon import packaged_corpus_lexicon
 

@@ -108,15 +108,19 @@ def export_output(model: Any, sample: Any, fp32: Path, output: str, output_axes:
         )
 
 
-def cpu_session(model: Path, threads: int | None) -> Any:
+def cpu_session(model: Path, threads: int | None, spinning: bool = True) -> Any:
     """An ONNX Runtime session on the CPU (``threads``: intra-op threads; ``None``: ``OMP_NUM_THREADS`` when set,
-    which ONNX Runtime's own pool ignores but worker processes sharing the cores set, else ONNX Runtime's choice)."""
+    which ONNX Runtime's own pool ignores but worker processes sharing the cores set, else ONNX Runtime's choice).
+    ``spinning`` off: its threads sleep between computations instead of spinning, for a session that runs beside
+    other work (the span tagger runs beside the linker)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     threads = threads or _threads_from_environment()
     if threads:
         options.intra_op_num_threads = threads
+    if not spinning:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(str(mapped_model(model)), options, providers=["CPUExecutionProvider"])
 
 

@@ -17,7 +17,8 @@ from typing import Any
 from medlink.errors import MedlinkError
 from medlink.evaluation.corpus import Corpus
 from medlink.evaluation.crosswalk import Crosswalk
-from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, find_spans, lexicon_in_use
+from medlink.linking.annotation.annotator import Annotation, AnnotatorConfig, lexicon_in_use
+from medlink.linking.annotation.candidates import find_spans
 from medlink.linking.annotation.lexicon import Lexicon, TrainingMention, learn_lexicon
 from medlink.terminology import Terminology
 

@@ -66,7 +66,7 @@ KNOWN = (
         PLUGIN,
         "medlink-span-tagger",
         "tagger",
-        "Apache-2.0; BC5CDR and NCBI-disease training documents",
+        "Apache-2.0; BC5CDR and NCBI-disease training and development documents",
         "span-tagger",
     ),
     ModelEntry(

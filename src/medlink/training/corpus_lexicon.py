@@ -16,7 +16,8 @@ from pathlib import Path
 
 from medlink.evaluation.corpus import Corpus, GoldMention
 from medlink.evaluation.folds import fold_of
-from medlink.linking.annotation.annotator import AnnotatorConfig, find_spans
+from medlink.linking.annotation.annotator import AnnotatorConfig
+from medlink.linking.annotation.candidates import find_spans
 from medlink.linking.annotation.corpus_lexicon import CorpusLexicon, SeldomMarked, TaughtForm
 from medlink.linking.annotation.lexicon import Lexicon, has_small_letter
 from medlink.terminology import Terminology

@@ -20,6 +20,7 @@ from medlink.linking.annotation.annotator import AnnotatorConfig, with_span_sour
 from medlink.linking.annotation.approximate import ApproximateNames, trigrams
 from medlink.linking.annotation.spans import Span, tagged_spans, without_overlaps
 from medlink.linking.annotation.tagger import SpanTagger, TaggedSpan, TaggerCard, choose_tagger, decode, windows_of
+from medlink.linking.annotation.witnesses import TaggingInBackground, tagged_spans_of
 from medlink.terminology import Terminology
 from medlink.terminology.records import Name, NameKind, make_concept
 from medlink.training.span_tagger_fit import TaggedDocument, bio_labels, token_targets
@@ -167,6 +168,58 @@ def test_a_long_document_is_read_in_windows_with_the_same_spans(packaged: SpanTa
     assert all((m.end(), "Chemical") in ends for m in re.finditer("doxorubicin", long))
 
 
+class _ChunksOfTwo(TaggingInBackground):
+    chunk = 2
+
+
+def test_a_documents_spans_do_not_depend_on_the_documents_beside_it(packaged: SpanTagger) -> None:
+    # a dynamically quantized model scales activations by the batch's: read in batches, 11.5 % of NCBI-disease
+    # test's spans changed with the neighbours
+    texts = [
+        "Cisplatin nephrotoxicity was ruled out.",
+        "The patient developed congestive heart failure after doxorubicin. " * 8,
+        "Lithium-induced polyuria and diabetes insipidus in a 40-year-old woman.",
+        "Famotidine-associated delirium. A series of six cases of hypertension and hypokalemia.",
+    ]
+    assert packaged.tag(texts) == [packaged.tag([text])[0] for text in texts]
+    assert packaged.tag(texts[::-1]) == packaged.tag(texts)[::-1]
+
+
+def test_tagging_in_background_gives_every_text_its_own_spans_in_order(packaged: SpanTagger) -> None:
+    texts = ["Cisplatin nephrotoxicity.", "", "The patient denies chest pain.", "Heart failure after doxorubicin.", "x"]
+    kinds = ("Chemical", "Disease")
+    alone = [tagged_spans_of([text], packaged, kinds)[0] for text in texts]
+    with _ChunksOfTwo(texts, packaged, kinds) as background:  # three chunks, read while this thread waits
+        assert background.result() == alone
+    with _ChunksOfTwo(texts, packaged, ("Chemical",)) as background:
+        assert {s.entity_type for spans, _ in background.result() for s in spans} == {"Chemical"}
+    with _ChunksOfTwo(texts, None, kinds) as background:  # no tagger: nothing read, every text said so
+        assert background.result() == [([], False)] * len(texts)
+
+
+def test_leaving_the_background_tagging_early_cancels_what_has_not_started(packaged: SpanTagger) -> None:
+    texts = ["Cisplatin nephrotoxicity."] * 40
+    background = _ChunksOfTwo(texts, packaged, ("Disease",))
+    with pytest.raises(RuntimeError, match="the caller failed"), background:
+        raise RuntimeError("the caller failed")
+    assert any(chunk.cancelled() for chunk in background._chunks)  # twenty chunks: most never ran
+    assert all(chunk.done() for chunk in background._chunks)  # and none is left running
+
+
+def _embeddings_type(model: Path) -> int:
+    import onnx
+
+    graph = onnx.load(str(model)).graph
+    vocabulary = max(int(dims[0]) for dims in (i.dims for i in graph.initializer) if len(dims) == 2)
+    return next(i.data_type for i in graph.initializer if len(i.dims) == 2 and i.dims[0] == vocabulary)
+
+
+def test_the_packaged_taggers_embeddings_are_8_bit(packaged: SpanTagger) -> None:
+    import onnx
+
+    assert _embeddings_type(packaged.folder / "model.onnx") == onnx.TensorProto.UINT8  # 16 MB where fp32 took 51
+
+
 def test_tagger_and_dictionary_are_each_others_witness(packaged: SpanTagger, tmp_path: Path) -> None:
     terminology = Terminology.from_concepts(
         [
@@ -181,24 +234,25 @@ def test_tagger_and_dictionary_are_each_others_witness(packaged: SpanTagger, tmp
     )
     linker = Linker(terminology)
     text = "Severe nephrotoxicity followed gentamicin; the patient was seen daily."
-    assert [a.text for a in linker.annotate(text, AnnotatorConfig())] == ["nephrotoxicity", "daily"]
-    every_kind = AnnotatorConfig(untagged_kinds=())  # the tagger reads for diseases too
-    tagged = linker.annotate(text, with_span_sources(every_kind, packaged, None, "Disease"))
+    assert [a.text for a in linker.annotate(text, AnnotatorConfig())] == ["nephrotoxicity", "daily"]  # no tagger
+    tagged = linker.annotate(text, with_span_sources(AnnotatorConfig(), packaged, None, "Disease"))
     assert [a.text for a in tagged] == ["nephrotoxicity"]  # "daily" is a name, but no mention to the tagger
     assert "span found by the tagger (Disease" in tagged[0].reason
-    both = linker.annotate(text, with_span_sources(every_kind, packaged, None))
+    both = linker.annotate(text, with_span_sources(AnnotatorConfig(), packaged, None))
     assert [a.text for a in both] == ["nephrotoxicity"]  # every kind: every name needs a witness
-    # The default: the tagger is not used for diseases (cross-validated), so a disease name stands alone
-    assert [a.text for a in linker.annotate(text)] == ["nephrotoxicity", "daily"]
+    assert [a.text for a in linker.annotate(text)] == ["nephrotoxicity"]  # the default: the packaged tagger, every kind
+    # Kinds the packaged tagger is not used for (a research setting): their names stand alone, the others' do not
+    untagged = with_span_sources(AnnotatorConfig(untagged_kinds=("Disease",)), packaged, None)
+    assert [a.text for a in linker.annotate(text, untagged)] == ["nephrotoxicity", "daily"]
     chemical = Linker(Terminology.from_concepts([make_concept("MESH:D1", "Daily", tree_numbers=("D01",))]))
-    assert chemical.annotate(text) == []  # a chemical name still needs the tagger's witness
+    assert chemical.annotate(text, untagged) == []  # a chemical name still needs the tagger's witness
     # ... also in a text where the tagger found a disease and no chemical at all
-    assert chemical.annotate("Severe nephrotoxicity was seen daily.") == []
-    # A tagger of one's own reads for every kind it knows: the default's untagged diseases are the packaged one's
+    assert chemical.annotate("Severe nephrotoxicity was seen daily.", untagged) == []
+    # A tagger of one's own reads for every kind it knows: untagged kinds are the packaged one's
     own = tmp_path / "own-tagger"
     shutil.copytree(packaged.folder, own)
-    mine = linker.annotate(text, with_span_sources(AnnotatorConfig(), SpanTagger(own), None, "Disease"))
-    assert [a.text for a in mine] == ["nephrotoxicity"]
+    mine = with_span_sources(AnnotatorConfig(untagged_kinds=("Disease",)), SpanTagger(own), None, "Disease")
+    assert [a.text for a in linker.annotate(text, mine)] == ["nephrotoxicity"]
 
 
 @pytest.mark.slow
@@ -238,7 +292,12 @@ def test_training_a_tagger_exports_an_onnx_folder_that_learned(tmp_path: Path, t
         tmp_path / "tagger",
         ["toy"],
         TaggerTrainingConfig(
-            epochs=30, batch_size=4, learning_rate=3e-4, layers=1, quantize="none", teacher_layers=teacher_layers
+            epochs=30,
+            batch_size=4,
+            learning_rate=3e-4,
+            layers=1,
+            quantize="int8" if teacher_layers else "none",  # each export path once
+            teacher_layers=teacher_layers,
         ),
         report=reports.append,
     )
@@ -246,6 +305,10 @@ def test_training_a_tagger_exports_an_onnx_folder_that_learned(tmp_path: Path, t
     assert card.entity_types == ("Chemical", "Disease") and card.trained_on == ("toy",)
     assert ("distilled from 2 layers" in card.base) == (teacher_layers == 2)
     assert any("the teacher, 2 layers" in line for line in reports) == (teacher_layers == 2)
+    if teacher_layers:
+        import onnx
+
+        assert _embeddings_type(folder / "model.onnx") == onnx.TensorProto.UINT8
     found = SpanTagger(folder).tag(["Heparin caused gastric ulcer."])[0]
     assert [(s.start, s.end, s.entity_type) for s in found] == [(0, 7, "Chemical"), (15, 28, "Disease")]
     (folder / "tagger.json").write_text('{"format": "other"}')

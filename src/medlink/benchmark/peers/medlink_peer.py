@@ -57,6 +57,8 @@ def annotator(request: dict[str, Any], concepts: list[dict[str, Any]]) -> Any:
     config = AnnotatorConfig(corpus_lexicon=shipped, branches=branches_of(terminology, (), entity_type))
     if shipped:  # what `medlink annotate` adds by default; with training documents its tagger is off (span_config)
         config = packaged_span_sources(config, "none" if trained else "auto", entity_type)
+        if config.tagger is not None and config.tagger.learned_from(request.get("scored_file", "")):
+            config = replace(config, tagger=None)  # never scored on what it learned from, as the lexicon below
         if request.get("corpus_lexicon_file"):  # the same lexicon learned without these documents
             config = replace(config, corpus=read_corpus_lexicon(Path(request["corpus_lexicon_file"])))
     if trained:

@@ -4,36 +4,23 @@ one is given) linked by the linker with the document as context, nil spans dropp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from medlink.errors import MedlinkError
-from medlink.linking.annotation.approximate import ApproximateNames
+from medlink.linking.annotation.candidates import TextNames
+from medlink.linking.annotation.config import AnnotatorConfig
 from medlink.linking.annotation.context import assess
 from medlink.linking.annotation.corpus_lexicon import CorpusLexicon
 from medlink.linking.annotation.lexicon import Lexicon
-from medlink.linking.annotation.name_checks import NameChecks, has_capital
+from medlink.linking.annotation.name_checks import NameChecks
 from medlink.linking.annotation.name_words import NameWords
-from medlink.linking.annotation.spans import (
-    NameTest,
-    Overlaps,
-    Span,
-    abbreviation_spans,
-    approximate_spans,
-    dictionary_spans,
-    tagged_spans,
-    without_overlaps,
-)
+from medlink.linking.annotation.spans import Overlaps, Span, without_overlaps
 from medlink.linking.annotation.tagger import SpanTagger, TaggedSpan
-from medlink.linking.annotation.witnesses import kinds_of, tagged_spans_of, tagging
-from medlink.linking.mentions.abbreviations import find_abbreviations
-from medlink.linking.mentions.branches import ENTITY_BRANCHES, BranchScope, branches_for, has_tree_numbers
-from medlink.linking.mentions.non_terms import function_words
+from medlink.linking.annotation.witnesses import TaggingInBackground, kinds_of, tagging
+from medlink.linking.mentions.branches import BranchScope, branches_for, has_tree_numbers
 from medlink.linking.results import LinkResult, Mention, Stage
-from medlink.options import setting
 from medlink.terminology import Terminology
-from medlink.terminology.name_statistics import SMALLEST_HEAD_SHARE
 
 
 class LinksMentions(Protocol):
@@ -44,73 +31,7 @@ class LinksMentions(Protocol):
     def link_many(self, mentions: Sequence[str | Mention]) -> list[LinkResult]: ...
 
 
-@dataclass(frozen=True)
-class AnnotatorConfig:
-    """max_words: the longest name looked up; min_chars: shorter spans are left out (two-letter words are mostly
-    abbreviations, which count only where the text defines them); abbreviations: short forms the text defines
-    are annotated as their long form; context: negation and uncertainty are assessed; branches: only concepts
-    under these tree-number prefixes are annotated (``None``: for a terminology with tree numbers, MeSH's diseases
-    and chemicals, C, F03 and D, not "Patients" or "Humans"; ``()``: every concept); lexicon: what annotated
-    training documents taught (:mod:`.lexicon`), over the corpus lexicon; corpus_lexicon: whether the corpus
-    lexicon (``corpus``, :mod:`.corpus_lexicon`, what public corpora teach, for ``corpus_kinds`` — ``None``: every
-    kind) is used, its forms taught where their out-of-fold precision is over ``lexicon_cut``; tagger: a span
-    tagger whose spans join the dictionary's, each kind a witness for the other (see ``_best_supported``);
-    tagged_kinds: the tagger's kinds kept (``None``: all it knows); untagged_kinds: kinds the tagger is not
-    used for, whose names stand alone (see ``_tagging``); approximate: names found by trigram
-    similarity (QuickUMLS-style) among the words no other span covers, linked as the name they resemble."""
-
-    max_words: int = setting(8, "The longest name, in words, looked up in the text.", minimum=1, research=True)
-    min_chars: int = setting(3, "Shorter spans are left out unless the text defines them.", minimum=1, research=True)
-    abbreviations: bool = True
-    context: bool = setting(True, "Mark each mention negated or uncertain by ConText triggers.")
-    branches: tuple[str, ...] | None = None
-    lexicon: Lexicon = field(default_factory=Lexicon)
-    corpus_lexicon: bool = setting(
-        True, "Use what public annotated corpora (BC5CDR, NCBI-disease) teach: their mention texts become spans."
-    )
-    # Chosen by cross-validation over BC5CDR and NCBI-disease documents, by the worse of the two (docs/annotation.md).
-    lexicon_cut: float = setting(
-        0.3, "The out-of-fold precision a corpus-lexicon form needs.", minimum=0.0, maximum=1.0, research=True
-    )
-    corpus: CorpusLexicon | None = None
-    corpus_kinds: tuple[str, ...] | None = None
-    tagger: SpanTagger | None = None
-    tagged_kinds: tuple[str, ...] | None = None
-    # Cross-validated over BC5CDR and NCBI-disease documents the tagger never saw (docs/annotation.md): diseases are
-    # annotated better without it (the worse corpus 0.734 against 0.729), chemicals far better with it (0.849/0.754).
-    untagged_kinds: tuple[str, ...] = setting(
-        ("Disease",),
-        "Kinds the span tagger is not used for: their names stand without its witness.",
-        metavar="KIND,…",
-        research=True,
-    )
-    approximate: ApproximateNames | None = None
-    name_checks: bool = setting(
-        True,
-        "Apply the terminology's own checks: short forms in capitals read as words, category words alone.",
-        research=True,
-    )
-    # Cross-validated over BC5CDR and NCBI-disease training documents, by the worse of the two (docs/annotation.md).
-    category_share: float = setting(
-        0.0125,
-        "A one-word name ending at least this share of the terminology's longer names is a category, no mention alone.",
-        minimum=SMALLEST_HEAD_SHARE,
-        maximum=1.0,
-        research=True,
-    )
-
-    def __post_init__(self) -> None:
-        _checked_kinds(self)
-
-
 DEFAULT_BRANCHES = ("C", "F03", "D")
-
-
-def _checked_kinds(config: AnnotatorConfig) -> None:
-    unknown = [kind for kind in config.untagged_kinds if kind.casefold() not in ENTITY_BRANCHES]
-    if unknown:
-        known = ", ".join(sorted(ENTITY_BRANCHES))
-        raise MedlinkError(f"untagged_kinds: no kind {unknown[0]!r}; the kinds are {known}")
 
 
 @dataclass(frozen=True)
@@ -144,37 +65,59 @@ class Annotation:
 def annotate_many(
     linker: LinksMentions, texts: Sequence[str], config: AnnotatorConfig = AnnotatorConfig()
 ) -> list[list[Annotation]]:
-    """The annotations of each text, in text order; all spans of all texts are linked in one batch."""
-    config = replace(config, lexicon=lexicon_in_use(linker.terminology, config))
-    kinds, exempt = tagging(linker.terminology, config.tagger, config.tagged_kinds, config.untagged_kinds)
-    tagged = tagged_spans_of(texts, config.tagger, kinds)
-    words = NameWords(linker.terminology, config.lexicon)  # shared by the texts: their words repeat
-    checks = NameChecks(linker.terminology, config.category_share)
-    per_text = [
-        find_spans(linker.terminology, text, config, spans, words, checks)
-        for text, (spans, _) in zip(texts, tagged, strict=True)
-    ]
-    lexicon = config.lexicon
+    """The annotations of each text, in text order. The span tagger reads the texts in the background while the
+    dictionary's spans of all texts are found and linked in one batch; then the tagger's spans that are names are
+    linked, in a second."""
+    terminology = linker.terminology
+    kinds, exempt = tagging(terminology, config.tagger, config.tagged_kinds, config.untagged_kinds)
+    memo: dict[str, LinkResult] = {}  # a batch's taught texts repeat
+    with TaggingInBackground(texts, config.tagger, kinds) as tagger:
+        config = replace(config, lexicon=lexicon_in_use(terminology, config))
+        words = NameWords(terminology, config.lexicon)  # shared by the texts: their words repeat
+        checks = NameChecks(terminology, config.category_share)
+        readers = [TextNames(terminology, text, config, words, checks) for text in texts]
+        found = [reader.dictionary_spans() for reader in readers]
+        linked = _linked(linker, texts, found, config.lexicon, memo)
+        tagged = tagger.result()
+    named = [reader.tagged_spans(spans) for reader, (spans, _) in zip(readers, tagged, strict=True)]
+    for links, more in zip(linked, _linked(linker, texts, named, config.lexicon, memo), strict=True):
+        links.update(more)
+    scope = _scope(terminology, config.branches)
+    annotated = []
+    for text, first, second, links, (witnesses, read) in zip(texts, found, named, linked, tagged, strict=True):
+        spans = sorted(first + second, key=lambda span: span.start)
+        kept_links = {
+            span: links[span]
+            for span in spans
+            if links[span].concepts and (scope is None or all(scope.allows(c) for c in links[span].concepts))
+        }
+        # A text where the tagger found nothing keeps the dictionary's spans, which never overlap, in text order.
+        kept = _best_supported(kept_links, witnesses, exempt) if read else list(kept_links)
+        annotated.append([_annotation(text, span, kept_links[span], config) for span in kept])
+    return annotated
+
+
+def _linked(
+    linker: LinksMentions,
+    texts: Sequence[str],
+    spans: Sequence[Sequence[Span]],
+    lexicon: Lexicon,
+    memo: dict[str, LinkResult],
+) -> list[dict[Span, LinkResult]]:
+    """Per text, each span's link: the lexicon's for a taught span, else the linker's, with the text as context
+    (one batch for all texts)."""
     to_link = [
         Mention(_linked_text(span), text)
-        for text, spans in zip(texts, per_text, strict=True)
-        for span in spans
+        for text, own in zip(texts, spans, strict=True)
+        for span in own
         if not span.taught
     ]
-    results = iter(linker.link_many(to_link))
-    scope = _scope(linker.terminology, config.branches)
-    annotated = []
-    taught: dict[str, LinkResult] = {}  # a batch's taught texts repeat
-    for text, spans, (witnesses, read) in zip(texts, per_text, tagged, strict=True):
-        linked = {}
-        for span in spans:
-            result = _taught(span, lexicon, linker.terminology, taught) if span.taught else next(results)
-            if result.concepts and (scope is None or all(scope.allows(c) for c in result.concepts)):
-                linked[span] = result
-        # A text where the tagger found nothing keeps the dictionary's spans, which never overlap, in text order.
-        kept = _best_supported(linked, witnesses, exempt) if read else list(linked)
-        annotated.append([_annotation(text, span, linked[span], config) for span in kept])
-    return annotated
+    results = iter(linker.link_many(to_link) if to_link else ())
+    terminology = linker.terminology
+    return [
+        {span: _taught(span, lexicon, terminology, memo) if span.taught else next(results) for span in own}
+        for own in spans
+    ]
 
 
 def _best_supported(
@@ -206,85 +149,6 @@ def _best_supported(
         key=lambda s: (not s.taught, s.tagged is None, s.start - s.end, s.start),
     )
     return without_overlaps(ranked)
-
-
-def find_spans(
-    terminology: Terminology,
-    text: str,
-    config: AnnotatorConfig,
-    tagged: Sequence[TaggedSpan] = (),
-    words: NameWords | None = None,
-    checks: NameChecks | None = None,
-) -> list[Span]:
-    """The candidate spans of ``text``, in order: names of the terminology or of the lexicon (and, where
-    ``config.approximate`` is set, names resembling the words left over), the short forms the text defines, and
-    the spans the tagger found (``tagged``) that are names too, which may overlap the others: annotation keeps the
-    best supported. A text the lexicon teaches is no lesson where the text defines it as a short form of its own
-    ("dry eye syndrome (DES)" is not the DES annotators meant elsewhere): there it is linked with the text. A name
-    of the terminology is a span where it stands as written (:mod:`.name_checks`: short forms in capitals,
-    category words)."""
-    lexicon = config.lexicon
-    short_forms = find_abbreviations(text) if lexicon.concepts or config.abbreviations else {}
-    defined = frozenset(terminology.normalizer(short) for short in short_forms) if lexicon.concepts else frozenset()
-
-    def taught(key: str) -> bool:
-        return lexicon.knows(key) and key not in defined
-
-    checks = checks or NameChecks(terminology, config.category_share)
-    words = words or NameWords(terminology, lexicon)
-    capitals = has_capital(text)
-
-    def named(key: str, written: str = "") -> bool:  # by the terminology, standing as written
-        return words.is_name(key) and (not config.name_checks or checks.stands(key, written, capitals))
-
-    def is_name(key: str, written: str = "") -> bool:
-        return key not in lexicon.blocked and (taught(key) or named(key, written))
-
-    spans = dictionary_spans(
-        text,
-        is_name,
-        terminology.normalizer,
-        config.max_words,
-        config.min_chars,
-        function_words().__contains__,
-        words,
-        words.runs,
-    )
-    if config.approximate is not None:
-        near = approximate_spans(
-            text,
-            spans,
-            config.approximate.nearest,
-            terminology.normalizer,
-            config.max_words,
-            config.min_chars,
-            function_words().__contains__,
-        )
-        # the name it resembles must stand as written here too ("the syndrome" is no nearer a mention than before)
-        spans += [span for span in near if span.near is not None and is_name(span.near.name, span.text)]
-    if config.abbreviations:
-        spans += abbreviation_spans(text, short_forms, spans, is_name, terminology.normalizer)
-    spans += [span for span in tagged_spans(tagged, text, terminology.normalizer) if is_name(span.key, span.text)]
-    return sorted(_lessons(spans, taught, lexicon, named, text), key=lambda span: span.start)
-
-
-_AROUND = 60  # characters each side of a span that say whether its text is written in capitals throughout
-
-
-def _lessons(
-    spans: list[Span], taught: Callable[[str], bool], lexicon: Lexicon, named: NameTest, text: str
-) -> list[Span]:
-    """``spans`` of ``text`` with the lexicon's lessons marked; a span only the lexicon named, written otherwise
-    than it teaches ("pan" for its "PAN"; "HIT" in a note written in capitals), is dropped."""
-    marked = []
-    for span in spans:
-        if span.long_form is not None or span.near is not None or not taught(span.key):
-            marked.append(span)
-        elif lexicon.teaches(span.key, span.text, text[max(0, span.start - _AROUND) : span.end + _AROUND]):
-            marked.append(replace(span, taught=True))
-        elif named(span.key, span.text):
-            marked.append(span)
-    return marked
 
 
 def with_span_sources(

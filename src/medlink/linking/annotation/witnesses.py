@@ -1,10 +1,11 @@
 """Where the span tagger witnesses names: which kinds it reads for in an annotation, and the names that stand
-without its witness. The packaged tagger is not used for diseases by default (``AnnotatorConfig.untagged_kinds``,
-chosen by cross-validation: docs/annotation.md)."""
+without its witness (``AnnotatorConfig.untagged_kinds``: by default none, the packaged tagger reads for every kind
+it knows; docs/annotation.md), and the tagger run in a thread of its own beside the linker."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from medlink.linking.annotation.tagger import SpanTagger, TaggedSpan
 from medlink.linking.mentions.branches import ENTITY_BRANCHES, BranchScope, has_tree_numbers
@@ -52,3 +53,39 @@ def tagged_spans_of(
     if tagger is None or not kinds:
         return [([], False) for _ in texts]
     return [([span for span in spans if span.entity_type in kinds], bool(spans)) for spans in tagger.tag(texts)]
+
+
+Tagged = list[tuple[list[TaggedSpan], bool]]
+
+
+class TaggingInBackground:
+    """:func:`tagged_spans_of` in a thread of its own, started at once, while the caller finds and links the
+    dictionary's spans: ONNX Runtime lets go of the interpreter while it computes, so the tagger's work and the
+    linker's overlap on two cores. Texts go in chunks, so leaving the ``with`` block early (an error) cancels
+    what has not started."""
+
+    chunk = 256
+
+    def __init__(self, texts: Sequence[str], tagger: SpanTagger | None, kinds: tuple[str, ...]) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+        self._chunks: list[Future[Tagged]] = []
+        self._texts = len(texts)
+        if tagger is not None and kinds:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="medlink-tagger")
+            self._chunks = [
+                self._pool.submit(tagged_spans_of, texts[first : first + self.chunk], tagger, kinds)
+                for first in range(0, len(texts), self.chunk)
+            ]
+
+    def __enter__(self) -> TaggingInBackground:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def result(self) -> Tagged:
+        """Per text, as :func:`tagged_spans_of` gives it (waits for the tagger)."""
+        if self._pool is None:
+            return [([], False) for _ in range(self._texts)]
+        return [found for chunk in self._chunks for found in chunk.result()]
