@@ -159,9 +159,8 @@ def cross_validate(linker: Linker, tagger: SpanTagger | None, folds: int, data: 
     sources = public_sources(data / "corpora")
     corpora = by_corpus(sources)
     # The fair test of "tagger on": the documents of the files the tagger did not learn from (its card names them)
-    learned = set(tagger.card.trained_on) if tagger is not None else set()
-    unseen = {i for s in sources if s.corpus.name not in learned for i, _ in s.corpus.documents}
-    never_seen = ", ".join(s.name for s in sources if s.corpus.name not in learned) or "none: it learned from all"
+    unseen_sources = [s for s in sources if tagger is None or not tagger.learned_from(s.corpus.name)]
+    unseen = {i for s in unseen_sources for i, _ in s.corpus.documents}
     tallies = {(view, s.name): Tally.empty() for view, _, _ in VIEWS for s in settings(tagger, cuts)}
     fair = {(view, s.name): Tally.empty() for view, _, _ in VIEWS for s in settings(tagger, cuts)}
     for fold in range(folds):
@@ -176,8 +175,13 @@ def cross_validate(linker: Linker, tagger: SpanTagger | None, folds: int, data: 
                 score(linker, test, entity_type, tagger, lexicon, setting, tallies[key], (unseen, fair[key]))
         print(f"fold {fold + 1} of {folds}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
     print(f"Document-level F1 (mention-level F1), {folds} outer folds, pooled; chosen by the worse of the Disease sets")
+    if len(unseen_sources) < len(sources):
+        print("(the tagger was trained on some of these documents: its rows flatter it)")
     table(tallies, settings(tagger, cuts))
-    print(f"\nThe same, on the documents the tagger never saw ({never_seen}):")
+    if not unseen_sources:
+        print("\nThe tagger was trained on every fold's documents: no table of documents it never saw.")
+        return
+    print(f"\nThe same, on the documents the tagger never saw ({', '.join(s.name for s in unseen_sources)}):")
     table(fair, settings(tagger, cuts))
 
 
@@ -225,10 +229,9 @@ def held_out(linker: Linker, tagger: SpanTagger | None, data: Path) -> None:
     ]
     print("| documents | setting | doc P | doc R | doc F1 | mention F1 |")
     print("|---|---|---:|---:|---:|---:|")
-    learned = set(tagger.card.trained_on) if tagger is not None else set()
     for name, corpus, entity_type, lexicon in cases:
         assert not lexicon.learned_from_any(i for i, _ in corpus.documents)
-        if corpus.name in learned:
+        if tagger is not None and tagger.learned_from(corpus.name):
             name += " (the tagger learned from these)"
         for setting in chosen:
             tally = Tally.empty()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -183,6 +184,10 @@ def test_eval_end_to_end_leaves_the_packaged_tagger_off_on_a_corpus_it_was_train
             trained_on = name == tagger.card.trained_on[0]
             assert (report["tagger"] is None) == trained_on
             assert any("span tagger was trained on this corpus" in note for note in report["notes"]) == trained_on
+    own = tmp_path / "own-tagger"  # a tagger the user chose is scored where it trained, but said so
+    shutil.copytree(tagger.folder, own)
+    report = json.loads(CliRunner().invoke(main, [*args, "--tagger", str(own)]).output)
+    assert report["tagger"] == str(own) and any("these figures flatter it" in note for note in report["notes"])
 
 
 def test_annotate_teaches_what_mesh_lacks_unless_told_not_to() -> None:

@@ -192,9 +192,12 @@ def _end_to_end(
     if config.corpus_lexicon and config.corpus and config.corpus.learned_from_any(i for i, _ in corpus.documents):
         config = replace(config, corpus_lexicon=False)
         notes.append("the corpus lexicon was learned from documents of this corpus, so it was left off")
-    if config.tagger is not None and config.tagger.packaged and config.tagger.learned_from(corpus.name):
-        config = replace(config, tagger=None)
-        notes.append("the packaged span tagger was trained on this corpus, so it was left off")
+    if config.tagger is not None and config.tagger.learned_from(corpus.name):
+        if config.tagger.packaged:
+            config = replace(config, tagger=None)
+            notes.append("the packaged span tagger was trained on this corpus, so it was left off")
+        else:  # the user's own choice: scored, but not silently
+            notes.append("the span tagger was trained on this corpus: these figures flatter it")
     started = time.perf_counter()
     found = linker.annotate_many([text for _, text in corpus.documents], config)
     seconds = time.perf_counter() - started

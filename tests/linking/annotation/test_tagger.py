@@ -220,6 +220,14 @@ def test_the_packaged_taggers_embeddings_are_8_bit(packaged: SpanTagger) -> None
     assert _embeddings_type(packaged.folder / "model.onnx") == onnx.TensorProto.UINT8  # 16 MB where fp32 took 51
 
 
+def test_a_tagger_knows_the_corpus_files_it_was_trained_on(packaged: SpanTagger) -> None:
+    trained = packaged.card.trained_on[0]
+    for name in (trained, f"{trained} [Disease]", f"{trained}.gz", trained.upper()):
+        assert packaged.learned_from(name), name
+    for name in ("unseen.PubTator.txt", f"x{trained}", f"{trained}.bak"):
+        assert not packaged.learned_from(name), name
+
+
 def test_tagger_and_dictionary_are_each_others_witness(packaged: SpanTagger, tmp_path: Path) -> None:
     terminology = Terminology.from_concepts(
         [

@@ -4,7 +4,7 @@
 from importlib.resources import files
 from pathlib import Path
 
-__version__ = "0.2.1"
+__version__ = "0.3.0"
 
 
 def model_folder() -> Path:

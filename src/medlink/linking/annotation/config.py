@@ -27,7 +27,7 @@ class AnnotatorConfig:
     kind) is used, its forms taught where their out-of-fold precision is over ``lexicon_cut``; tagger: a span
     tagger whose spans join the dictionary's, each kind a witness for the other (see ``_best_supported``);
     tagged_kinds: the tagger's kinds kept (``None``: all it knows); untagged_kinds: kinds the tagger is not
-    used for, whose names stand alone (see ``_tagging``); approximate: names found by trigram
+    used for, whose names stand alone (see ``witnesses.tagging``); approximate: names found by trigram
     similarity (QuickUMLS-style) among the words no other span covers, linked as the name they resemble."""
 
     max_words: int = setting(8, "The longest name, in words, looked up in the text.", minimum=1, research=True)

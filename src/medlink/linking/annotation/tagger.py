@@ -100,9 +100,11 @@ class SpanTagger:
         return folder is not None and folder.resolve() == self.folder.resolve()
 
     def learned_from(self, corpus_name: str) -> bool:
-        """Whether this tagger was trained on the corpus file ``corpus_name`` (its card lists them; a corpus read
-        for one kind is named "FILE [Kind]")."""
-        return any(corpus_name == name or corpus_name.startswith(f"{name} [") for name in self.card.trained_on)
+        """Whether this tagger was trained on the corpus file ``corpus_name``, by its name as the card lists it
+        (a corpus read for one kind is named "FILE [Kind]"; a gzipped copy counts). A renamed copy is not
+        recognized: the card keeps file names, not the documents."""
+        name = corpus_name.split(" [", 1)[0].casefold().removesuffix(".gz")
+        return any(name == trained.casefold().removesuffix(".gz") for trained in self.card.trained_on)
 
     def _session(self) -> tuple[Any, list[str], Any]:
         with self._opening:
