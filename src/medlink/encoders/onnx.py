@@ -108,19 +108,15 @@ def export_output(model: Any, sample: Any, fp32: Path, output: str, output_axes:
         )
 
 
-def cpu_session(model: Path, threads: int | None, spinning: bool = True) -> Any:
+def cpu_session(model: Path, threads: int | None) -> Any:
     """An ONNX Runtime session on the CPU (``threads``: intra-op threads; ``None``: ``OMP_NUM_THREADS`` when set,
-    which ONNX Runtime's own pool ignores but worker processes sharing the cores set, else ONNX Runtime's choice).
-    ``spinning`` off: its threads sleep between computations instead of spinning, for a session that runs beside
-    other work (the span tagger runs beside the linker)."""
+    which ONNX Runtime's own pool ignores but worker processes sharing the cores set, else ONNX Runtime's choice)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
-    threads = threads or _threads_from_environment()
+    threads = threads or threads_from_environment()
     if threads:
         options.intra_op_num_threads = threads
-    if not spinning:
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(str(mapped_model(model)), options, providers=["CPUExecutionProvider"])
 
 
@@ -169,7 +165,7 @@ def _ort_version() -> str:
     return str(onnxruntime.__version__)
 
 
-def _threads_from_environment() -> int | None:
+def threads_from_environment() -> int | None:
     value = os.environ.get("OMP_NUM_THREADS", "")
     return int(value) if value.isdigit() and int(value) > 0 else None
 

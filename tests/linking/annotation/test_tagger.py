@@ -183,6 +183,7 @@ def test_a_documents_spans_do_not_depend_on_the_documents_beside_it(packaged: Sp
     ]
     assert packaged.tag(texts) == [packaged.tag([text])[0] for text in texts]
     assert packaged.tag(texts[::-1]) == packaged.tag(texts)[::-1]
+    assert SpanTagger(packaged.folder, threads=1).tag(texts) == SpanTagger(packaged.folder, threads=3).tag(texts)
 
 
 def test_tagging_in_background_gives_every_text_its_own_spans_in_order(packaged: SpanTagger) -> None:

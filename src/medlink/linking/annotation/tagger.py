@@ -12,8 +12,10 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -72,12 +74,9 @@ class TaggedSpan:
 class SpanTagger:
     """Loads lazily: the ONNX session and tokenizer are made on the first :meth:`tag`."""
 
-    # One window a run: a dynamically quantized model scales its activations by the whole batch's, so in batches of
-    # eight a document's spans depended on the documents beside it (NCBI-disease test, 2-layer tagger: 88.5 % of
-    # spans the same read alone or in a batch); alone, as fast here (80 against 77 documents/s) and as accurate.
-    batch_size = 1
-
     def __init__(self, folder: Path, threads: int | None = None) -> None:
+        """``threads``: windows run at once, each on one thread (``None``: ``OMP_NUM_THREADS`` when set, else the
+        CPUs this process may use)."""
         self.folder = Path(folder)
         self.card = TaggerCard.load(self.folder)
         self.threads = threads
@@ -113,7 +112,7 @@ class SpanTagger:
 
                 from medlink.encoders.onnx import cpu_session
 
-                session = cpu_session(self.folder / "model.onnx", self.threads, spinning=False)  # beside the linker
+                session = cpu_session(self.folder / "model.onnx", 1)  # one thread a window: see tag
                 tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
                 tokenizer.no_truncation()
                 tokenizer.no_padding()
@@ -121,7 +120,11 @@ class SpanTagger:
             return self._runtime
 
     def tag(self, texts: Sequence[str]) -> list[list[TaggedSpan]]:
-        """The spans of each text, in order."""
+        """The spans of each text, in order. Each window is run alone: a dynamically quantized model scales its
+        activations by the whole batch's, so in batches of eight a document's spans depended on the documents
+        beside it (NCBI-disease test, 2-layer tagger: 88.5 % of spans the same read alone or in a batch). Windows
+        run on several threads at once, each run on one: on 2 cores that reads more per core than one run on two
+        (52 documents/s on one thread, 84 on two), and it leaves room for the linker beside it."""
         session, inputs, tokenizer = self._session()
         encodings = tokenizer.encode_batch(list(texts), add_special_tokens=False)
         body = self.card.window - 2  # [CLS] and [SEP]
@@ -131,36 +134,42 @@ class SpanTagger:
             for start, end in windows_of(len(encoding.ids), body, self.card.overlap)
         ]
         cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+
+        def run(window: tuple[int, int, int]) -> np.ndarray:
+            number, start, end = window
+            ids = np.array([[cls_id, *encodings[number].ids[start:end], sep_id]], np.int64)
+            feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+            return session.run(None, {name: feed[name] for name in inputs})[0][0]
+
+        workers = min(self._workers(), len(windows))
+        if workers > 1:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="medlink-tagger-window") as pool:
+                outputs = list(pool.map(run, windows))
+        else:
+            outputs = [run(window) for window in windows]
         logits: list[np.ndarray] = [np.zeros((len(e.ids), len(self.card.labels)), np.float32) for e in encodings]
         best_margin: list[np.ndarray] = [np.full(len(e.ids), -1) for e in encodings]
-        order = sorted(range(len(windows)), key=lambda i: windows[i][1] - windows[i][2])  # longest first: less padding
-        for first in range(0, len(order), self.batch_size):
-            batch = [windows[i] for i in order[first : first + self.batch_size]]
-            pieces = [encodings[number].ids[start:end] for number, start, end in batch]
-            width = max(map(len, pieces)) + 2
-            ids = np.zeros((len(batch), width), np.int64)
-            mask = np.zeros_like(ids)
-            for row, piece in enumerate(pieces):
-                ids[row, : len(piece) + 2] = [cls_id, *piece, sep_id]
-                mask[row, : len(piece) + 2] = 1
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            out = session.run(None, {name: feed[name] for name in inputs})[0]
-            for row, (number, start, end) in enumerate(batch):
-                size = end - start
-                positions = np.arange(size)
-                margin = np.minimum(positions, size - 1 - positions)  # distance from the window's edge
-                if start == 0:
-                    margin = np.where(positions < size // 2, body, margin)  # the document's own start is no edge
-                if end == len(encodings[number].ids):
-                    margin = np.where(positions >= size - size // 2, body, margin)
-                target = slice(start, end)
-                better = margin > best_margin[number][target]
-                logits[number][target][better] = out[row, 1 : size + 1][better]
-                best_margin[number][target] = np.maximum(best_margin[number][target], margin)
+        for (number, start, end), out in zip(windows, outputs, strict=True):
+            size = end - start
+            positions = np.arange(size)
+            margin = np.minimum(positions, size - 1 - positions)  # distance from the window's edge
+            if start == 0:
+                margin = np.where(positions < size // 2, body, margin)  # the document's own start is no edge
+            if end == len(encodings[number].ids):
+                margin = np.where(positions >= size - size // 2, body, margin)
+            target = slice(start, end)
+            better = margin > best_margin[number][target]
+            logits[number][target][better] = out[1 : size + 1][better]
+            best_margin[number][target] = np.maximum(best_margin[number][target], margin)
         return [
             decode(self.card.labels, scores, encoding.offsets, text)
             for scores, encoding, text in zip(logits, encodings, texts, strict=True)
         ]
+
+    def _workers(self) -> int:
+        from medlink.encoders.onnx import threads_from_environment
+
+        return self.threads or threads_from_environment() or len(os.sched_getaffinity(0))
 
 
 def windows_of(length: int, body: int, overlap: int) -> list[tuple[int, int]]:
