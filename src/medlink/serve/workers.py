@@ -74,7 +74,8 @@ class InProcess:
 
 
 class WorkerPool:
-    """``count`` worker processes, each with ``threads`` intra-op threads, holding copies of ``work``."""
+    """``count`` worker processes, each with ``threads`` threads for ONNX Runtime (the encoders' intra-op threads, the
+    span tagger's windows run at once), holding copies of ``work``."""
 
     def __init__(
         self,

@@ -186,6 +186,18 @@ def test_a_documents_spans_do_not_depend_on_the_documents_beside_it(packaged: Sp
     assert SpanTagger(packaged.folder, threads=1).tag(texts) == SpanTagger(packaged.folder, threads=3).tag(texts)
 
 
+def test_the_tagger_counts_its_threads_where_the_os_cannot_say_which_cpus_it_may_use(
+    packaged: SpanTagger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # macOS, Windows
+    assert SpanTagger(packaged.folder)._workers() == (os.cpu_count() or 1)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # a service's worker process, a Spark worker
+    assert SpanTagger(packaged.folder)._workers() == 3 and SpanTagger(packaged.folder, threads=2)._workers() == 2
+
+
 def test_tagging_in_background_gives_every_text_its_own_spans_in_order(packaged: SpanTagger) -> None:
     texts = ["Cisplatin nephrotoxicity.", "", "The patient denies chest pain.", "Heart failure after doxorubicin.", "x"]
     kinds = ("Chemical", "Disease")

@@ -75,8 +75,8 @@ class SpanTagger:
     """Loads lazily: the ONNX session and tokenizer are made on the first :meth:`tag`."""
 
     def __init__(self, folder: Path, threads: int | None = None) -> None:
-        """``threads``: windows run at once, each on one thread (``None``: ``OMP_NUM_THREADS`` when set, else the
-        CPUs this process may use)."""
+        """``threads``: windows run at once, each on one thread (``None``: ``OMP_NUM_THREADS`` when set, as a
+        service's worker processes and Spark's set it, else the CPUs this process may use)."""
         self.folder = Path(folder)
         self.card = TaggerCard.load(self.folder)
         self.threads = threads
@@ -169,7 +169,8 @@ class SpanTagger:
     def _workers(self) -> int:
         from medlink.encoders.onnx import threads_from_environment
 
-        return self.threads or threads_from_environment() or len(os.sched_getaffinity(0))
+        usable = getattr(os, "sched_getaffinity", None)  # Linux: the CPUs this process may use; elsewhere all
+        return self.threads or threads_from_environment() or (len(usable(0)) if usable else os.cpu_count() or 1)
 
 
 def windows_of(length: int, body: int, overlap: int) -> list[tuple[int, int]]:
