@@ -89,7 +89,7 @@ def annotation_cell(
             "train": spec.train,
             "entity_type": spec.entity_type,
             "namespace": spec.namespace,
-            "scored_file": Path(spec.corpus.split(":", 1)[-1]).name,  # a tagger that learned from it stays off
+            "scored_file": corpus.name,  # a tagger that learned from it stays off (SpanTagger.learned_from)
         }
         held_out = held_out_corpus_lexicon(corpus, data, work) if annotator.shipped and data is not None else None
         if held_out is not None:
