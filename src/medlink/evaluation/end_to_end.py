@@ -64,7 +64,7 @@ def gold_sets(corpus: Corpus, terminology: Terminology, crosswalk: Crosswalk | N
         for part in gold.parts:  # a part's ids are alternatives ("+"): one concept, the first the terminology has
             ids = [concept for concept in part if concept and not concept.endswith("-1")]
             if ids:
-                concept = next((terminology.resolve(c) for c in ids if terminology.resolve(c)), ids[0])
+                concept = _first_known(tuple(ids), terminology)
                 mentions.add((m.document_id, m.start, m.end, concept))
                 concepts.add((m.document_id, concept))
     return mentions, concepts
@@ -94,27 +94,31 @@ def found_sets(corpus: Corpus, annotations: Sequence[Sequence[Annotation]]) -> t
     return mentions, concepts
 
 
+def _taught_concepts(parts: tuple[tuple[str, ...], ...], terminology: Terminology) -> tuple[str, ...]:
+    """What a training mention teaches, as it is scored (:func:`gold_sets`): one concept per part (a composite
+    mention, "|": "breast and ovarian cancer"), the first of the part's alternative ids ("+") the terminology has;
+    nothing for a nil mention."""
+    if any(c.endswith("-1") for part in parts for c in part) or not all(parts):
+        return ()
+    return tuple(dict.fromkeys(_first_known(part, terminology) for part in parts))
+
+
+def _first_known(ids: tuple[str, ...], terminology: Terminology) -> str:
+    return next((known for c in ids if (known := terminology.resolve(c))), ids[0])
+
+
 def learn_from_corpus(corpus: Corpus, terminology: Terminology, config: AnnotatorConfig | None = None) -> Lexicon:
     """The lexicon a training corpus teaches (:mod:`medlink.linking.annotation.lexicon`): its mention texts as
     spans of their own, and the names its documents show are seldom mentions."""
     documents = dict(corpus.documents)
     normalize = terminology.normalizer
     mentions = [
-        (
-            m.document_id,
-            TrainingMention(
-                m.start,
-                m.end,
-                normalize(documents[m.document_id][m.start : m.end]),
-                tuple(terminology.resolve(c) or c for c in m.gold.parts[0]),
-            ),
-        )
+        (m.document_id, TrainingMention(m.start, m.end, normalize(documents[m.document_id][m.start : m.end]), taught))
         for m in corpus
         if m.document_id in documents
         and m.start is not None
         and m.end is not None
-        and len(m.gold.parts) == 1
-        and not any(c.endswith("-1") for c in m.gold.parts[0])
+        and (taught := _taught_concepts(m.gold.parts, terminology))
     ]
     given = {mention.key for _, mention in mentions}
     # The documents also judge what the corpus lexicon teaches, so that they can over-rule it (``Lexicon.under``).

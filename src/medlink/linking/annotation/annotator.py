@@ -19,6 +19,7 @@ from medlink.linking.annotation.spans import Overlaps, Span, without_overlaps
 from medlink.linking.annotation.tagger import SpanTagger, TaggedSpan
 from medlink.linking.annotation.witnesses import TaggingInBackground, kinds_of, tagging
 from medlink.linking.mentions.branches import BranchScope, branches_for, has_tree_numbers
+from medlink.linking.mentions.composites import composite_result
 from medlink.linking.results import LinkResult, Mention, Stage
 from medlink.terminology import Terminology
 
@@ -91,8 +92,13 @@ def annotate_many(
             for span in spans
             if links[span].concepts and (scope is None or all(scope.allows(c) for c in links[span].concepts))
         }
-        # A text where the tagger found nothing keeps the dictionary's spans, which never overlap, in text order.
-        kept = _best_supported(kept_links, witnesses, exempt) if read else list(kept_links)
+        # A text where the tagger found nothing keeps the dictionary's spans, which overlap only where a coordination
+        # holds its conjuncts.
+        kept = (
+            _best_supported(kept_links, witnesses, exempt)
+            if read
+            else without_overlaps(sorted(kept_links, key=_support))
+        )
         annotated.append([_annotation(text, span, kept_links[span], config) for span in kept])
     return annotated
 
@@ -105,19 +111,27 @@ def _linked(
     memo: dict[str, LinkResult],
 ) -> list[dict[Span, LinkResult]]:
     """Per text, each span's link: the lexicon's for a taught span, else the linker's, with the text as context
-    (one batch for all texts)."""
+    (one batch for all texts); a coordination's is its conjuncts' (:func:`composite_result`), nil unless every
+    conjunct links."""
     to_link = [
-        Mention(_linked_text(span), text)
+        Mention(_linked_text(piece), text)
         for text, own in zip(texts, spans, strict=True)
         for span in own
-        if not span.taught
+        for piece in span.parts or (span,)
+        if not piece.taught
     ]
     results = iter(linker.link_many(to_link) if to_link else ())
     terminology = linker.terminology
-    return [
-        {span: _taught(span, lexicon, terminology, memo) if span.taught else next(results) for span in own}
-        for own in spans
-    ]
+
+    def link(span: Span) -> LinkResult:
+        pieces = [_taught(p, lexicon, terminology, memo) if p.taught else next(results) for p in span.parts or (span,)]
+        if not span.parts:
+            return pieces[0]
+        parts = [piece.text for piece in span.parts]
+        joined = composite_result(span.text, parts, pieces, lambda concept: _preferred_name(terminology, concept))
+        return joined or LinkResult(span.text, (), Stage.NIL, reason="a conjunct links to nothing")
+
+    return [{span: link(span) for span in own} for own in spans]
 
 
 def _best_supported(
@@ -127,8 +141,7 @@ def _best_supported(
     also a name (:func:`find_spans` keeps no other: on BC5CDR dev, the tagger's spans that only the dense search
     could link were wrong four times in five), and a dictionary span must be one the tagger also found
     (overlapping one), unless its concepts are all of kinds the tagger is not used for (``exempt``); the
-    annotators' own texts (the lexicon) and the text's short forms need none. Order: the lexicon's, the tagger's,
-    then the longest."""
+    annotators' own texts (the lexicon) and the text's short forms need none. Order: :func:`_support`."""
 
     near_tagged = Overlaps(tagged)
 
@@ -144,11 +157,13 @@ def _best_supported(
             or near_tagged(span)
         )
 
-    ranked = sorted(
-        (span for span in linked if supported(span)),
-        key=lambda s: (not s.taught, s.tagged is None, s.start - s.end, s.start),
-    )
-    return without_overlaps(ranked)
+    return without_overlaps(sorted((span for span in linked if supported(span)), key=_support))
+
+
+def _support(span: Span) -> tuple:
+    """Where spans overlap, the better supported sorts first: the lexicon's and coordinations (which hold the spans
+    they overlap), the tagger's, then the longest."""
+    return (not (span.taught or span.parts), span.tagged is None, span.start - span.end, span.start)
 
 
 def with_span_sources(
@@ -195,10 +210,15 @@ def _taught(span: Span, lexicon: Lexicon, terminology: Terminology, made: dict[s
     result = made.get(memo)
     if result is None:
         concepts = tuple(lexicon.concepts[span.key])
-        names = tuple(terminology.concept_preferred_name(c) if c in terminology else c for c in concepts)
+        names = tuple(_preferred_name(terminology, c) for c in concepts)
         result = LinkResult(span.text, concepts, Stage.EXACT, 1.0, span.text, names, reason=lexicon.reason(span.key))
         made[memo] = result
     return result
+
+
+def _preferred_name(terminology: Terminology, concept: str) -> str:
+    """A lexicon may teach ids the terminology lacks (NCBI-disease's OMIM ids over MeSH): those stand as themselves."""
+    return terminology.concept_preferred_name(concept) if concept in terminology else concept
 
 
 def branches_of(terminology: Terminology, branches: tuple[str, ...], entity_type: str | None) -> tuple[str, ...] | None:

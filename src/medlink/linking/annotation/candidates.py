@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from medlink.linking.annotation.config import AnnotatorConfig
+from medlink.linking.annotation.coordinations import coordination_ending
 from medlink.linking.annotation.name_checks import NameChecks, has_capital
 from medlink.linking.annotation.name_words import NameWords
 from medlink.linking.annotation.spans import (
@@ -75,7 +76,38 @@ class TextNames:
             spans += [span for span in near if span.near is not None and self.is_name(span.near.name, span.text)]
         if config.abbreviations:
             spans += abbreviation_spans(text, self.short_forms, spans, self.is_name, normalize)
-        return sorted(self._lessons(spans), key=lambda span: span.start)
+        spans = self._lessons(spans)
+        if config.coordinations:
+            spans += self.coordinated_spans(spans)
+        return sorted(spans, key=lambda span: span.start)
+
+    def coordinated_spans(self, spans: Sequence[Span]) -> list[Span]:
+        """The coordinations (:mod:`.coordinations`) that end in one of ``spans``, when every conjunct is a name;
+        each overlaps the spans it holds, and annotation keeps it over them."""
+        found = []
+        for span in spans:
+            if span.long_form is not None or span.near is not None:
+                continue
+            coordination = coordination_ending(self.text, span.start, span.end)
+            if coordination is None:
+                continue
+            conjuncts = [self._conjunct(part, coordination.start, span.end) for part in coordination.parts[:-1]]
+            if all(conjuncts):
+                text = self.text[coordination.start : span.end]
+                parts = (*(c for c in conjuncts if c is not None), span)
+                found.append(
+                    Span(coordination.start, span.end, text, key=self.terminology.normalizer(text), parts=parts)
+                )
+        return found
+
+    def _conjunct(self, text: str, start: int, end: int) -> Span | None:
+        """A conjunct with the shared head ("breast cancer") of the coordination at ``start:end``, as a span to link,
+        if it is a name."""
+        key = self.terminology.normalizer(text)
+        if not key or not self.is_name(key, text):
+            return None
+        lessons = self._lessons([Span(start, end, text, key=key)])
+        return lessons[0] if lessons else None
 
     def tagged_spans(self, tagged: Sequence[TaggedSpan]) -> list[Span]:
         """The tagger's spans that are names, in text order."""

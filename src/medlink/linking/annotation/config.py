@@ -19,7 +19,8 @@ from medlink.terminology.name_statistics import SMALLEST_HEAD_SHARE
 class AnnotatorConfig:
     """max_words: the longest name looked up; min_chars: shorter spans are left out (two-letter words are mostly
     abbreviations, which count only where the text defines them); abbreviations: short forms the text defines
-    are annotated as their long form; context: negation and uncertainty are assessed; branches: only concepts
+    are annotated as their long form; coordinations: "breast and ovarian cancer" is one mention of each
+    conjunct's concept (:mod:`.coordinations`); context: negation and uncertainty are assessed; branches: only concepts
     under these tree-number prefixes are annotated (``None``: for a terminology with tree numbers, MeSH's diseases
     and chemicals, C, F03 and D, not "Patients" or "Humans"; ``()``: every concept); lexicon: what annotated
     training documents taught (:mod:`.lexicon`), over the corpus lexicon; corpus_lexicon: whether the corpus
@@ -33,6 +34,9 @@ class AnnotatorConfig:
     max_words: int = setting(8, "The longest name, in words, looked up in the text.", minimum=1, research=True)
     min_chars: int = setting(3, "Shorter spans are left out unless the text defines them.", minimum=1, research=True)
     abbreviations: bool = True
+    coordinations: bool = setting(
+        True, "Read 'breast and ovarian cancer' as one mention naming each conjunct's concept, as corpora annotate it."
+    )
     context: bool = setting(True, "Mark each mention negated or uncertain by ConText triggers.")
     branches: tuple[str, ...] | None = None
     lexicon: Lexicon = field(default_factory=Lexicon)

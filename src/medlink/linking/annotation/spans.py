@@ -27,6 +27,7 @@ class Span:
     tagged: str | None = None  # for a span the tagger found: its kind and confidence, e.g. "Disease, 0.97"
     near: NearName | None = None  # for an approximate span: the name it resembles, linked in its place
     taught: bool = False  # its text is taught by a lexicon: it is linked as the lexicon says, not searched
+    parts: tuple[Span, ...] = ()  # for a coordination ("breast and ovarian cancer"): its conjuncts, each linked
 
 
 Test = Callable[[str], bool]
