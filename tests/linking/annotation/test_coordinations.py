@@ -19,7 +19,10 @@ from support import FIXTURES
 def _ending(text: str, last: str) -> tuple[str, tuple[str, ...]] | None:
     start = text.rindex(last)
     found = coordination_ending(text, start, start + len(last))
-    return (text[found.start : start + len(last)], found.parts) if found else None
+    if found is None:
+        return None
+    parts = (*(found.conjunct(i) for i in range(len(found.modifiers))), last)
+    return text[found.modifiers[0][0] : start + len(last)], parts
 
 
 @pytest.mark.parametrize(
@@ -51,6 +54,8 @@ def test_a_coordination_is_read_back_from_its_last_conjunct(text: str, last: str
         ("type 1 and type 2 diabetes", "type 2 diabetes"),  # a numbered head is the last conjunct's own
         ("seen in the breast. And lung cancer", "lung cancer"),  # a sentence ends between them
         ("breast cancer", "breast cancer"),  # no conjunction
+        ("Alzheimer's and Parkinson's disease", "Parkinson's disease"),  # no modifier "s" after an apostrophe
+        ("the risk of " + "colon, " * 40 + "and lung cancer", "lung cancer"),  # a list longer than the reach
     ],
 )
 def test_no_coordination_where_none_shares_a_head(text: str, last: str) -> None:
@@ -71,6 +76,9 @@ def linker() -> Linker:
                 disease("MESH:D008175", "Lung Neoplasms", "lung cancer"),
                 disease("MESH:D009325", "Nausea"),
                 disease("MESH:D014839", "Vomiting"),
+                disease("MESH:D020031", "Epstein-Barr Virus Infections", "Epstein-Barr virus"),
+                disease("MESH:D014777", "Virus Diseases", "virus infection"),
+                disease("MESH:D003586", "Cytomegalovirus Infections", "cytomegalovirus infection"),
             ]
         )
     )
@@ -130,3 +138,43 @@ def test_training_documents_teach_their_composite_mentions() -> None:
     found = Linker(terminology).annotate_many([text for _, text in corpus.documents], config)
     assert ("breast and ovarian cancer", ("MESH:D001943", "MESH:D010051")) in [(a.text, a.concepts) for a in found[0]]
     assert score_annotations(corpus, found, terminology).mention.right == 2  # both parts, at the gold span
+
+
+def test_a_list_is_read_from_the_run_of_names_next_to_the_span(linker: Linker) -> None:
+    config = AnnotatorConfig(context=False)
+    # a conjunct that is no name ("heart cancer") ends the list there: only what follows it can share the head
+    assert _found(linker, "breast, heart and ovarian cancer", config) == [("ovarian cancer", ("MESH:D010051",))]
+    assert _found(linker, "in 2001, breast and ovarian cancer", config) == [
+        ("breast and ovarian cancer", ("MESH:D001943", "MESH:D010051"))
+    ]
+    assert _found(linker, "lung cancer, breast and ovarian cancer", config) == [
+        ("lung cancer", ("MESH:D008175",)),
+        ("breast and ovarian cancer", ("MESH:D001943", "MESH:D010051")),
+    ]
+
+
+def test_a_coordination_never_starts_inside_another_name(linker: Linker) -> None:
+    # "virus infection" is a name, but "virus" ends "Epstein-Barr virus": two mentions, not a coordination
+    text = "Epstein-Barr virus and cytomegalovirus infection"
+    assert _found(linker, text, AnnotatorConfig(context=False)) == [
+        ("Epstein-Barr virus", ("MESH:D020031",)),
+        ("cytomegalovirus infection", ("MESH:D003586",)),
+    ]
+
+
+def test_a_coordination_gives_way_to_a_tagger_span_across_its_start(linker: Linker) -> None:
+    from medlink.linking.annotation.annotator import _best_supported
+    from medlink.linking.annotation.candidates import find_spans
+    from medlink.linking.annotation.tagger import TaggedSpan
+
+    text = "risk of breast and ovarian cancer"
+    spans = find_spans(linker.terminology, text, AnnotatorConfig())
+    links = {span: linker.link(span.text) for span in spans if not span.parts}
+    coordination = next(span for span in spans if span.parts)
+    links[coordination] = linker.link("breast cancer")  # a concept, so that only the witnesses decide
+    start = text.index("breast")
+    across = TaggedSpan(start - 3, start + 6, "Disease", 0.9)  # "of breast": it crosses the coordination's start
+    within = TaggedSpan(start, len(text), "Disease", 0.9)
+    assert [s.text for s in _best_supported(links, [within], None)] == ["breast and ovarian cancer"]
+    ovarian = TaggedSpan(text.index("ovarian"), len(text), "Disease", 0.9)
+    assert [s.text for s in _best_supported(links, [across, ovarian], None)] == ["ovarian cancer"]

@@ -149,6 +149,8 @@ def _best_supported(
         return exempt is None or not all(exempt.allows(concept) for concept in linked[span].concepts)
 
     def supported(span: Span) -> bool:
+        if span.parts and any(t.start < span.start < t.end for t in tagged):
+            return False  # the tagger read a mention across the coordination's start ("of breast")
         return (
             span.taught
             or span.long_form is not None

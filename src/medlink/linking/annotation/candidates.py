@@ -82,8 +82,10 @@ class TextNames:
         return sorted(spans, key=lambda span: span.start)
 
     def coordinated_spans(self, spans: Sequence[Span]) -> list[Span]:
-        """The coordinations (:mod:`.coordinations`) that end in one of ``spans``, when every conjunct is a name;
-        each overlaps the spans it holds, and annotation keeps it over them."""
+        """The coordinations (:mod:`.coordinations`) that end in one of ``spans``, each from the longest run of
+        modifiers next to its span whose conjuncts are all names and whose first starts inside no other span
+        ("Epstein-Barr virus and cytomegalovirus infection" holds no "virus infection"); a coordination overlaps
+        only the spans it holds, and annotation keeps it over them."""
         found = []
         for span in spans:
             if span.long_form is not None or span.near is not None:
@@ -91,22 +93,27 @@ class TextNames:
             coordination = coordination_ending(self.text, span.start, span.end)
             if coordination is None:
                 continue
-            conjuncts = [self._conjunct(part, coordination.start, span.end) for part in coordination.parts[:-1]]
-            if all(conjuncts):
-                text = self.text[coordination.start : span.end]
-                parts = (*(c for c in conjuncts if c is not None), span)
-                found.append(
-                    Span(coordination.start, span.end, text, key=self.terminology.normalizer(text), parts=parts)
-                )
+            conjuncts = [self._conjunct(coordination.conjunct(i), span) for i in range(len(coordination.modifiers))]
+            first = len(conjuncts)
+            while first > 0 and conjuncts[first - 1] is not None:
+                first -= 1
+            starts = [start for start, _ in coordination.modifiers]
+            while first < len(conjuncts) and any(s.start < starts[first] < s.end for s in spans):
+                first += 1
+            if first < len(conjuncts):
+                text = self.text[starts[first] : span.end]
+                parts = (*(c for c in conjuncts[first:] if c is not None), span)
+                key = self.terminology.normalizer(text)
+                found.append(Span(starts[first], span.end, text, key=key, parts=parts))
         return found
 
-    def _conjunct(self, text: str, start: int, end: int) -> Span | None:
-        """A conjunct with the shared head ("breast cancer") of the coordination at ``start:end``, as a span to link,
-        if it is a name."""
+    def _conjunct(self, text: str, last: Span) -> Span | None:
+        """A conjunct with the shared head ("breast cancer") of the coordination ending in ``last``, as a span to
+        link, if it is a name."""
         key = self.terminology.normalizer(text)
         if not key or not self.is_name(key, text):
             return None
-        lessons = self._lessons([Span(start, end, text, key=key)])
+        lessons = self._lessons([Span(last.start, last.end, text, key=key)])
         return lessons[0] if lessons else None
 
     def tagged_spans(self, tagged: Sequence[TaggedSpan]) -> list[Span]:

@@ -13,20 +13,27 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_REACH = 200  # characters before a span searched for its modifiers: a list longer than that is no coordination
+_REACH = 200  # characters before a span searched for its modifiers: a list reaching further is not read at all
 _CONJUNCTION_BEFORE = re.compile(r"(?:,?\s+(?:and/or|and|or)\s+|\s*/\s*)$", re.IGNORECASE)
 _SEPARATOR = r"(?:,\s+|\s*/\s*)"
-_MODIFIERS_BEFORE = re.compile(rf"(?<![\w/-])(?:[\w-]+{_SEPARATOR})*[\w-]+$")
+_LIST_GOES_ON = re.compile(rf"{_SEPARATOR}$")
+# a modifier starts a word: not after a letter, a hyphen, a slash or an apostrophe ("Alzheimer's" is no "s")
+_MODIFIERS_BEFORE = re.compile(rf"(?<![\w/'’-])(?:[\w-]+{_SEPARATOR})*[\w-]+$")
+_MODIFIER = re.compile(r"[\w-]+")
 _NUMBERED = re.compile(r"^(?:\d|[ivx]+\b)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Coordination:
-    """``start``: where the first conjunct starts; ``parts``: each conjunct with the shared head, in text order (the
-    last is the name span's own text)."""
+    """The modifiers before a name span that share its head: ``modifiers``, (start, word) of each in text order;
+    ``head``: the span's words after its first."""
 
-    start: int
-    parts: tuple[str, ...]
+    modifiers: tuple[tuple[int, str], ...]
+    head: str
+
+    def conjunct(self, modifier: int) -> str:
+        """The conjunct of modifier ``modifier`` with the shared head ("breast cancer")."""
+        return f"{self.modifiers[modifier][1]} {self.head}"
 
 
 def coordination_ending(text: str, start: int, end: int) -> Coordination | None:
@@ -34,14 +41,12 @@ def coordination_ending(text: str, start: int, end: int) -> Coordination | None:
     words = text[start:end].split(maxsplit=1)
     if len(words) < 2 or _NUMBERED.match(words[1]):
         return None
-    head = " ".join(words[1].split())
-    before = text[max(0, start - _REACH) : start]
-    conjunction = _CONJUNCTION_BEFORE.search(before)
+    reach = max(0, start - _REACH)
+    conjunction = _CONJUNCTION_BEFORE.search(text, reach, start)
     if conjunction is None:
         return None
-    modifiers = _MODIFIERS_BEFORE.search(before, 0, conjunction.start())
-    if modifiers is None:
-        return None
-    conjuncts = [word for word in re.split(_SEPARATOR, modifiers.group()) if word]
-    parts = (*(f"{conjunct} {head}" for conjunct in conjuncts), text[start:end])
-    return Coordination(start - len(before) + modifiers.start(), parts)
+    modifiers = _MODIFIERS_BEFORE.search(text, reach, conjunction.start())
+    if modifiers is None or _LIST_GOES_ON.search(text, max(0, modifiers.start() - 4), modifiers.start()):
+        return None  # a list longer than the reach, or one with an item that is no single word, is not read
+    found = tuple((m.start(), m.group()) for m in _MODIFIER.finditer(text, modifiers.start(), modifiers.end()))
+    return Coordination(found, " ".join(words[1].split()))
