@@ -9,6 +9,7 @@ Input, by extension (or a ``FORMAT:`` prefix): ``.txt`` (the whole file is one d
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -116,10 +117,11 @@ def write_annotations(
         assert stream is not None
         for document, found in pairs:
             end = document.title_end if document.title_end is not None else len(document.text)
-            stream.write(f"{document.id}|t|{document.text[:end]}\n{document.id}|a|{document.text[end + 1 :]}\n")
+            title, abstract = _one_line(document.text[:end]), _one_line(document.text[end + 1 :])
+            stream.write(f"{document.id}|t|{title}\n{document.id}|a|{abstract}\n")
             for a in found:
                 ids = "|".join(c.removeprefix(PUBTATOR_NAMESPACE) for c in a.concepts)
-                stream.write(f"{document.id}\t{a.start}\t{a.end}\t{a.text}\t{label}\t{ids}\n")
+                stream.write(f"{document.id}\t{a.start}\t{a.end}\t{_one_line(a.text)}\t{label}\t{ids}\n")
             stream.write("\n")
     elif kind == "bioc":
         assert stream is not None
@@ -131,7 +133,9 @@ def write_annotations(
             (folder / f"{document.id}.txt").write_text(document.text, encoding="utf-8")
             lines = []
             for number, a in enumerate(found, start=1):
-                lines.append(f"T{number}\t{label} {a.start} {a.end}\t{a.text}")
+                pieces = _lines_of(document.text, a.start, a.end)
+                offsets = ";".join(f"{start} {end}" for start, end in pieces)
+                lines.append(f"T{number}\t{label} {offsets}\t{' '.join(document.text[s:e] for s, e in pieces)}")
                 named = zip(a.concepts, a.preferred_names, strict=False)
                 lines += [f"N{number}_{i}\tReference T{number} {c}\t{name}" for i, (c, name) in enumerate(named, 1)]
                 if a.negated or a.uncertain:
@@ -139,6 +143,21 @@ def write_annotations(
             (folder / f"{document.id}.ann").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     else:
         raise ValueError(f"unknown output format {kind!r} ({', '.join(OUTPUT_FORMATS)})")
+
+
+_FLAT = str.maketrans("\r\n\t", "   ")
+
+
+def _one_line(text: str) -> str:
+    """``text`` with line breaks and tabs as spaces, one for one: a PubTator line holds neither, and the offsets still
+    count the same characters (a note's lines, a mention across them)."""
+    return text.translate(_FLAT)
+
+
+def _lines_of(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The pieces of ``text[start:end]`` on each of its lines: brat writes a mention across a line break as one
+    fragment per line ("T1 Disease 8 14;15 33")."""
+    return [(start + m.start(), start + m.end()) for m in re.finditer(r"[^\r\n]+", text[start:end])]
 
 
 def _bioc_xml(pairs: list[tuple[Document, Sequence[Annotation]]], label: str) -> str:
