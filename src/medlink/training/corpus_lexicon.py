@@ -18,7 +18,7 @@ from medlink.evaluation.corpus import Corpus, GoldMention
 from medlink.evaluation.folds import fold_of
 from medlink.linking.annotation.annotator import AnnotatorConfig
 from medlink.linking.annotation.candidates import find_spans
-from medlink.linking.annotation.corpus_lexicon import CorpusLexicon, SeldomMarked, TaughtForm
+from medlink.linking.annotation.corpus_lexicon import COMPOSITE, CorpusLexicon, SeldomMarked, TaughtForm
 from medlink.linking.annotation.lexicon import Lexicon, has_small_letter
 from medlink.terminology import Terminology
 
@@ -139,8 +139,7 @@ def _gold(sources: Sequence[LexiconSource], terminology: Terminology) -> tuple[G
             kind = source.kind_of(mention)
             if kind is None or mention.document_id not in texts or mention.start is None or mention.end is None:
                 continue
-            single = len(mention.gold.parts) == 1 and not any(c.endswith("-1") for c in mention.gold.parts[0])
-            concepts = mention.gold.parts[0] if single else ()
+            concepts = _taught_ids(mention.gold.parts, terminology)
             gold[kind][(mention.document_id, mention.start, mention.end)] = concepts
             written = texts[mention.document_id][mention.start : mention.end]
             key = normalize(written)
@@ -149,6 +148,18 @@ def _gold(sources: Sequence[LexiconSource], terminology: Terminology) -> tuple[G
                 if has_small_letter(written):
                     small[kind].add(key)
     return gold, given, small
+
+
+def _taught_ids(parts: tuple[tuple[str, ...], ...], terminology: Terminology) -> tuple[str, ...]:
+    """What a mention teaches: one part's alternative ids; a composite mention's ("breast and ovarian cancer",
+    "hemorrhagic cystitis" in BC5CDR) one id per part, the first the terminology has, joined as one
+    (:data:`~medlink.linking.annotation.corpus_lexicon.COMPOSITE`); nothing for a nil mention."""
+    if not parts or any(not part or any(c.endswith("-1") for c in part) for part in parts):
+        return ()
+    if len(parts) == 1:
+        return parts[0]
+    firsts = (next((c for c in part if terminology.resolve(c)), part[0]) for part in parts)
+    return (COMPOSITE.join(dict.fromkeys(firsts)),)
 
 
 def _keys(given: Given) -> set[str]:

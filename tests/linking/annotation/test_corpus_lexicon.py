@@ -341,3 +341,28 @@ def test_untagged_kinds_are_kinds() -> None:
     with pytest.raises(MedlinkError, match="untagged_kinds: no kind 'Diseases'"):
         AnnotatorConfig(untagged_kinds=("Diseases",))
     assert AnnotatorConfig(untagged_kinds=("Drug", "disease")).untagged_kinds == ("Drug", "disease")
+
+
+def test_a_composite_mention_teaches_every_part_or_nothing(tmp_path: Path, terminology: Terminology) -> None:
+    (a, c), (b, _) = _ids_in_folds(2, 2)
+    both = [("nephrotoxicity and tumor", "Disease", "D007674|D009369")]
+    path = _pubtator(
+        tmp_path / "composite.pubtator",
+        [
+            (a, "Cisplatin: nephrotoxicity and tumor.", both),
+            (b, "Again nephrotoxicity and tumor.", both),
+            (c, "Kidney and OMIM disease.", [("Kidney and OMIM disease", "Disease", "D007674|OMIM:123456")]),
+        ],
+    )
+    learned = learn_corpus_lexicon(
+        [LexiconSource("composite", load_corpus(f"pubtator:{path}"), ("Disease",))], terminology, 2
+    )
+    key, half = terminology.normalizer("nephrotoxicity and tumor"), terminology.normalizer("kidney and omim disease")
+    forms = {form.key: form for form in learned.forms}
+    assert (forms[key].concepts, forms[key].finds, forms[key].hits) == (("MESH:D007674|MESH:D009369",), 2, 2)
+    lexicon = learned.lexicon(terminology, None, 0.3)
+    assert lexicon.concepts[key] == (KIDNEY, "MESH:D009369")
+    assert half in forms and half not in lexicon.concepts  # MeSH lacks the OMIM part: half an answer is wrong
+    config = with_span_sources(AnnotatorConfig(context=False), None, learned)
+    found = Linker(terminology).annotate("Nephrotoxicity and tumor were seen.", config)
+    assert [(a.text, a.concepts) for a in found] == [("Nephrotoxicity and tumor", (KIDNEY, "MESH:D009369"))]

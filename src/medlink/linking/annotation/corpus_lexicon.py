@@ -29,6 +29,9 @@ from medlink.linking.annotation.lexicon import Lexicon
 from medlink.terminology import Terminology
 
 LEXICON_FORMAT = "medlink-corpus-lexicon-1"
+# A composite mention's concepts, one per part, are one entry of a form's concepts joined as PubTator joins them
+# ("MESH:D006470|MESH:D003556"): a reader that knows no composites finds no such id and leaves the form untaught.
+COMPOSITE = "|"
 FILE_NAME = "corpus-lexicon.json.gz"
 MIN_FINDS_OVER_A_NAME = 3
 MIN_UNTESTED_CHARS = 3  # learning finds no span shorter (min_chars): such a form was never tested ("Ca", "Na")
@@ -39,7 +42,8 @@ PRIOR_HITS, PRIOR_MISSES = 1.0, 1.0  # the smoothing of out-of-fold precision: a
 
 @dataclass(frozen=True)
 class TaughtForm:
-    """``key``: a normalized mention text; ``concepts``: the alternatives annotators gave it most often; ``count``:
+    """``key``: a normalized mention text; ``concepts``: the alternatives annotators gave it most often, or a
+    composite mention's concepts as one entry, joined by :data:`COMPOSITE`; ``count``:
     how often it was annotated; ``finds`` / ``hits``: out of fold, how often a lexicon learned without the
     document found the form in it, and how often that find was annotated with the concept taught; ``cased``: it
     was only ever annotated in capitals ("PAN", "HIT", "DEN"), so it teaches only text without a small letter
@@ -122,8 +126,7 @@ class CorpusLexicon:
                 continue
             if not form.finds and len(form.key) < MIN_UNTESTED_CHARS:
                 continue  # "ca." is circa far more often than calcium
-            resolved = tuple(terminology.resolve(concept) for concept in form.concepts)
-            own = tuple(dict.fromkeys(concept for concept in resolved if concept is not None))
+            own = _own_concepts(terminology, form.concepts)
             if not own:
                 continue  # the terminology lacks its concept (NCBI's OMIM ids under MeSH)
             named = {match.concept_id for match in terminology.lookup_normalized(form.key)}
@@ -169,6 +172,16 @@ class CorpusLexicon:
         with gzip.GzipFile(partial, "wb", mtime=0) as stream:  # mtime 0: the same lexicon, the same bytes
             stream.write(text.encode("utf-8"))
         os.replace(partial, path)
+
+
+def _own_concepts(terminology: Terminology, concepts: tuple[str, ...]) -> tuple[str, ...]:
+    """What a form teaches in ``terminology``: the alternatives it has, or for a composite every part's concept
+    (nothing where it lacks one: half a composite is a wrong answer)."""
+    own: list[str] = []
+    for concept in concepts:
+        parts = [terminology.resolve(part) for part in concept.split(COMPOSITE)]
+        own += [part for part in parts if part is not None] if all(parts) else []
+    return tuple(dict.fromkeys(own))
 
 
 def _reason(form: TaughtForm) -> str:
