@@ -204,13 +204,13 @@ def test_annotate_teaches_what_mesh_lacks_unless_told_not_to() -> None:
 def test_notes_with_line_breaks_and_tabs_make_well_formed_pubtator_and_brat(tmp_path: Path) -> None:
     """A clinical note has lines: PubTator's lines and brat's fields hold no line break or tab, and the offsets
     still point at the mentions (a mention across a line break is one brat fragment per line)."""
-    text = "Patient with myocardial\ninfarction.\r\nNo\tpneumonia."
+    text = "Patient with myocardial\n \ninfarction.\r\nNo\tpneumonia.\x0cFever\u2028noted."
     (tmp_path / "notes.jsonl").write_text(json.dumps({"id": "n1", "text": text}) + "\n")
     base = ["annotate", "--exact-only", "--entity-type", "Disease", "--input", str(tmp_path / "notes.jsonl")]
     written = CliRunner().invoke(main, [*base, "--format", "pubtator"])
     assert written.exit_code == 0, written.output
     lines = [line for line in written.output.split("\n") if line]
-    assert lines[:2] == ["n1|t|" + text.translate(str.maketrans("\r\n\t", "   ")), "n1|a|"]
+    assert lines[:2] == ["n1|t|" + "".join(" " if c in "\r\n\t\x0c\u2028" else c for c in text), "n1|a|"]
     mentions = [line.split("\t") for line in lines[2:]]
     assert mentions and all(len(fields) == 6 for fields in mentions)
     (tmp_path / "out.pubtator").write_text(written.output)
@@ -218,11 +218,13 @@ def test_notes_with_line_breaks_and_tabs_make_well_formed_pubtator_and_brat(tmp_
     assert read_back.exit_code == 0, read_back.output
     again = [(a["start"], a["end"], a["text"]) for a in json.loads(read_back.output)["annotations"]]
     assert again == [(int(start), int(end), found) for _, start, end, found, _, _ in mentions]
-    assert tuple(found for *_, found in again) == ("myocardial infarction", "pneumonia")
+    assert tuple(found for *_, found in again) == ("myocardial   infarction", "pneumonia", "Fever")
 
     brat = CliRunner().invoke(main, [*base, "--format", "brat", "--output", str(tmp_path / "brat")])
     assert brat.exit_code == 0, brat.output
     entities = [line.split("\t") for line in (tmp_path / "brat" / "n1.ann").read_text().splitlines()]
     first = next(fields for fields in entities if fields[0] == "T1")
-    assert first[1] == "Disease 13 23;24 34" and first[2] == "myocardial infarction"
+    infarction = text.index("infarction")
+    assert first[1] == f"Disease 13 23;{infarction} {infarction + 10}" and first[2] == "myocardial infarction"
+    assert len(entities) == len((tmp_path / "brat" / "n1.ann").read_text().split("\n")) - 1  # no line split
     assert (tmp_path / "brat" / "n1.txt").read_bytes().decode() == text  # the offsets count its carriage return

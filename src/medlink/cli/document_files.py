@@ -135,7 +135,9 @@ def write_annotations(
             for number, a in enumerate(found, start=1):
                 pieces = _lines_of(document.text, a.start, a.end)
                 offsets = ";".join(f"{start} {end}" for start, end in pieces)
-                lines.append(f"T{number}\t{label} {offsets}\t{' '.join(document.text[s:e] for s, e in pieces)}")
+                lines.append(
+                    f"T{number}\t{label} {offsets}\t{_one_line(' '.join(document.text[s:e] for s, e in pieces))}"
+                )
                 named = zip(a.concepts, a.preferred_names, strict=False)
                 lines += [f"N{number}_{i}\tReference T{number} {c}\t{name}" for i, (c, name) in enumerate(named, 1)]
                 if a.negated or a.uncertain:
@@ -145,7 +147,10 @@ def write_annotations(
         raise ValueError(f"unknown output format {kind!r} ({', '.join(OUTPUT_FORMATS)})")
 
 
-_FLAT = str.maketrans("\r\n\t", "   ")
+# every character that ends a line for str.splitlines (and so for PubTator and brat readers that use it)
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_FLAT = str.maketrans(_LINE_BREAKS + "\t", " " * (len(_LINE_BREAKS) + 1))
+_ONE_LINE = re.compile(f"[^{re.escape(_LINE_BREAKS)}]+")
 
 
 def _one_line(text: str) -> str:
@@ -155,9 +160,16 @@ def _one_line(text: str) -> str:
 
 
 def _lines_of(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """The pieces of ``text[start:end]`` on each of its lines: brat writes a mention across a line break as one
-    fragment per line ("T1 Disease 8 14;15 33")."""
-    return [(start + m.start(), start + m.end()) for m in re.finditer(r"[^\r\n]+", text[start:end])]
+    """The pieces of ``text[start:end]`` on each of its lines, without the blanks about them: brat writes a mention
+    across a line break as one fragment per line ("T1 Disease 8 14;15 33")."""
+    pieces = []
+    for line in _ONE_LINE.finditer(text, start, end):
+        written = line.group()
+        first = line.start() + len(written) - len(written.lstrip())
+        last = line.end() - len(written) + len(written.rstrip())
+        if first < last:
+            pieces.append((first, last))
+    return pieces
 
 
 def _bioc_xml(pairs: list[tuple[Document, Sequence[Annotation]]], label: str) -> str:

@@ -366,3 +366,12 @@ def test_a_composite_mention_teaches_every_part_or_nothing(tmp_path: Path, termi
     config = with_span_sources(AnnotatorConfig(context=False), None, learned)
     found = Linker(terminology).annotate("Nephrotoxicity and tumor were seen.", config)
     assert [(a.text, a.concepts) for a in found] == [("Nephrotoxicity and tumor", (KIDNEY, "MESH:D009369"))]
+
+
+@pytest.mark.parametrize(("finds", "taught"), [(1, None), (5, (KIDNEY, "MESH:D009369"))])
+def test_a_composite_over_a_name_needs_the_evidence_of_any_form_over_a_name(
+    terminology: Terminology, finds: int, taught: tuple[str, ...] | None
+) -> None:
+    # "tumor" names Neoplasms: a composite adding Kidney Diseases to it must have been found 3 times out of fold
+    corpus = CorpusLexicon((_form("tumor", (f"{KIDNEY}|MESH:D009369",), finds, finds),), (), ("test",), frozenset())
+    assert corpus.lexicon(terminology, None, 0.3).concepts.get("tumor") == taught

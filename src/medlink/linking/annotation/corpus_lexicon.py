@@ -130,7 +130,9 @@ class CorpusLexicon:
             if not own:
                 continue  # the terminology lacks its concept (NCBI's OMIM ids under MeSH)
             named = {match.concept_id for match in terminology.lookup_normalized(form.key)}
-            if named and not named & set(own) and form.finds < MIN_FINDS_OVER_A_NAME:
+            # a composite over a name adds concepts to it, so it needs the same evidence as a form that replaces it
+            composite = any(COMPOSITE in concept for concept in form.concepts)
+            if named and (composite or not named & set(own)) and form.finds < MIN_FINDS_OVER_A_NAME:
                 continue
             concepts[form.key], evidence[form.key] = own, form
         return Lexicon(
