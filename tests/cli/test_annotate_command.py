@@ -201,9 +201,10 @@ def test_annotate_teaches_what_mesh_lacks_unless_told_not_to() -> None:
     assert json.loads(CliRunner().invoke(main, [*args, "--no-corpus-lexicon"]).output)["annotations"] == []
 
 
-def test_notes_with_line_breaks_and_tabs_make_well_formed_pubtator_and_brat(tmp_path: Path) -> None:
-    """A clinical note has lines: PubTator's lines and brat's fields hold no line break or tab, and the offsets
-    still point at the mentions (a mention across a line break is one brat fragment per line)."""
+def test_notes_with_line_breaks_and_tabs_make_well_formed_pubtator_brat_and_bioc(tmp_path: Path) -> None:
+    """A clinical note has lines: PubTator's lines and brat's fields hold no line break or tab, BioC no character XML
+    cannot hold or reads otherwise ("\r"), and the offsets still point at the mentions (a mention across a line
+    break is one brat fragment per line)."""
     text = "Patient with myocardial\n \ninfarction.\r\nNo\tpneumonia.\x0cFever\u2028noted."
     (tmp_path / "notes.jsonl").write_text(json.dumps({"id": "n1", "text": text}) + "\n")
     base = ["annotate", "--exact-only", "--entity-type", "Disease", "--input", str(tmp_path / "notes.jsonl")]
@@ -220,6 +221,14 @@ def test_notes_with_line_breaks_and_tabs_make_well_formed_pubtator_and_brat(tmp_
     assert again == [(int(start), int(end), found) for _, start, end, found, _, _ in mentions]
     assert tuple(found for *_, found in again) == ("myocardial   infarction", "pneumonia", "Fever")
 
+    bioc = CliRunner().invoke(main, [*base, "--format", "bioc"])
+    assert bioc.exit_code == 0, bioc.output
+    (tmp_path / "out.xml").write_text(bioc.output)
+    from_bioc = CliRunner().invoke(main, [*base[:4], "--input", f"bioc:{tmp_path / 'out.xml'}"])
+    assert from_bioc.exit_code == 0, from_bioc.output  # a form feed made the XML unreadable
+    read = [(a["start"], a["end"]) for a in json.loads(from_bioc.output)["annotations"]]
+    assert read == [(start, end) for start, end, _ in again]  # "\r\n" read as "\n" shifted them
+
     brat = CliRunner().invoke(main, [*base, "--format", "brat", "--output", str(tmp_path / "brat")])
     assert brat.exit_code == 0, brat.output
     entities = [line.split("\t") for line in (tmp_path / "brat" / "n1.ann").read_text().splitlines()]
@@ -228,3 +237,11 @@ def test_notes_with_line_breaks_and_tabs_make_well_formed_pubtator_and_brat(tmp_
     assert first[1] == f"Disease 13 23;{infarction} {infarction + 10}" and first[2] == "myocardial infarction"
     assert len(entities) == len((tmp_path / "brat" / "n1.ann").read_text().split("\n")) - 1  # no line split
     assert (tmp_path / "brat" / "n1.txt").read_bytes().decode() == text  # the offsets count its carriage return
+
+
+def test_a_lone_surrogate_is_refused_by_file_and_line_not_with_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "notes.jsonl").write_text('{"id": "n1", "text": "Pt with \\ud800 heart attack."}\n')
+    result = CliRunner().invoke(main, ["annotate", "--exact-only", "--input", str(tmp_path / "notes.jsonl")])
+    assert result.exit_code == 1 and "notes.jsonl:1: its text holds a lone surrogate" in result.output
+    given = CliRunner().invoke(main, ["annotate", "--exact-only", "heart attack \udcff"])  # argv's undecodable bytes
+    assert given.exit_code == 2 and "text 1 holds a lone surrogate" in given.output

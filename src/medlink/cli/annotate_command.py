@@ -83,12 +83,15 @@ def annotate(
     from medlink.evaluation.corpus_formats import load_corpus
     from medlink.evaluation.end_to_end import learn_from_corpus
     from medlink.linking.annotation.annotator import branches_of
+    from medlink.serve.text_checks import NOT_TEXT, is_text
 
     if not texts and not inputs:
         raise click.UsageError("give texts as arguments or documents with --input")
     if output_format == "brat" and output_path is None:
         raise click.UsageError("--format brat writes a folder of .txt and .ann files: give --output FOLDER")
     documents = [Document(str(number), text) for number, text in enumerate(texts, start=1)]
+    if unreadable := [document.id for document in documents if not is_text(document.text)]:
+        raise click.UsageError(f"text {unreadable[0]} {NOT_TEXT} (bytes that are not UTF-8?)")
     for spec in inputs:
         documents += list(read_documents(spec))
     annotation = annotator_config(linker_choice, annotator_settings)  # a bad [annotator] table: before any work

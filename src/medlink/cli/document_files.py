@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO
 
 from medlink.linking.annotation.annotator import Annotation
+from medlink.serve.text_checks import NOT_TEXT, is_text
 from medlink.terminology.diagnostics import SourceError
 from medlink.terminology.readers.source_files import iter_lines
 
@@ -68,6 +69,8 @@ def _jsonl(path: Path) -> Iterator[Document]:
             raise SourceError(path, f"not JSON ({error.msg})", number) from None
         if not isinstance(row, dict) or not isinstance(row.get("text"), str):
             raise SourceError(path, 'expected {"id": ..., "text": "..."}', number)
+        if not is_text(row["text"]):
+            raise SourceError(path, f"its text {NOT_TEXT}", number)
         yield Document(str(row.get("id", number)), row["text"])
 
 
@@ -172,6 +175,16 @@ def _lines_of(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return pieces
 
 
+# what XML 1.0 cannot hold (control characters, lone surrogates, U+FFFE/U+FFFF) and a carriage return, which
+# every XML parser reads as a line feed, dropping the "\r" of "\r\n" and so shifting every offset after it
+_NOT_IN_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\r\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` as BioC can carry it, one character for one so that the offsets still hold."""
+    return _NOT_IN_XML.sub(" ", text)
+
+
 def _bioc_xml(pairs: list[tuple[Document, Sequence[Annotation]]], label: str) -> str:
     collection = ElementTree.Element("collection")
     ElementTree.SubElement(collection, "source").text = "medlink"
@@ -181,7 +194,7 @@ def _bioc_xml(pairs: list[tuple[Document, Sequence[Annotation]]], label: str) ->
         ElementTree.SubElement(node, "id").text = document.id
         passage = ElementTree.SubElement(node, "passage")
         ElementTree.SubElement(passage, "offset").text = "0"
-        ElementTree.SubElement(passage, "text").text = document.text
+        ElementTree.SubElement(passage, "text").text = _xml_text(document.text)
         for a in found:
             number += 1
             annotation = ElementTree.SubElement(passage, "annotation", id=str(number))
@@ -195,5 +208,5 @@ def _bioc_xml(pairs: list[tuple[Document, Sequence[Annotation]]], label: str) ->
             for key, value in infons.items():
                 ElementTree.SubElement(annotation, "infon", key=key).text = value
             ElementTree.SubElement(annotation, "location", offset=str(a.start), length=str(a.end - a.start))
-            ElementTree.SubElement(annotation, "text").text = a.text
+            ElementTree.SubElement(annotation, "text").text = _xml_text(a.text)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(collection, encoding="unicode") + "\n"

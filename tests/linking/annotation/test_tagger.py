@@ -154,6 +154,8 @@ def test_the_packaged_tagger_finds_diseases_and_chemicals_with_real_weights(pack
     assert ("congestive heart failure", "Disease") in spans
     assert ("Cisplatin", "Chemical") in spans
     assert packaged.tag([""]) == [[]]
+    odd = text.replace(", but", ",\ud800but")  # a lone surrogate (JSON allows one) is read as U+FFFD, not a crash
+    assert packaged.tag([odd]) == packaged.tag([text.replace(", but", ",\ufffdbut")])
     copy = pickle.loads(pickle.dumps(packaged))  # as a Spark worker gets it: it opens its own session
     assert copy.tag([text]) == packaged.tag([text])
 
