@@ -239,7 +239,12 @@ def test_notes_with_line_breaks_and_tabs_make_well_formed_pubtator_brat_and_bioc
     assert (tmp_path / "brat" / "n1.txt").read_bytes().decode() == text  # the offsets count its carriage return
 
 
-def test_a_lone_surrogate_is_refused_by_file_and_line_not_with_a_traceback(tmp_path: Path) -> None:
+def test_what_is_not_text_is_refused_by_file_and_line_not_with_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "note.txt").write_bytes(b"heart attack\nfever \xff\xfe\n")
+    latin = CliRunner().invoke(main, ["annotate", "--exact-only", "--input", str(tmp_path / "note.txt")])
+    assert latin.exit_code == 1 and "note.txt:2: not UTF-8 text: byte 0xff" in latin.output
+    missing = CliRunner().invoke(main, ["annotate", "--exact-only", "--input", str(tmp_path / "none.txt")])
+    assert missing.exit_code == 1 and "none.txt: file not found" in missing.output
     (tmp_path / "notes.jsonl").write_text('{"id": "n1", "text": "Pt with \\ud800 heart attack."}\n')
     result = CliRunner().invoke(main, ["annotate", "--exact-only", "--input", str(tmp_path / "notes.jsonl")])
     assert result.exit_code == 1 and "notes.jsonl:1: its text holds a lone surrogate" in result.output

@@ -19,7 +19,7 @@ from typing import IO
 from medlink.linking.annotation.annotator import Annotation
 from medlink.serve.text_checks import NOT_TEXT, is_text
 from medlink.terminology.diagnostics import SourceError
-from medlink.terminology.readers.source_files import iter_lines
+from medlink.terminology.readers.source_files import iter_lines, open_binary
 
 OUTPUT_FORMATS = ("jsonl", "pubtator", "bioc", "brat")
 PUBTATOR_NAMESPACE = "MESH:"  # PubTator writes MeSH ids bare
@@ -50,13 +50,24 @@ def read_documents(spec: str) -> Iterator[Document]:
             else "txt"
         )
     if kind == "txt":
-        yield Document(path.stem, path.read_text(encoding="utf-8"))
+        yield Document(path.stem, _text_file(path))
     elif kind == "jsonl":
         yield from _jsonl(path)
     elif kind == "pubtator":
         yield from _pubtator(path)
     else:
         yield from _bioc(path)
+
+
+def _text_file(path: Path) -> str:
+    """A whole text file in UTF-8 (gzip-compressed or not); bytes that are not UTF-8 are named with their line."""
+    with open_binary(path) as stream:
+        data = stream.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise SourceError(path, f"not UTF-8 text: byte 0x{data[error.start]:02x} ({error.reason})", line) from None
 
 
 def _jsonl(path: Path) -> Iterator[Document]:
