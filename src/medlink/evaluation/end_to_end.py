@@ -64,7 +64,7 @@ def gold_sets(corpus: Corpus, terminology: Terminology, crosswalk: Crosswalk | N
         for part in gold.parts:  # a part's ids are alternatives ("+"): one concept, the first the terminology has
             ids = [concept for concept in part if concept and not concept.endswith("-1")]
             if ids:
-                concept = _first_known(tuple(ids), terminology)
+                concept = _first_known(ids, terminology)
                 mentions.add((m.document_id, m.start, m.end, concept))
                 concepts.add((m.document_id, concept))
     return mentions, concepts
@@ -103,7 +103,7 @@ def _taught_concepts(parts: tuple[tuple[str, ...], ...], terminology: Terminolog
     return tuple(dict.fromkeys(_first_known(part, terminology) for part in parts))
 
 
-def _first_known(ids: tuple[str, ...], terminology: Terminology) -> str:
+def _first_known(ids: Sequence[str], terminology: Terminology) -> str:
     return next((known for c in ids if (known := terminology.resolve(c))), ids[0])
 
 

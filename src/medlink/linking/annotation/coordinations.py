@@ -13,14 +13,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from medlink.linking.mentions.composites import AND_OR, NUMBERED
+
 _REACH = 200  # characters before a span searched for its modifiers: a list reaching further is not read at all
-_CONJUNCTION_BEFORE = re.compile(r"(?:,?\s+(?:and/or|and|or)\s+|\s*/\s*)$", re.IGNORECASE)
+_CONJUNCTION_BEFORE = re.compile(rf"(?:,?\s+{AND_OR}\s+|\s*/\s*)$", re.IGNORECASE)
 _SEPARATOR = r"(?:,\s+|\s*/\s*)"
 _LIST_GOES_ON = re.compile(rf"{_SEPARATOR}$")
 # a modifier starts a word: not after a letter, a hyphen, a slash or an apostrophe ("Alzheimer's" is no "s")
 _MODIFIERS_BEFORE = re.compile(rf"(?<![\w/'’-])(?:[\w-]+{_SEPARATOR})*[\w-]+$")
 _MODIFIER = re.compile(r"[\w-]+")
-_NUMBERED = re.compile(r"^(?:\d|[ivx]+\b)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class Coordination:
 def coordination_ending(text: str, start: int, end: int) -> Coordination | None:
     """The coordination whose last conjunct and head are ``text[start:end]``, or ``None``."""
     words = text[start:end].split(maxsplit=1)
-    if len(words) < 2 or _NUMBERED.match(words[1]):
+    if len(words) < 2 or NUMBERED.match(words[1]):
         return None
     reach = max(0, start - _REACH)
     conjunction = _CONJUNCTION_BEFORE.search(text, reach, start)

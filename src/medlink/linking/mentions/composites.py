@@ -32,15 +32,15 @@ _COMBINATION = re.compile(
     r"\bversus\b|\bvs\.?(?=\s|$)|\+)",
     re.IGNORECASE,
 )
-_AND_OR = r"(?:and/or|and|or)"
+AND_OR = r"(?:and/or|and|or)"  # the conjunctions of a coordination (also read in running text)
 _COORDINATION = re.compile(
-    rf"^(?P<modifiers>(?:[\w-]+,\s+)*[\w-]+,?)\s+{_AND_OR}\s+(?P<last>[\w-]+)"
+    rf"^(?P<modifiers>(?:[\w-]+,\s+)*[\w-]+,?)\s+{AND_OR}\s+(?P<last>[\w-]+)"
     r"(?P<head>(?:\s+[\w-]+)*)$",
     re.IGNORECASE,
 )
-_CONJUNCTS = re.compile(rf"\s*,\s*{_AND_OR}\s+|\s*,\s*|\s+{_AND_OR}\s+", re.IGNORECASE)
-_CONJUNCTION = re.compile(rf"\s{_AND_OR}\s", re.IGNORECASE)
-_NUMBERED = re.compile(r"^(?:\d|[ivx]+\b)", re.IGNORECASE)
+_CONJUNCTS = re.compile(rf"\s*,\s*{AND_OR}\s+|\s*,\s*|\s+{AND_OR}\s+", re.IGNORECASE)
+_CONJUNCTION = re.compile(rf"\s{AND_OR}\s", re.IGNORECASE)
+NUMBERED = re.compile(r"^(?:\d|[ivx]+\b)", re.IGNORECASE)  # a head that belongs to its last conjunct
 
 
 def split_composite(text: str, is_name: Callable[[str], bool] | None = None) -> list[str] | None:
@@ -69,7 +69,7 @@ def _shared_head_parts(text: str) -> list[str] | None:
         return None
     modifiers = [m.strip(" ,") for m in match.group("modifiers").split(",") if m.strip(" ,")]
     head = match.group("head").strip()
-    if _NUMBERED.match(head):  # "type 2 diabetes": "type" names nothing without its number
+    if NUMBERED.match(head):  # "type 2 diabetes": "type" names nothing without its number
         return [*modifiers, f"{match.group('last')} {head}"]
     conjuncts = [*modifiers, match.group("last")]
     return [f"{conjunct} {head}".strip() for conjunct in conjuncts]
