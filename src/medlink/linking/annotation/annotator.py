@@ -113,25 +113,33 @@ def _linked(
     """Per text, each span's link: the lexicon's for a taught span, else the linker's, with the text as context
     (one batch for all texts); a coordination's is its conjuncts' (:func:`composite_result`), nil unless every
     conjunct links."""
-    to_link = [
-        Mention(_linked_text(piece), text)
-        for text, own in zip(texts, spans, strict=True)
-        for span in own
-        for piece in span.parts or (span,)
-        if not piece.taught
-    ]
-    results = iter(linker.link_many(to_link) if to_link else ())
+    # each span linked once: a coordination's last conjunct is a span of its own too
+    to_link = list(
+        dict.fromkeys(
+            (number, piece)
+            for number, own in enumerate(spans)
+            for span in own
+            for piece in span.parts or (span,)
+            if not piece.taught
+        )
+    )
+    found = (
+        linker.link_many([Mention(_linked_text(piece), texts[number]) for number, piece in to_link]) if to_link else []
+    )
+    results = dict(zip(to_link, found, strict=True))
     terminology = linker.terminology
 
-    def link(span: Span) -> LinkResult:
-        pieces = [_taught(p, lexicon, terminology, memo) if p.taught else next(results) for p in span.parts or (span,)]
+    def link(number: int, span: Span) -> LinkResult:
+        pieces = [
+            _taught(p, lexicon, terminology, memo) if p.taught else results[number, p] for p in span.parts or (span,)
+        ]
         if not span.parts:
             return pieces[0]
         parts = [piece.text for piece in span.parts]
         joined = composite_result(span.text, parts, pieces, lambda concept: _preferred_name(terminology, concept))
         return joined or LinkResult(span.text, (), Stage.NIL, reason="a conjunct links to nothing")
 
-    return [{span: link(span) for span in own} for own in spans]
+    return [{span: link(number, span) for span in own} for number, own in enumerate(spans)]
 
 
 def _best_supported(
@@ -149,7 +157,7 @@ def _best_supported(
         return exempt is None or not all(exempt.allows(concept) for concept in linked[span].concepts)
 
     def supported(span: Span) -> bool:
-        if span.parts and any(t.start < span.start < t.end for t in tagged):
+        if span.parts and near_tagged.around(span.start):
             return False  # the tagger read a mention across the coordination's start ("of breast")
         return (
             span.taught

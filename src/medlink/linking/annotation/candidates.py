@@ -12,6 +12,7 @@ from medlink.linking.annotation.coordinations import coordination_ending
 from medlink.linking.annotation.name_checks import NameChecks, has_capital
 from medlink.linking.annotation.name_words import NameWords
 from medlink.linking.annotation.spans import (
+    Overlaps,
     Span,
     abbreviation_spans,
     approximate_spans,
@@ -87,6 +88,7 @@ class TextNames:
         ("Epstein-Barr virus and cytomegalovirus infection" holds no "virus infection"); a coordination overlaps
         only the spans it holds, and annotation keeps it over them."""
         found = []
+        taken = Overlaps(spans)
         for span in spans:
             if span.long_form is not None or span.near is not None:
                 continue
@@ -98,7 +100,7 @@ class TextNames:
             while first > 0 and conjuncts[first - 1] is not None:
                 first -= 1
             starts = [start for start, _ in coordination.modifiers]
-            while first < len(conjuncts) and any(s.start < starts[first] < s.end for s in spans):
+            while first < len(conjuncts) and taken.around(starts[first]):
                 first += 1
             if first < len(conjuncts):
                 text = self.text[starts[first] : span.end]

@@ -178,6 +178,11 @@ class Overlaps:
         before = bisect_left(self._starts, span.end)  # the spans that start before this one ends
         return before > 0 and self._reach[before - 1] > span.start
 
+    def around(self, position: int) -> bool:
+        """Whether one of the spans starts before ``position`` and ends after it."""
+        before = bisect_left(self._starts, position)
+        return before > 0 and self._reach[before - 1] > position
+
 
 def without_overlaps(ranked: Sequence[Span]) -> list[Span]:
     """The spans in ``ranked`` order (best supported first), each kept unless it overlaps one kept before it;
